@@ -1,0 +1,70 @@
+import { ContractError } from "./errors";
+import { toContractIssues } from "./issues";
+import {
+  type DaemonConfigFile,
+  type DispatchSettings,
+  dispatchSettingsSchema,
+} from "./schemas/daemon-config";
+
+/** A setting given both flat and nested with different values. */
+export interface ConfigConflict {
+  setting: string;
+  flat: unknown;
+  nested: unknown;
+}
+
+function splitList(value: string | string[]): string[] {
+  if (Array.isArray(value)) return value;
+  return value
+    .split(",")
+    .map((item) => item.trim())
+    .filter((item) => item.length > 0);
+}
+
+const flatReaders: Record<string, (value: unknown) => unknown> = {
+  max_concurrent: Number,
+  trusted_repos: (value) => splitList(value as string | string[]),
+  session_timeout_seconds: Number,
+  heartbeat_seconds: Number,
+  shutdown_grace_seconds: Number,
+  clawvisor_url: String,
+  require_signature: (value) => value === true || value === "true",
+  allowed_tools: (value) => splitList(value as string | string[]),
+  disallowed_tools: (value) => splitList(value as string | string[]),
+};
+
+/**
+ * Resolves the dispatch settings from a parsed `config.yaml`: nested `dispatch:` values,
+ * overridden by gstack's flat `dispatch_*` keys, then defaults. Reports every setting given
+ * both ways with different values so the caller can warn.
+ */
+export function resolveDispatchSettings(
+  file: DaemonConfigFile,
+  options: { source?: string } = {},
+): { settings: DispatchSettings; conflicts: ConfigConflict[] } {
+  const merged: Record<string, unknown> = { ...(file.dispatch ?? {}) };
+  const conflicts: ConfigConflict[] = [];
+  for (const [setting, read] of Object.entries(flatReaders)) {
+    const raw = (file as Record<string, unknown>)[`dispatch_${setting}`];
+    if (raw === undefined) continue;
+    const value = read(raw);
+    const nested = merged[setting];
+    if (nested !== undefined && JSON.stringify(nested) !== JSON.stringify(value)) {
+      conflicts.push({ setting, flat: value, nested });
+    }
+    merged[setting] = value;
+  }
+  const result = dispatchSettingsSchema.safeParse(merged);
+  if (!result.success) {
+    throw new ContractError({
+      kind: "daemon-config",
+      source: options.source ?? "config.yaml",
+      issues: toContractIssues(result.error.issues).map((issue) => ({
+        ...issue,
+        path: `dispatch.${issue.path}`,
+      })),
+      cause: result.error,
+    });
+  }
+  return { settings: result.data, conflicts };
+}

@@ -1,0 +1,37 @@
+import type { z } from "zod";
+import { activityEntrySchema, timelineEventSchema } from "./schemas/activity";
+import { callbackErrorSchema, restrictionTemplateSchema, standingTaskSchema } from "./schemas/clawvisor";
+import { completionSchema } from "./schemas/completion";
+import { daemonConfigFileSchema } from "./schemas/daemon-config";
+import { auditEventSchema, heartbeatSchema, listSessionsResponseSchema } from "./schemas/daemon-state";
+import { dispatchSchema } from "./schemas/dispatch";
+import { checkpointFrontmatterSchema, handoffSchema } from "./schemas/handoff";
+import { learningSchema } from "./schemas/learning";
+import { routingConfigSchema } from "./schemas/routing";
+
+/**
+ * Every document kind shared between the runtimes. The key is the kind's name, used in
+ * error messages and as the file name of its JSON Schema (`schemas/{name}.schema.json`).
+ */
+export const documentSchemas = {
+  dispatch: dispatchSchema,
+  completion: completionSchema,
+  handoff: handoffSchema,
+  "activity-entry": activityEntrySchema,
+  "timeline-event": timelineEventSchema,
+  learning: learningSchema,
+  "checkpoint-frontmatter": checkpointFrontmatterSchema,
+  routing: routingConfigSchema,
+  "daemon-config": daemonConfigFileSchema,
+  heartbeat: heartbeatSchema,
+  "audit-event": auditEventSchema,
+  "list-sessions": listSessionsResponseSchema,
+  "restriction-template": restrictionTemplateSchema,
+  "standing-task": standingTaskSchema,
+  "callback-error": callbackErrorSchema,
+} as const satisfies Record<string, z.ZodType>;
+
+export type DocumentKind = keyof typeof documentSchemas;
+export type DocumentOf<K extends DocumentKind> = z.output<(typeof documentSchemas)[K]>;
+
+export const documentKinds = Object.keys(documentSchemas) as DocumentKind[];

@@ -1,0 +1,89 @@
+export type { ConfigConflict } from "./config";
+export { resolveDispatchSettings } from "./config";
+export type { DocumentKind, DocumentOf } from "./documents";
+export { documentKinds, documentSchemas } from "./documents";
+export type { ContractIssue } from "./errors";
+export { ContractError } from "./errors";
+export { formatPath, toContractIssues } from "./issues";
+export { allJsonSchemas, jsonSchemaOf, SCHEMA_BASE_URL } from "./json-schema";
+export type { GstackLayout, LayoutEnv, OpenClawLayout } from "./layout";
+export {
+  assertSafeName,
+  branchFileName,
+  childPath,
+  expandHome,
+  gstackLayout,
+  isAbsoluteAfterExpansion,
+  isoWeekOf,
+  isSafeName,
+  openClawLayout,
+  parseIsoWeek,
+  projectSlug,
+  resolveGstackHome,
+  resolveLayouts,
+  resolveOpenClawWorkspace,
+  sanitizeSlug,
+  slugFromRemote,
+} from "./layout";
+export type { JsonLineProblem, SourceOptions } from "./parse";
+export { checkValue, parseJson, parseJsonLines, parseValue, parseYaml } from "./parse";
+export type { ActivityEntry, TimelineEvent } from "./schemas/activity";
+export { activityEntrySchema, timelineEventSchema } from "./schemas/activity";
+export type {
+  CallbackError,
+  CallbackErrorCode,
+  Restriction,
+  RestrictionTemplate,
+  ServiceAction,
+  StandingTask,
+} from "./schemas/clawvisor";
+export {
+  callbackErrorCodeSchema,
+  callbackErrorSchema,
+  restrictionSchema,
+  restrictionTemplateSchema,
+  serviceActionSchema,
+  standingTaskSchema,
+} from "./schemas/clawvisor";
+export {
+  dispatchIdSchema,
+  projectSlugSchema,
+  safeNamePattern,
+  targetAgentSchema,
+  timestampSchema,
+} from "./schemas/common";
+export type { Completion, CompletionInput, CompletionStatus, FailureKind } from "./schemas/completion";
+export { completionSchema, completionStatusSchema, failureKindSchema } from "./schemas/completion";
+export type { AgentCommand, DaemonConfigFile, DispatchSettings } from "./schemas/daemon-config";
+export { agentCommandSchema, daemonConfigFileSchema, dispatchSettingsSchema } from "./schemas/daemon-config";
+export type { AuditEvent, AuditEventName, Heartbeat, ListSessionsResponse } from "./schemas/daemon-state";
+export {
+  auditEventNameSchema,
+  auditEventSchema,
+  heartbeatSchema,
+  listSessionsResponseSchema,
+  sessionStateSchema,
+} from "./schemas/daemon-state";
+export type { Dispatch, DispatchInput } from "./schemas/dispatch";
+export { dispatchSchema } from "./schemas/dispatch";
+export type { CheckpointFrontmatter, Handoff, HandoffInput } from "./schemas/handoff";
+export {
+  checkpointFrontmatterSchema,
+  handoffSchema,
+  RESUME_PROMPT_MAX,
+  runtimeNameSchema,
+} from "./schemas/handoff";
+export type { Learning, LearningSource, LearningType } from "./schemas/learning";
+export { learningSchema, learningSourceSchema, learningTypeSchema } from "./schemas/learning";
+export type { Route, RouteMatch, RoutingConfig } from "./schemas/routing";
+export { routeMatchSchema, routeSchema, routingConfigSchema } from "./schemas/routing";
+export type { SignatureCheck } from "./signature";
+export {
+  canonicalJson,
+  readSecretFile,
+  SIGNATURE_FIELD,
+  signDocument,
+  signedBytes,
+  verifyDocument,
+  withSignature,
+} from "./signature";

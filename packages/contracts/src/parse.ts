@@ -1,0 +1,164 @@
+import { parseDocument as parseYamlDocument } from "yaml";
+import { type DocumentKind, type DocumentOf, documentSchemas } from "./documents";
+import { ContractError } from "./errors";
+import { toContractIssues } from "./issues";
+
+/** Where a document came from; used in error messages. Defaults to `<input>`. */
+export interface SourceOptions {
+  source?: string;
+}
+
+/**
+ * Validates an already-decoded value as a document of the given kind. Returns the typed
+ * value (defaults applied, unknown fields kept) or throws a {@link ContractError}.
+ */
+export function parseValue<K extends DocumentKind>(
+  kind: K,
+  value: unknown,
+  options: SourceOptions = {},
+): DocumentOf<K> {
+  const result = documentSchemas[kind].safeParse(value);
+  if (result.success) return result.data as DocumentOf<K>;
+  throw new ContractError({
+    kind,
+    source: options.source ?? "<input>",
+    issues: toContractIssues(result.error.issues),
+    cause: result.error,
+  });
+}
+
+/** Like {@link parseValue}, but returns the issues instead of throwing. */
+export function checkValue<K extends DocumentKind>(
+  kind: K,
+  value: unknown,
+  options: SourceOptions = {},
+): { ok: true; value: DocumentOf<K> } | { ok: false; error: ContractError } {
+  try {
+    return { ok: true, value: parseValue(kind, value, options) };
+  } catch (error) {
+    if (ContractError.isInstance(error)) return { ok: false, error };
+    throw error;
+  }
+}
+
+/** Parses JSON text and validates it. Syntax errors become a ContractError with the position. */
+export function parseJson<K extends DocumentKind>(
+  kind: K,
+  text: string,
+  options: SourceOptions = {},
+): DocumentOf<K> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new ContractError({
+      kind,
+      source: options.source ?? "<input>",
+      issues: [{ path: "", rule: "json", message: `is not valid JSON: ${(error as Error).message}` }],
+      cause: error,
+    });
+  }
+  return parseValue(kind, value, options);
+}
+
+/**
+ * Parses YAML text (core schema) and validates it. Syntax errors name line and column;
+ * schema errors name the field and, where the YAML has it, the line of that field.
+ */
+export function parseYaml<K extends DocumentKind>(
+  kind: K,
+  text: string,
+  options: SourceOptions = {},
+): DocumentOf<K> {
+  const source = options.source ?? "<input>";
+  const document = parseYamlDocument(text, { prettyErrors: true, uniqueKeys: true });
+  if (document.errors.length > 0) {
+    throw new ContractError({
+      kind,
+      source,
+      issues: document.errors.map((error) => ({
+        path: "",
+        rule: "yaml",
+        message: `${error.linePos ? `line ${error.linePos[0].line}, column ${error.linePos[0].col}: ` : ""}${error.message.split("\n")[0]}`,
+      })),
+    });
+  }
+  const value = document.toJS() ?? {};
+  try {
+    return parseValue(kind, value, options);
+  } catch (error) {
+    if (!ContractError.isInstance(error)) throw error;
+    const lineCounter = locateLines(text);
+    const issues = error.issues.map((issue, index) => {
+      const zodIssue = (error.cause as { issues?: { path: PropertyKey[] }[] } | undefined)?.issues?.[index];
+      const position = zodIssue ? positionOf(document, zodIssue.path, lineCounter) : undefined;
+      return position
+        ? { ...issue, message: `${issue.message} (line ${position.line}, column ${position.col})` }
+        : issue;
+    });
+    throw new ContractError({ kind, source, issues, cause: error.cause });
+  }
+}
+
+function locateLines(text: string): number[] {
+  const starts = [0];
+  for (let index = 0; index < text.length; index++) if (text[index] === "\n") starts.push(index + 1);
+  return starts;
+}
+
+function positionOf(
+  document: ReturnType<typeof parseYamlDocument>,
+  path: PropertyKey[],
+  lineStarts: number[],
+): { line: number; col: number } | undefined {
+  for (let depth = path.length; depth >= 0; depth--) {
+    const node = document.getIn(path.slice(0, depth) as (string | number)[], true) as
+      | { range?: [number, number] }
+      | undefined;
+    const offset = node && typeof node === "object" && node.range ? node.range[0] : undefined;
+    if (offset !== undefined) {
+      let line = 0;
+      while (line + 1 < lineStarts.length && lineStarts[line + 1]! <= offset) line++;
+      return { line: line + 1, col: offset - lineStarts[line]! + 1 };
+    }
+  }
+  return undefined;
+}
+
+/** A line of a JSONL file that could not be used, with its 1-based line number. */
+export interface JsonLineProblem {
+  line: number;
+  error: ContractError;
+}
+
+/**
+ * Parses a JSON Lines file. Valid lines are returned in order with their line numbers;
+ * invalid lines are returned as problems, so one corrupt line never loses the others.
+ */
+export function parseJsonLines<K extends DocumentKind>(
+  kind: K,
+  text: string,
+  options: SourceOptions = {},
+): { entries: { line: number; value: DocumentOf<K> }[]; problems: JsonLineProblem[] } {
+  const source = options.source ?? "<input>";
+  const entries: { line: number; value: DocumentOf<K> }[] = [];
+  const problems: JsonLineProblem[] = [];
+  const lines = text.split("\n");
+  for (let index = 0; index < lines.length; index++) {
+    const raw = lines[index]!.trim();
+    if (raw === "") continue;
+    const result = checkValueFromJson(kind, raw, `${source}:${index + 1}`);
+    if (result.ok) entries.push({ line: index + 1, value: result.value });
+    else problems.push({ line: index + 1, error: result.error });
+  }
+  return { entries, problems };
+}
+
+function checkValueFromJson<K extends DocumentKind>(kind: K, raw: string, source: string) {
+  try {
+    return { ok: true as const, value: parseJson(kind, raw, { source }) };
+  } catch (error) {
+    if (ContractError.isInstance(error)) return { ok: false as const, error };
+    throw error;
+  }
+}

@@ -1,0 +1,87 @@
+import { z } from "zod";
+import { dispatchIdSchema, nonEmptyString, targetAgentSchema, timestampSchema } from "./common";
+
+/** `dispatch/.daemon-heartbeat`, rewritten every `heartbeat_seconds` while the daemon runs. */
+export const heartbeatSchema = z
+  .looseObject({
+    ts: timestampSchema,
+    active: z.int().min(0),
+    queued: z.int().min(0),
+    pid: z.int().min(1),
+    started_at: timestampSchema.optional(),
+    version: z.string().optional(),
+    mode: z.enum(["local-only", "clawvisor"]).optional(),
+    max_concurrent: z.int().min(1).optional(),
+  })
+  .describe("Proof of life written by the dispatch daemon.");
+export type Heartbeat = z.output<typeof heartbeatSchema>;
+
+export const auditEventNameSchema = z.enum([
+  "daemon_started",
+  "daemon_stopping",
+  "daemon_stopped",
+  "received",
+  "validated",
+  "rejected",
+  "expired",
+  "queued",
+  "spawned",
+  "progress",
+  "retried",
+  "completed",
+  "failed",
+  "cancelled",
+  "timeout",
+  "recovered",
+  "orphan_killed",
+  "callback_sent",
+  "callback_failed",
+  "learnings_recorded",
+  "activity_recorded",
+]);
+export type AuditEventName = z.infer<typeof auditEventNameSchema>;
+
+/** One line of `dispatch/audit.jsonl`. */
+export const auditEventSchema = z
+  .looseObject({
+    ts: timestampSchema,
+    event: auditEventNameSchema,
+    dispatch_id: z
+      .string()
+      .optional()
+      .describe("Absent for daemon-wide events; may be unsafe text for rejects."),
+    pid: z.int().optional(),
+    reason: z.string().optional(),
+    detail: z.record(z.string(), z.unknown()).optional(),
+  })
+  .describe("An event in the dispatch audit log.");
+export type AuditEvent = z.output<typeof auditEventSchema>;
+
+export const sessionStateSchema = z.enum(["queued", "running", "retrying", "finished"]);
+
+/** The answer to Clawvisor's `list-sessions` action and the daemon's `status` command. */
+export const listSessionsResponseSchema = z
+  .looseObject({
+    active: z.int().min(0),
+    max_concurrent: z.int().min(1),
+    queued: z.int().min(0),
+    sessions: z.array(
+      z.looseObject({
+        id: dispatchIdSchema,
+        project: nonEmptyString,
+        elapsed: z.int().min(0).describe("Seconds since the session was spawned."),
+        agent: targetAgentSchema.optional(),
+        turns: z.int().min(0).optional(),
+        tool_uses: z.int().min(0).optional(),
+        commits: z.int().min(0).optional(),
+        last_action: z.string().optional(),
+        attempt: z.int().min(1).optional(),
+      }),
+    ),
+    queue: z
+      .array(z.looseObject({ id: dispatchIdSchema, project: nonEmptyString, waiting: z.int().min(0) }))
+      .optional()
+      .describe("Queued dispatches in the order they will start."),
+  })
+  .describe("Running and queued sessions of the dispatch daemon.");
+export type ListSessionsResponse = z.output<typeof listSessionsResponseSchema>;

@@ -1,0 +1,20 @@
+import type { Options } from "tsup";
+
+/**
+ * The one build configuration every package shares: ESM only, type declarations,
+ * Node 22 as the target. A package passes its entry points, and CLIs get a shebang.
+ */
+export function packageBuild(entry: Record<string, string>, overrides: Partial<Options> = {}): Options {
+  return {
+    entry,
+    format: ["esm"],
+    target: "node22",
+    platform: "node",
+    dts: true,
+    sourcemap: true,
+    clean: true,
+    splitting: true,
+    treeshake: true,
+    ...overrides,
+  };
+}
