@@ -4,6 +4,7 @@ export type { DocumentKind, DocumentOf } from "./documents";
 export { documentKinds, documentSchemas } from "./documents";
 export type { ContractIssue } from "./errors";
 export { ContractError } from "./errors";
+export { appendJsonLines, appendLines, writeFileAtomic } from "./files";
 export { formatPath, toContractIssues } from "./issues";
 export { allJsonSchemas, jsonSchemaOf, SCHEMA_BASE_URL } from "./json-schema";
 export type { GstackLayout, LayoutEnv, OpenClawLayout } from "./layout";
