@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { nonEmptyString, targetAgentSchema } from "./common";
+import { httpUrlSchema, nonEmptyString, targetAgentSchema } from "./common";
 
 /** How the daemon starts one kind of coding agent. `{prompt}` in an argument is replaced by the prompt. */
 export const agentCommandSchema = z.looseObject({
@@ -21,7 +21,7 @@ export const dispatchSettingsSchema = z.looseObject({
   session_timeout_seconds: z.int().min(60).max(86_400).default(3600),
   heartbeat_seconds: z.int().min(5).max(3600).default(30),
   shutdown_grace_seconds: z.int().min(0).max(3600).default(300),
-  clawvisor_url: z.url({ protocol: /^https?$/ }).optional(),
+  clawvisor_url: httpUrlSchema.optional(),
   require_signature: z
     .boolean()
     .optional()
