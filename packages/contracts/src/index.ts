@@ -6,7 +6,7 @@ export type { ContractIssue } from "./errors";
 export { ContractError } from "./errors";
 export { appendJsonLines, appendLines, writeFileAtomic } from "./files";
 export { formatPath, toContractIssues } from "./issues";
-export { allJsonSchemas, jsonSchemaOf, SCHEMA_BASE_URL } from "./json-schema";
+export { allJsonSchemas, jsonSchemaOf, SCHEMA_BASE_URL, schemaFiles } from "./json-schema";
 export type { GstackLayout, LayoutEnv, OpenClawLayout } from "./layout";
 export {
   assertSafeName,

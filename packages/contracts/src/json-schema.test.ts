@@ -5,7 +5,7 @@ import addFormats from "ajv-formats";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { type DocumentKind, documentKinds, documentSchemas } from "./documents";
-import { jsonSchemaOf } from "./json-schema";
+import { jsonSchemaOf, schemaFiles } from "./json-schema";
 import { corpus } from "./schema-corpus.test-data";
 import { HTTP_URL_PATTERN } from "./schemas/common";
 
@@ -42,6 +42,21 @@ describe("published JSON Schemas", () => {
       const text = await readFile(join(schemasDir, `${kind}.schema.json`), "utf8");
       expect(JSON.parse(text), kind).toEqual(jsonSchemaOf(kind));
     }
+  });
+
+  it("are committed byte for byte as schemaFiles() renders them", async () => {
+    const files = schemaFiles();
+    expect([...files.keys()].sort()).toEqual(documentKinds.map((kind) => `${kind}.schema.json`).sort());
+    for (const [name, text] of files) {
+      expect(await readFile(join(schemasDir, name), "utf8"), name).toBe(text);
+    }
+  });
+
+  it("ship inside the package under @gstack/contracts/schemas/*", async () => {
+    const manifest = JSON.parse(await readFile(join(import.meta.dirname, "..", "package.json"), "utf8"));
+    expect(manifest.exports["./schemas/*"]).toBe("./dist/schemas/*");
+    expect(manifest.files).toContain("dist");
+    expect(manifest.scripts.build).toContain("scripts/schemas.ts --out dist/schemas");
   });
 
   it("declare draft 2020-12 and an $id per kind", () => {
