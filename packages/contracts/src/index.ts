@@ -28,6 +28,8 @@ export {
 } from "./layout";
 export type { JsonLineProblem, SourceOptions } from "./parse";
 export { checkValue, parseJson, parseJsonLines, parseValue, parseYaml } from "./parse";
+export type { ChangeSeverity, JsonSchema, SchemaChange } from "./schema-compatibility";
+export { compareSchemaSets, compareSchemas, hasBreakingChange } from "./schema-compatibility";
 export type { ActivityEntry, TimelineEvent } from "./schemas/activity";
 export { activityEntrySchema, timelineEventSchema } from "./schemas/activity";
 export type {
