@@ -153,6 +153,25 @@ describe("dispatch signatures", () => {
     expect(verifyDocument({ ...signed, project_dir: "~/git/baku/../../" }, secret).ok).toBe(false);
   });
 
+  it("matches the worked example in COMPATIBILITY.md (checked with openssl dgst -hmac)", () => {
+    const asWritten = {
+      id: "dispatch-2026-04-03-auth-flow",
+      dispatched_by: "wintermute",
+      task: "Build JWT auth flow — with refresh rotation",
+      project: "baku",
+      project_dir: "~/git/baku",
+      ttl_seconds: 3600,
+      callback_url: "https://clawvisor.example/api/tasks/task_abc123/complete",
+      source_signature: "1261d5b51640460362f9fac62bd4f0336a52eaec6f388120b40f056a57ce7692",
+    };
+    expect(signedBytes(asWritten).toString("utf8")).toBe(
+      '{"callback_url":"https://clawvisor.example/api/tasks/task_abc123/complete","dispatched_by":"wintermute",' +
+        '"id":"dispatch-2026-04-03-auth-flow","project":"baku","project_dir":"~/git/baku",' +
+        '"task":"Build JWT auth flow — with refresh rotation","ttl_seconds":3600}',
+    );
+    expect(verifyDocument(asWritten, "correct-horse-battery-staple")).toEqual({ ok: true });
+  });
+
   it("is stable: signing twice gives the same signature", () => {
     expect(signDocument(dispatch, secret)).toBe(signDocument(withSignature(dispatch, secret), secret));
   });
