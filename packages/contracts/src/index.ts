@@ -49,7 +49,11 @@ export {
   standingTaskSchema,
 } from "./schemas/clawvisor";
 export {
+  boundedString,
+  codePointLength,
   dispatchIdSchema,
+  HTTP_URL_PATTERN,
+  httpUrlSchema,
   projectSlugSchema,
   safeNamePattern,
   targetAgentSchema,
