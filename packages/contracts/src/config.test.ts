@@ -62,6 +62,20 @@ describe("resolveDispatchSettings", () => {
     expect(conflicts).toEqual([{ setting: "max_concurrent", flat: 4, nested: 2 }]);
   });
 
+  it("does not mistake a nested default for a value the user wrote", () => {
+    const { settings, conflicts } = settingsOf(
+      "dispatch_max_concurrent: 4\ndispatch:\n  trusted_repos: [~/git/*]\n",
+    );
+    expect(settings.max_concurrent).toBe(4);
+    expect(conflicts).toEqual([]);
+  });
+
+  it("leaves the nested block as written when parsing the file", () => {
+    expect(parseYaml("daemon-config", "dispatch:\n  heartbeat_seconds: 10\n")).toEqual({
+      dispatch: { heartbeat_seconds: 10 },
+    });
+  });
+
   it("does not report equal lists given both ways", () => {
     const { conflicts } = settingsOf("dispatch_trusted_repos: a,b\ndispatch:\n  trusted_repos: [a, b]\n");
     expect(conflicts).toEqual([]);
