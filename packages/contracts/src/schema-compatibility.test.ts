@@ -332,14 +332,33 @@ describe("compareSchemas: nesting", () => {
     expect(hasBreakingChange(removed)).toBe(true);
   });
 
-  it("follows local $ref pointers", () => {
+  it("ends on recursive schemas", () => {
+    const tree = (labelType: string) => ({
+      $ref: "#/$defs/node",
+      $defs: {
+        node: {
+          type: "object",
+          properties: {
+            label: { type: labelType },
+            children: { type: "array", items: { $ref: "#/$defs/node" } },
+          },
+        },
+      },
+    });
+    expect(compareSchemas("tree", tree("string"), tree("integer"))).toEqual([
+      expect.objectContaining({ path: "label", severity: "breaking", rule: "type-changed" }),
+    ]);
+  });
+
+  it("follows local $ref pointers, at every place they are used", () => {
     const withReference = (type: string) => ({
       $defs: { slug: { type } },
       type: "object",
-      properties: { project: { $ref: "#/$defs/slug" } },
+      properties: { project: { $ref: "#/$defs/slug" }, other: { $ref: "#/$defs/slug" } },
     });
     expect(compareSchemas("x", withReference("string"), withReference("integer"))).toEqual([
       expect.objectContaining({ path: "project", severity: "breaking", rule: "type-changed" }),
+      expect.objectContaining({ path: "other", severity: "breaking", rule: "type-changed" }),
     ]);
   });
 });

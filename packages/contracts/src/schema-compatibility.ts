@@ -168,7 +168,8 @@ function dereference(context: Context, node: JsonSchema, side: "before" | "after
     const target = resolveReference(root, current.$ref as string);
     if (target === undefined) return current;
     const { $ref: _reference, ...rest } = current;
-    current = Object.keys(rest).length === 0 ? target : { allOf: [target], ...rest };
+    const constraining = Object.keys(rest).some((keyword) => !annotations.has(keyword));
+    current = constraining ? { allOf: [target], ...rest } : target;
   }
   return current;
 }
@@ -190,11 +191,27 @@ function typeCovers(types: Set<string> | undefined, type: string): boolean {
 }
 
 function compareNode(context: Context, rawBefore: JsonSchema, rawAfter: JsonSchema, path: string): void {
+  // A pair of references already being compared further up is a cycle (a recursive
+  // schema): its changes are reported there, so stop instead of descending forever.
+  const beforeReference = isObject(rawBefore) ? rawBefore.$ref : undefined;
+  const afterReference = isObject(rawAfter) ? rawAfter.$ref : undefined;
+  if (typeof beforeReference === "string" || typeof afterReference === "string") {
+    const key = `${String(beforeReference)}=>${String(afterReference)}`;
+    if (context.seenReferences.has(key)) return;
+    context.seenReferences.add(key);
+    try {
+      compareResolved(context, rawBefore, rawAfter, path);
+    } finally {
+      context.seenReferences.delete(key);
+    }
+    return;
+  }
+  compareResolved(context, rawBefore, rawAfter, path);
+}
+
+function compareResolved(context: Context, rawBefore: JsonSchema, rawAfter: JsonSchema, path: string): void {
   const before = dereference(context, rawBefore, "before");
   const after = dereference(context, rawAfter, "after");
-  const key = `${stableJson(before)}=>${stableJson(after)}@${path}`;
-  if (context.seenReferences.has(key)) return;
-  context.seenReferences.add(key);
   if (equal(before, after)) return;
 
   if (typeof before === "boolean" || typeof after === "boolean") {
