@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { stringify as toYaml } from "yaml";
 import { ContractError } from "./errors";
 import { checkValue, parseJson, parseJsonLines, parseValue, parseYaml } from "./parse";
 
@@ -162,6 +163,28 @@ describe("parseYaml", () => {
       "telemetry: off\ndispatch_max_concurrent: 4\nproactive: true\n",
     );
     expect(config).toMatchObject({ telemetry: "off", dispatch_max_concurrent: 4, proactive: true });
+  });
+
+  it("round-trips any valid routing table through YAML", () => {
+    const names = fc.array(fc.string({ minLength: 1 }), { minLength: 1, maxLength: 3 });
+    const route = fc.record(
+      {
+        name: fc.string({ minLength: 1 }),
+        match: fc.record(
+          { project: fc.oneof(fc.string({ minLength: 1 }), names), files: names, branch: names },
+          { requiredKeys: [] },
+        ),
+        load: names,
+        skills: names,
+      },
+      { requiredKeys: ["match", "skills"] },
+    );
+    fc.assert(
+      fc.property(fc.array(route, { maxLength: 4 }), (routes) => {
+        const document = { version: 1 as const, routes };
+        expect(parseYaml("routing", toYaml(document))).toEqual(document);
+      }),
+    );
   });
 
   it("treats an empty file as an empty document", () => {
