@@ -44,6 +44,7 @@ export function resolveDispatchSettings(
 ): { settings: DispatchSettings; conflicts: ConfigConflict[] } {
   const merged: Record<string, unknown> = { ...(file.dispatch ?? {}) };
   const conflicts: ConfigConflict[] = [];
+  const fromFlatKey = new Set<string>();
   for (const [setting, read] of Object.entries(flatReaders)) {
     const raw = (file as Record<string, unknown>)[`dispatch_${setting}`];
     if (raw === undefined) continue;
@@ -53,16 +54,21 @@ export function resolveDispatchSettings(
       conflicts.push({ setting, flat: value, nested });
     }
     merged[setting] = value;
+    fromFlatKey.add(setting);
   }
-  const result = dispatchSettingsSchema.safeParse(merged);
+  const result = dispatchSettingsSchema.safeParse(merged, { reportInput: true });
   if (!result.success) {
     throw new ContractError({
       kind: "daemon-config",
       source: options.source ?? "config.yaml",
-      issues: toContractIssues(result.error.issues).map((issue) => ({
-        ...issue,
-        path: `dispatch.${issue.path}`,
-      })),
+      // Name the key the user actually wrote: `dispatch_max_concurrent` for a flat value,
+      // `dispatch.max_concurrent` for a nested one.
+      issues: toContractIssues(result.error.issues).map((issue, index) => {
+        const setting = result.error.issues[index]?.path[0];
+        const flat = typeof setting === "string" && fromFlatKey.has(setting);
+        const rest = issue.path.slice(String(setting ?? "").length);
+        return { ...issue, path: flat ? `dispatch_${String(setting)}${rest}` : `dispatch.${issue.path}` };
+      }),
       cause: result.error,
     });
   }

@@ -6,7 +6,7 @@ export type { ContractIssue } from "./errors";
 export { ContractError } from "./errors";
 export { appendJsonLines, appendLines, writeFileAtomic } from "./files";
 export { formatPath, toContractIssues } from "./issues";
-export { allJsonSchemas, jsonSchemaOf, SCHEMA_BASE_URL } from "./json-schema";
+export { allJsonSchemas, jsonSchemaOf, SCHEMA_BASE_URL, schemaFiles } from "./json-schema";
 export type { GstackLayout, LayoutEnv, OpenClawLayout } from "./layout";
 export {
   assertSafeName,
@@ -28,6 +28,8 @@ export {
 } from "./layout";
 export type { JsonLineProblem, SourceOptions } from "./parse";
 export { checkValue, parseJson, parseJsonLines, parseValue, parseYaml } from "./parse";
+export type { ChangeSeverity, JsonSchema, SchemaChange } from "./schema-compatibility";
+export { compareSchemaSets, compareSchemas, hasBreakingChange } from "./schema-compatibility";
 export type { ActivityEntry, TimelineEvent } from "./schemas/activity";
 export { activityEntrySchema, timelineEventSchema } from "./schemas/activity";
 export type {
@@ -47,7 +49,11 @@ export {
   standingTaskSchema,
 } from "./schemas/clawvisor";
 export {
+  boundedString,
+  codePointLength,
   dispatchIdSchema,
+  HTTP_URL_PATTERN,
+  httpUrlSchema,
   projectSlugSchema,
   safeNamePattern,
   targetAgentSchema,

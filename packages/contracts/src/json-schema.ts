@@ -25,3 +25,16 @@ export function allJsonSchemas(): Record<DocumentKind, Record<string, unknown>> 
     Record<string, unknown>
   >;
 }
+
+/**
+ * The published schema files: `{kind}.schema.json` to its text (two-space indented JSON
+ * and a final newline), exactly as committed in `schemas/` and shipped in the package.
+ */
+export function schemaFiles(): Map<string, string> {
+  return new Map(
+    Object.entries(allJsonSchemas()).map(([kind, schema]) => [
+      `${kind}.schema.json`,
+      `${JSON.stringify(schema, null, 2)}\n`,
+    ]),
+  );
+}

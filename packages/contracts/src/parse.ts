@@ -17,7 +17,9 @@ export function parseValue<K extends DocumentKind>(
   value: unknown,
   options: SourceOptions = {},
 ): DocumentOf<K> {
-  const result = documentSchemas[kind].safeParse(value);
+  // With the input on each issue the messages can show the value found and tell a
+  // missing field from one of the wrong type.
+  const result = documentSchemas[kind].safeParse(value, { reportInput: true });
   if (result.success) return result.data as DocumentOf<K>;
   throw new ContractError({
     kind,

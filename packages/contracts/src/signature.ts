@@ -42,7 +42,10 @@ export function signDocument(document: Record<string, unknown>, secret: string |
 }
 
 /** Returns a copy of the document with `source_signature` set. */
-export function withSignature<T extends Record<string, unknown>>(document: T, secret: string | Buffer): T {
+export function withSignature<T extends Record<string, unknown>>(
+  document: T,
+  secret: string | Buffer,
+): T & { source_signature: string } {
   return { ...document, [SIGNATURE_FIELD]: signDocument(document, secret) };
 }
 

@@ -23,5 +23,66 @@ export const dispatchIdSchema = z.string().regex(/^dispatch-[A-Za-z0-9_-]{1,120}
 /** The coding agents a dispatch may target. */
 export const targetAgentSchema = z.enum(["claude", "codex", "cursor", "gemini"]);
 
+const h16 = "[0-9A-Fa-f]{1,4}";
+const octet = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
+const ipv4 = `${octet}(?:\\.${octet}){3}`;
+const ls32 = `(?:${h16}:${h16}|${ipv4})`;
+const ipv6 = [
+  `(?:${h16}:){6}${ls32}`,
+  `::(?:${h16}:){5}${ls32}`,
+  `(?:${h16})?::(?:${h16}:){4}${ls32}`,
+  `(?:(?:${h16}:){0,1}${h16})?::(?:${h16}:){3}${ls32}`,
+  `(?:(?:${h16}:){0,2}${h16})?::(?:${h16}:){2}${ls32}`,
+  `(?:(?:${h16}:){0,3}${h16})?::${h16}:${ls32}`,
+  `(?:(?:${h16}:){0,4}${h16})?::${ls32}`,
+  `(?:(?:${h16}:){0,5}${h16})?::${h16}`,
+  `(?:(?:${h16}:){0,6}${h16})?::`,
+].join("|");
+const label = "[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+const topLabel = "[A-Za-z](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?";
+const port = "(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}|0)";
+const pchar = "(?:[A-Za-z0-9._~!$&'()*+,;=:@-]|%[0-9A-Fa-f]{2})";
+
+/**
+ * An absolute http(s) URL without user info: a host name (whose last label starts with a
+ * letter), a dotted IPv4 address or a bracketed IPv6 address, an optional port up to 65535,
+ * then RFC 3986 path, query and fragment characters. Every string it accepts is both an
+ * RFC 3986 URI and a URL that `new URL()` (and so `fetch`) accepts, which keeps the zod
+ * schema and the published JSON Schema in exact agreement.
+ */
+export const HTTP_URL_PATTERN = new RegExp(
+  `^[Hh][Tt][Tt][Pp][Ss]?://(?:(?:${label}\\.)*${topLabel}|${ipv4}|\\[(?:${ipv6})\\])(?::${port})?` +
+    `(?:/${pchar}*)*(?:\\?(?:${pchar}|[/?])*)?(?:#(?:${pchar}|[/?])*)?$`,
+);
+
+/** An http(s) URL, such as a callback or a Clawvisor address (see {@link HTTP_URL_PATTERN}). */
+export const httpUrlSchema = z
+  .string()
+  .regex(HTTP_URL_PATTERN, {
+    message: "must be an http(s) URL such as https://host.example/path (no user name or password)",
+  })
+  .meta({ format: "uri" });
+
+/**
+ * A string of at most `maximum` characters, counted as Unicode code points the way JSON
+ * Schema's `maxLength` counts them (zod's own `.max()` counts UTF-16 units, so an emoji
+ * would count twice and the two schemas would disagree).
+ */
+export function boundedString(maximum: number, minimum = 0) {
+  return (minimum > 0 ? z.string().min(minimum) : z.string())
+    .refine((text) => codePointLength(text) <= maximum, {
+      message: `must be at most ${maximum} characters long`,
+      abort: true,
+    })
+    .meta({ maxLength: maximum });
+}
+
+/** The number of Unicode code points in `text` (a surrogate pair counts once). */
+export function codePointLength(text: string): number {
+  let count = 0;
+  for (const _ of text) count++;
+  return count;
+}
+
 export const nonEmptyString = z.string().min(1);
 export const stringList = z.array(z.string());

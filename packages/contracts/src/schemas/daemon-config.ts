@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { nonEmptyString, targetAgentSchema } from "./common";
+import { httpUrlSchema, nonEmptyString, targetAgentSchema } from "./common";
 
 /** How the daemon starts one kind of coding agent. `{prompt}` in an argument is replaced by the prompt. */
 export const agentCommandSchema = z.looseObject({
@@ -11,17 +11,24 @@ export const agentCommandSchema = z.looseObject({
 });
 export type AgentCommand = z.output<typeof agentCommandSchema>;
 
-/** The `dispatch:` block of `config.yaml`, with defaults applied. */
-export const dispatchSettingsSchema = z.looseObject({
-  max_concurrent: z.int().min(1).max(32).default(2),
-  trusted_repos: z
-    .array(z.string().min(1))
-    .default([])
-    .describe("Project folders (globs allowed, '~' expands) that dispatches may work in."),
-  session_timeout_seconds: z.int().min(60).max(86_400).default(3600),
-  heartbeat_seconds: z.int().min(5).max(3600).default(30),
-  shutdown_grace_seconds: z.int().min(0).max(3600).default(300),
-  clawvisor_url: z.url({ protocol: /^https?$/ }).optional(),
+const maxConcurrent = z.int().min(1).max(32);
+const trustedRepos = z
+  .array(z.string().min(1))
+  .describe("Project folders (globs allowed, '~' expands) that dispatches may work in.");
+const sessionTimeoutSeconds = z.int().min(60).max(86_400);
+const heartbeatSeconds = z.int().min(5).max(3600);
+const shutdownGraceSeconds = z.int().min(0).max(3600);
+
+const defaults = {
+  max_concurrent: 2,
+  trusted_repos: [] as string[],
+  session_timeout_seconds: 3600,
+  heartbeat_seconds: 30,
+  shutdown_grace_seconds: 300,
+};
+
+const settingsWithoutDefaults = {
+  clawvisor_url: httpUrlSchema.optional(),
   require_signature: z
     .boolean()
     .optional()
@@ -35,6 +42,16 @@ export const dispatchSettingsSchema = z.looseObject({
     .optional()
     .describe("Claude Code --disallowedTools beyond the restrictions."),
   agents: z.partialRecord(targetAgentSchema, agentCommandSchema).optional(),
+};
+
+/** The daemon's dispatch settings, with defaults applied (see `resolveDispatchSettings`). */
+export const dispatchSettingsSchema = z.looseObject({
+  max_concurrent: maxConcurrent.default(defaults.max_concurrent),
+  trusted_repos: trustedRepos.default(defaults.trusted_repos),
+  session_timeout_seconds: sessionTimeoutSeconds.default(defaults.session_timeout_seconds),
+  heartbeat_seconds: heartbeatSeconds.default(defaults.heartbeat_seconds),
+  shutdown_grace_seconds: shutdownGraceSeconds.default(defaults.shutdown_grace_seconds),
+  ...settingsWithoutDefaults,
 });
 export type DispatchSettings = z.output<typeof dispatchSettingsSchema>;
 
@@ -48,9 +65,25 @@ const flatList = z.union([z.array(z.string()), z.string()]);
  * Both are accepted; when both name the same setting the flat key wins, because it is the one
  * gstack's tooling can change. Other gstack keys (telemetry, proactive, ...) are kept.
  */
+/**
+ * The nested `dispatch:` block as written. Nothing is filled in here, so that
+ * `resolveDispatchSettings` sees only what the user wrote and a default is never mistaken
+ * for a nested value that conflicts with a flat key; the defaults appear as annotations.
+ */
+const dispatchBlockSchema = z.looseObject({
+  max_concurrent: maxConcurrent.optional().meta({ default: defaults.max_concurrent }),
+  trusted_repos: trustedRepos.optional().meta({ default: defaults.trusted_repos }),
+  session_timeout_seconds: sessionTimeoutSeconds
+    .optional()
+    .meta({ default: defaults.session_timeout_seconds }),
+  heartbeat_seconds: heartbeatSeconds.optional().meta({ default: defaults.heartbeat_seconds }),
+  shutdown_grace_seconds: shutdownGraceSeconds.optional().meta({ default: defaults.shutdown_grace_seconds }),
+  ...settingsWithoutDefaults,
+});
+
 export const daemonConfigFileSchema = z
   .looseObject({
-    dispatch: dispatchSettingsSchema.partial().optional(),
+    dispatch: dispatchBlockSchema.optional(),
     dispatch_max_concurrent: flatInteger.optional(),
     dispatch_trusted_repos: flatList.optional(),
     dispatch_session_timeout_seconds: flatInteger.optional(),

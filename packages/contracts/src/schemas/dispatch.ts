@@ -1,6 +1,8 @@
 import { z } from "zod";
 import {
+  boundedString,
   dispatchIdSchema,
+  httpUrlSchema,
   nonEmptyString,
   projectSlugSchema,
   targetAgentSchema,
@@ -19,13 +21,12 @@ export const dispatchSchema = z
   .looseObject({
     id: dispatchIdSchema.describe("Unique id; also the file name. Starts with 'dispatch-'."),
     dispatched_by: nonEmptyString.describe("The agent that created the dispatch, e.g. 'wintermute'."),
-    task: nonEmptyString.max(100_000).describe("What the coding agent should do."),
+    task: boundedString(100_000, 1).describe("What the coding agent should do."),
     project: projectSlugSchema.describe("gstack project slug."),
     project_dir: nonEmptyString.describe("Working directory of the agent; '~' expands to the home folder."),
     learnings: z.array(z.string()).optional().describe("Memories the dispatcher thinks are relevant."),
     constraints: z.array(z.string()).optional().describe("Requirements the work must respect."),
-    callback_url: z
-      .url({ protocol: /^https?$/ })
+    callback_url: httpUrlSchema
       .optional()
       .describe("Where the completion report is POSTed (Clawvisor or an OpenClaw hook)."),
     clawvisor_task_id: nonEmptyString.optional(),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { nonEmptyString, projectSlugSchema, safeNamePattern, timestampSchema } from "./common";
+import { boundedString, nonEmptyString, projectSlugSchema, safeNamePattern, timestampSchema } from "./common";
 
 export const RESUME_PROMPT_MAX = 4096;
 
@@ -30,9 +30,7 @@ export const handoffSchema = z
     context: z.string().optional(),
     state: z.string().optional(),
     what_i_need: z.string().optional(),
-    resume_prompt: z
-      .string()
-      .max(RESUME_PROMPT_MAX)
+    resume_prompt: boundedString(RESUME_PROMPT_MAX)
       .optional()
       .describe("Exact prompt that resumes the work."),
   })

@@ -31,6 +31,13 @@ export const routeSchema = z
   .refine((route) => (route.load?.length ?? 0) + (route.skills?.length ?? 0) > 0, {
     message: "a route must list at least one entry in 'load' or 'skills'",
     path: ["load"],
+  })
+  // The refinement above, said in JSON Schema words so the published schema agrees.
+  .meta({
+    anyOf: [
+      { required: ["load"], properties: { load: { minItems: 1 } } },
+      { required: ["skills"], properties: { skills: { minItems: 1 } } },
+    ],
   });
 
 /** `routing.yaml` under the gstack state root, read by both runtimes. */

@@ -1,0 +1,86 @@
+/**
+ * `pnpm bench`: how much the contracts cost over the raw operations they wrap, as ratios
+ * measured in this process (higher than 1× means slower than the baseline).
+ */
+import { createHmac } from "node:crypto";
+import { parseJson, parseJsonLines } from "../src/parse";
+import { canonicalJson, signDocument } from "../src/signature";
+
+function measure(run: () => void, minimumMilliseconds = 300): number {
+  for (let index = 0; index < 50; index++) run();
+  let iterations = 0;
+  const start = performance.now();
+  let elapsed = 0;
+  while (elapsed < minimumMilliseconds) {
+    for (let index = 0; index < 20; index++) run();
+    iterations += 20;
+    elapsed = performance.now() - start;
+  }
+  return elapsed / iterations;
+}
+
+function compare(name: string, subject: () => void, baseline: () => void, baselineName: string) {
+  const baselineTime = measure(baseline);
+  const subjectTime = measure(subject);
+  const ratio = subjectTime / baselineTime;
+  console.log(
+    `${name.padEnd(34)} ${ratio.toFixed(2)}× ${baselineName}  (${(subjectTime * 1000).toFixed(1)} µs per run)`,
+  );
+}
+
+const dispatch = {
+  id: "dispatch-2026-04-03-auth-flow",
+  dispatched_by: "wintermute",
+  task: "Build JWT auth flow with refresh token rotation. ".repeat(20),
+  project: "baku",
+  project_dir: "~/git/baku",
+  learnings: Array.from({ length: 10 }, (_, index) => `learning number ${index} about the code base`),
+  constraints: ["mobile client needs offline token refresh"],
+  callback_url: "https://your-clawvisor.ngrok.app/api/tasks/task_abc123/complete",
+  clawvisor_task_id: "task_abc123",
+  ttl_seconds: 3600,
+  created_at: "2026-04-03T14:30:00Z",
+};
+const dispatchText = JSON.stringify(dispatch);
+const secret = "bench-secret-of-enough-length";
+
+const learningsText = Array.from({ length: 1000 }, (_, index) =>
+  JSON.stringify({
+    skill: "investigate",
+    type: "pitfall",
+    key: `key-${index}`,
+    insight: "Baku uses Drizzle ORM, not Prisma",
+    confidence: 1 + (index % 10),
+    source: "observed",
+    ts: "2026-04-03T14:30:00Z",
+    trusted: false,
+  }),
+).join("\n");
+
+console.log("@gstack/contracts bench (ratios against a baseline run in this process)");
+compare(
+  "parseJson dispatch",
+  () => parseJson("dispatch", dispatchText),
+  () => JSON.parse(dispatchText),
+  "raw JSON.parse",
+);
+compare(
+  "parseJsonLines 1000 learnings",
+  () => parseJsonLines("learning", learningsText),
+  () => {
+    for (const line of learningsText.split("\n")) JSON.parse(line);
+  },
+  "JSON.parse per line",
+);
+compare(
+  "canonicalJson dispatch",
+  () => canonicalJson(dispatch),
+  () => JSON.stringify(dispatch),
+  "JSON.stringify",
+);
+compare(
+  "signDocument dispatch",
+  () => signDocument(dispatch, secret),
+  () => createHmac("sha256", secret).update(JSON.stringify(dispatch)).digest("hex"),
+  "HMAC over JSON.stringify",
+);

@@ -1,0 +1,486 @@
+import type { DocumentKind } from "./documents";
+
+/** Documents every validator must accept (`valid`) or refuse (`invalid`), by kind and name. */
+export interface KindCorpus {
+  valid: Record<string, unknown>;
+  invalid: Record<string, unknown>;
+}
+
+const ts = "2026-04-03T14:30:00Z";
+const sha = "a".repeat(64);
+
+const dispatch = {
+  id: "dispatch-2026-04-03-auth-flow",
+  dispatched_by: "wintermute",
+  task: "Build JWT auth flow with refresh token rotation",
+  project: "baku",
+  project_dir: "~/git/baku",
+};
+
+function without<T extends Record<string, unknown>>(value: T, key: keyof T): Record<string, unknown> {
+  const { [key]: _removed, ...rest } = value;
+  return rest;
+}
+
+const urlCases = {
+  valid: {
+    "https with path and query":
+      "https://your-clawvisor.ngrok.app/api/tasks/task_abc123/complete?x=1&y=2#top",
+    "loopback ip and port": "http://127.0.0.1:18789/hooks/agent",
+    localhost: "http://localhost/",
+    "ipv6 loopback": "http://[::1]:8080/callback",
+    "full ipv6": "https://[2001:db8:85a3:0:0:8a2e:370:7334]/x",
+    "ipv6 with embedded ipv4": "http://[::ffff:192.168.1.1]/",
+    "upper-case scheme": "HTTPS://EXAMPLE.COM/Hook",
+    "percent-encoded path": "https://host.example/a%20b/%C3%A9",
+    "highest port": "http://host.example:65535",
+    "punycode host": "https://xn--r8jz45g.jp/",
+  },
+  invalid: {
+    "ftp scheme": "ftp://files.example/upload",
+    "file scheme": "file:///etc/passwd",
+    "javascript scheme": "javascript:alert(1)",
+    "mailto scheme": "mailto:ops@example.com",
+    "ws scheme": "ws://host.example/socket",
+    "no scheme": "host.example/path",
+    "scheme without slashes": "http:host.example",
+    "unicode host": "https://例え.jp/",
+    "port above 65535": "http://host.example:65536/",
+    "octet above 255": "http://1.2.3.999/",
+    "numeric last label": "http://host.123/",
+    "user info": "https://user:secret@host.example/",
+    "space in path": "https://host.example/a b",
+    "brace in path": "https://host.example/{id}",
+    backslash: "https://host.example\\evil",
+    "bad percent escape": "https://host.example/%zz",
+    "bad ipv6": "http://[1:::2]/",
+    "empty host": "http:///path",
+    "trailing dot host": "http://host.example./",
+    "empty string": "",
+  },
+};
+
+function urlDocuments(base: Record<string, unknown>, field: string, verdict: "valid" | "invalid") {
+  return Object.fromEntries(
+    Object.entries(urlCases[verdict]).map(([name, url]) => [`${field}: ${name}`, { ...base, [field]: url }]),
+  );
+}
+
+const dateTimes = {
+  valid: {
+    "Z zone": "2026-04-03T14:30:00Z",
+    "offset zone": "2026-04-03T14:30:00+02:00",
+    "negative offset": "2026-04-03T14:30:00-11:30",
+    "fractional seconds": "2026-04-03T14:30:00.123456Z",
+    "leap day": "2024-02-29T00:00:00Z",
+    "year 2000 leap day": "2000-02-29T23:59:59Z",
+  },
+  invalid: {
+    "no zone": "2026-04-03T14:30:00",
+    "date only": "2026-04-03",
+    "space separator": "2026-04-03 14:30:00Z",
+    "lower-case t": "2026-04-03t14:30:00Z",
+    "lower-case z": "2026-04-03T14:30:00z",
+    "no seconds": "2026-04-03T14:30Z",
+    "offset without colon": "2026-04-03T14:30:00+0200",
+    "hour 24": "2026-04-03T24:00:00Z",
+    "leap second": "2016-12-31T23:59:60Z",
+    "february 30": "2026-02-30T00:00:00Z",
+    "1900 leap day": "1900-02-29T00:00:00Z",
+    "month 13": "2026-13-01T00:00:00Z",
+    "epoch number": 1775226600,
+  },
+};
+
+function dateTimeDocuments(base: Record<string, unknown>, field: string, verdict: "valid" | "invalid") {
+  return Object.fromEntries(
+    Object.entries(dateTimes[verdict]).map(([name, value]) => [
+      `${field}: ${name}`,
+      { ...base, [field]: value },
+    ]),
+  );
+}
+
+const learning = {
+  skill: "investigate",
+  type: "pitfall",
+  key: "drizzle-not-prisma",
+  insight: "Baku uses Drizzle ORM, not Prisma",
+  confidence: 7,
+  source: "observed",
+  files: ["src/db/schema.ts"],
+  ts,
+  trusted: false,
+};
+
+const completion = { dispatch_id: "dispatch-auth", status: "completed", duration: 847 };
+const handoff = { from: "gstack", to: "wintermute", project: "baku", timestamp: ts };
+const activity = { ts, project: "baku", skill: "ship", duration: 847 };
+const heartbeat = { ts, active: 1, queued: 0, pid: 4242 };
+const listSessions = {
+  active: 2,
+  max_concurrent: 2,
+  queued: 1,
+  sessions: [
+    { id: "dispatch-auth-flow", project: "baku", elapsed: 423 },
+    { id: "dispatch-fix-ci", project: "gstack", elapsed: 87 },
+  ],
+};
+
+/** The corpus: hand-picked edge cases for every document kind. */
+export const corpus: Record<DocumentKind, KindCorpus> = {
+  dispatch: {
+    valid: {
+      "design example": {
+        ...dispatch,
+        learnings: ["...relevant memories from Wintermute..."],
+        constraints: ["mobile client needs offline token refresh"],
+        callback_url: "https://your-clawvisor.ngrok.app/api/tasks/task_abc123/complete",
+        clawvisor_task_id: "task_abc123",
+        ttl_seconds: 3600,
+      },
+      "required fields only": dispatch,
+      "every optional field": {
+        ...dispatch,
+        target_agent: "codex",
+        source_signature: sha,
+        created_at: ts,
+        branch: "garrytan/auth-flow",
+        task_type: "security",
+        files: ["src/auth/*.ts"],
+        handoff_id: "handoff-1",
+      },
+      "ttl at lower bound": { ...dispatch, ttl_seconds: 60 },
+      "ttl at upper bound": { ...dispatch, ttl_seconds: 86_400 },
+      "ttl written as 3600.0": { ...dispatch, ttl_seconds: 3600.0 },
+      "unknown field kept": { ...dispatch, priority: "high", nested: { anything: [1, 2] } },
+      "unicode task": { ...dispatch, task: "Réparer l'authentification 🔐 — 認証を直す" },
+      "task of exactly 100000 emoji": { ...dispatch, task: "🔐".repeat(100_000) },
+      "longest id": { ...dispatch, id: `dispatch-${"x".repeat(120)}` },
+      "slug with dots": { ...dispatch, project: "acme.widget_v2-x" },
+      ...urlDocuments(dispatch, "callback_url", "valid"),
+      ...dateTimeDocuments(dispatch, "created_at", "valid"),
+    },
+    invalid: {
+      "missing id": without(dispatch, "id"),
+      "missing task": without(dispatch, "task"),
+      "missing project_dir": without(dispatch, "project_dir"),
+      "empty task": { ...dispatch, task: "" },
+      "task of 100001 emoji": { ...dispatch, task: "🔐".repeat(100_001) },
+      "id without prefix": { ...dispatch, id: "auth-flow" },
+      "id with slash": { ...dispatch, id: "dispatch-../../etc" },
+      "id too long": { ...dispatch, id: `dispatch-${"x".repeat(121)}` },
+      "project '..'": { ...dispatch, project: ".." },
+      "project with slash": { ...dispatch, project: "acme/widget" },
+      "project with unicode": { ...dispatch, project: "café" },
+      "ttl below bound": { ...dispatch, ttl_seconds: 59 },
+      "ttl above bound": { ...dispatch, ttl_seconds: 86_401 },
+      "ttl fractional": { ...dispatch, ttl_seconds: 60.5 },
+      "ttl as string": { ...dispatch, ttl_seconds: "3600" },
+      "unknown agent": { ...dispatch, target_agent: "copilot" },
+      "agent null": { ...dispatch, target_agent: null },
+      "learnings not a list": { ...dispatch, learnings: "remember this" },
+      "learnings with a number": { ...dispatch, learnings: ["a", 1] },
+      "signature upper-case hex": { ...dispatch, source_signature: sha.toUpperCase() },
+      "signature too short": { ...dispatch, source_signature: "abc" },
+      "document is an array": [dispatch],
+      "document is null": null,
+      ...urlDocuments(dispatch, "callback_url", "invalid"),
+      ...dateTimeDocuments(dispatch, "created_at", "invalid"),
+    },
+  },
+  completion: {
+    valid: {
+      minimal: completion,
+      "failed with kind": {
+        ...completion,
+        status: "failed",
+        error: "rate limited",
+        error_kind: "rate_limit",
+      },
+      everything: {
+        ...completion,
+        commits: 3,
+        pr: "garrytan/baku#47",
+        retries: 1,
+        project: "baku",
+        agent: "claude",
+        session_id: "3f2a",
+        started_at: ts,
+        finished_at: "2026-04-03T14:44:07.5+00:00",
+        branch: "garrytan/auth-flow",
+        commit_shas: ["abc1234", "0123456789abcdef0123456789abcdef01234567"],
+        artifacts: ["pr:47", "file:docs/auth.md"],
+        turns: 40,
+        cost_usd: 0,
+      },
+      "zero duration": { ...completion, duration: 0 },
+      "unknown field kept": { ...completion, reviewer: "someone" },
+    },
+    invalid: {
+      "missing status": without(completion, "status"),
+      "missing duration": without(completion, "duration"),
+      "unknown status": { ...completion, status: "done" },
+      "negative duration": { ...completion, duration: -1 },
+      "duration as string": { ...completion, duration: "847s" },
+      "pr without number": { ...completion, pr: "garrytan/baku" },
+      "pr as url": { ...completion, pr: "https://github.com/garrytan/baku/pull/47" },
+      "short sha": { ...completion, commit_shas: ["abc12"] },
+      "upper-case sha": { ...completion, commit_shas: ["ABC1234"] },
+      "negative cost": { ...completion, cost_usd: -0.01 },
+      "unknown error kind": { ...completion, error_kind: "gremlins" },
+      "bad dispatch id": { ...completion, dispatch_id: "auth" },
+      ...dateTimeDocuments(completion, "finished_at", "invalid"),
+    },
+  },
+  handoff: {
+    valid: {
+      minimal: handoff,
+      "agent name as sender": { ...handoff, from: "wintermute", to: "gstack" },
+      "picked up": { ...handoff, status: "picked_up", picked_up_at: ts, picked_up_by: "gstack" },
+      "resume prompt of 4096 emoji": { ...handoff, resume_prompt: "😀".repeat(4096) },
+      "empty resume prompt": { ...handoff, resume_prompt: "" },
+      sections: { ...handoff, context: "c", state: "s", what_i_need: "w", id: "handoff-2026_04" },
+      ...dateTimeDocuments(handoff, "timestamp", "valid"),
+    },
+    invalid: {
+      "missing timestamp": without(handoff, "timestamp"),
+      "missing to": without(handoff, "to"),
+      "upper-case runtime": { ...handoff, from: "GStack" },
+      "resume prompt of 4097 characters": { ...handoff, resume_prompt: "x".repeat(4097) },
+      "resume prompt of 4097 emoji": { ...handoff, resume_prompt: "😀".repeat(4097) },
+      "unknown status": { ...handoff, status: "done" },
+      "id with dot segment": { ...handoff, id: "../x" },
+      "id starting with dash": { ...handoff, id: "-x" },
+      ...dateTimeDocuments(handoff, "timestamp", "invalid"),
+    },
+  },
+  "activity-entry": {
+    valid: {
+      "design example": { ...activity, artifacts: ["pr:47"], dispatch: "wintermute" },
+      minimal: activity,
+      "with source": { ...activity, source: "timeline", outcome: "success", branch: "main" },
+    },
+    invalid: {
+      "duration as digits string": { ...activity, duration: "847" },
+      "missing project": without(activity, "project"),
+      "unknown source": { ...activity, source: "email" },
+      "empty skill": { ...activity, skill: "" },
+      "artifacts not strings": { ...activity, artifacts: [47] },
+    },
+  },
+  "timeline-event": {
+    valid: {
+      started: { skill: "ship", event: "started", ts, session: "abc" },
+      completed: { skill: "ship", event: "completed", ts, duration_s: "847", outcome: "success" },
+      "zero duration": { skill: "ship", event: "completed", ts, duration_s: "0" },
+    },
+    invalid: {
+      "duration as number": { skill: "ship", event: "completed", ts, duration_s: 847 },
+      "duration with unit": { skill: "ship", event: "completed", ts, duration_s: "847s" },
+      "empty duration": { skill: "ship", event: "completed", ts, duration_s: "" },
+      "unknown event": { skill: "ship", event: "paused", ts },
+      "missing ts": { skill: "ship", event: "started" },
+    },
+  },
+  learning: {
+    valid: {
+      "full line": learning,
+      "old line with few fields": { type: "pattern", key: "k", insight: "" },
+      "unknown fields kept": { ...learning, embedding_id: 7, tags: ["x"] },
+      "confidence bounds": { ...learning, confidence: 10 },
+      imported: { ...learning, origin: "openclaw:memory/gstack-baku.md", source: "cross-model" },
+    },
+    invalid: {
+      "confidence 0": { ...learning, confidence: 0 },
+      "confidence 11": { ...learning, confidence: 11 },
+      "confidence 7.5": { ...learning, confidence: 7.5 },
+      "key with space": { ...learning, key: "two words" },
+      "key with unicode": { ...learning, key: "clé" },
+      "unknown type": { ...learning, type: "context" },
+      "unknown source": { ...learning, source: "rumour" },
+      "trusted as string": { ...learning, trusted: "true" },
+      "missing insight": without(learning, "insight"),
+    },
+  },
+  "checkpoint-frontmatter": {
+    valid: {
+      typical: {
+        status: "in-progress",
+        branch: "main",
+        timestamp: ts,
+        session_duration_s: 1200,
+        files_modified: ["a.ts"],
+      },
+      "duration as digits": { session_duration_s: "1200" },
+      "free-form timestamp": { timestamp: "yesterday" },
+      empty: {},
+    },
+    invalid: {
+      "negative duration": { session_duration_s: -1 },
+      "duration with unit": { session_duration_s: "20m" },
+      "files as string": { files_modified: "a.ts" },
+      "timestamp as number": { timestamp: 5 },
+    },
+  },
+  routing: {
+    valid: {
+      "design example": {
+        routes: [
+          { match: { project: "baku", files: ["calendar/*"] }, load: ["kitsune-context"] },
+          { match: { task_type: "security" }, skills: ["gstack-cso", "gstack-careful"] },
+        ],
+      },
+      "version 1": { version: 1, routes: [] },
+      "list conditions": { routes: [{ match: { project: ["a", "b"], agent: "gstack" }, skills: ["s"] }] },
+      "empty match applies everywhere": { routes: [{ match: {}, load: ["x"] }] },
+      "unknown route field kept": { routes: [{ match: {}, skills: ["s"], priority: 3 }] },
+      "empty load but skills": { routes: [{ match: {}, load: [], skills: ["s"] }] },
+    },
+    invalid: {
+      "misspelt condition": { routes: [{ match: { projcet: "baku" }, skills: ["s"] }] },
+      "route without load or skills": { routes: [{ match: { project: "baku" } }] },
+      "route with empty load and skills": { routes: [{ match: {}, load: [], skills: [] }] },
+      "empty condition list": { routes: [{ match: { project: [] }, skills: ["s"] }] },
+      "empty files list": { routes: [{ match: { files: [] }, skills: ["s"] }] },
+      "version 2": { version: 2, routes: [] },
+      "version 1 as string": { version: "1", routes: [] },
+      "routes missing": {},
+      "routes as object": { routes: { a: 1 } },
+    },
+  },
+  "daemon-config": {
+    valid: {
+      "flat keys only": {
+        telemetry: "off",
+        dispatch_max_concurrent: "4",
+        dispatch_trusted_repos: "~/git/*",
+        dispatch_require_signature: "true",
+      },
+      "nested block": { dispatch: { max_concurrent: 4, trusted_repos: ["~/git/*"] } },
+      both: { dispatch_max_concurrent: 3, dispatch: { max_concurrent: 2 } },
+      "empty file": {},
+      "agent commands": { dispatch: { agents: { codex: { command: ["codex", "exec", "{prompt}"] } } } },
+      "nested bounds": {
+        dispatch: { max_concurrent: 32, session_timeout_seconds: 60, heartbeat_seconds: 5 },
+      },
+      ...urlDocuments({}, "dispatch_clawvisor_url", "valid"),
+      ...Object.fromEntries(
+        Object.entries(urlCases.valid).map(([name, url]) => [
+          `dispatch.clawvisor_url: ${name}`,
+          { dispatch: { clawvisor_url: url } },
+        ]),
+      ),
+    },
+    invalid: {
+      "flat concurrency not a number": { dispatch_max_concurrent: "four" },
+      "nested concurrency too high": { dispatch: { max_concurrent: 33 } },
+      "nested concurrency zero": { dispatch: { max_concurrent: 0 } },
+      "flat boolean misspelt": { dispatch_require_signature: "yes" },
+      "unknown agent": { dispatch: { agents: { copilot: { command: ["x"] } } } },
+      "empty command": { dispatch: { agents: { codex: { command: [] } } } },
+      "dispatch block is a list": { dispatch: [1] },
+      ...Object.fromEntries(
+        Object.entries(urlCases.invalid).map(([name, url]) => [
+          `dispatch.clawvisor_url: ${name}`,
+          { dispatch: { clawvisor_url: url } },
+        ]),
+      ),
+    },
+  },
+  heartbeat: {
+    valid: {
+      "design example": heartbeat,
+      everything: { ...heartbeat, started_at: ts, version: "0.1.0", mode: "local-only", max_concurrent: 2 },
+    },
+    invalid: {
+      "pid 0": { ...heartbeat, pid: 0 },
+      "negative queue": { ...heartbeat, queued: -1 },
+      "unknown mode": { ...heartbeat, mode: "cloud" },
+      "missing active": without(heartbeat, "active"),
+      "huge pid beyond safe integers": { ...heartbeat, pid: 2 ** 53 },
+    },
+  },
+  "audit-event": {
+    valid: {
+      "daemon event": { ts, event: "daemon_started", pid: 1 },
+      "rejected with unsafe id": { ts, event: "rejected", dispatch_id: "../../x", reason: "bad id" },
+      "detail object": {
+        ts,
+        event: "failed",
+        dispatch_id: "dispatch-x",
+        detail: { code: 1, nested: [null] },
+      },
+    },
+    invalid: {
+      "unknown event": { ts, event: "exploded" },
+      "detail as list": { ts, event: "failed", detail: [1] },
+      "fractional pid": { ts, event: "spawned", pid: 1.5 },
+    },
+  },
+  "list-sessions": {
+    valid: {
+      "design example": listSessions,
+      idle: { active: 0, max_concurrent: 1, queued: 0, sessions: [] },
+      "queue listed": { ...listSessions, queue: [{ id: "dispatch-next", project: "baku", waiting: 12 }] },
+    },
+    invalid: {
+      "session without project": { ...listSessions, sessions: [{ id: "dispatch-a", elapsed: 1 }] },
+      "session with bad id": { ...listSessions, sessions: [{ id: "a", project: "p", elapsed: 1 }] },
+      "max_concurrent 0": { ...listSessions, max_concurrent: 0 },
+      "sessions missing": without(listSessions, "sessions"),
+      "attempt 0": {
+        ...listSessions,
+        sessions: [{ id: "dispatch-a", project: "p", elapsed: 1, attempt: 0 }],
+      },
+    },
+  },
+  "restriction-template": {
+    valid: {
+      "design example": {
+        restrictions: [
+          { block: "exec", pattern: "rm -rf /", reason: "never delete root" },
+          { block: "read", pattern: "~/.ssh/*", reason: "no credential access" },
+        ],
+      },
+      none: { restrictions: [] },
+    },
+    invalid: {
+      "unknown block": { restrictions: [{ block: "network", pattern: "*", reason: "r" }] },
+      "empty pattern": { restrictions: [{ block: "exec", pattern: "", reason: "r" }] },
+      "missing reason": { restrictions: [{ block: "exec", pattern: "x" }] },
+    },
+  },
+  "standing-task": {
+    valid: {
+      "design example": {
+        name: "gstack-trusted-repos",
+        scope: ["spawn-session", "check-status", "get-completion"],
+        repos: ["baku", "gstack", "foundation"],
+        restrictions: ["no-main-push", "no-credential-read", "project-dir-only"],
+        auto_execute: true,
+        session_id: "required",
+      },
+      "defaults left out": { name: "t", scope: ["list-sessions"] },
+    },
+    invalid: {
+      "empty scope": { name: "t", scope: [] },
+      "unknown action": { name: "t", scope: ["delete-repo"] },
+      "auto_execute as string": { name: "t", scope: ["list-sessions"], auto_execute: "yes" },
+      "unknown session rule": { name: "t", scope: ["list-sessions"], session_id: "never" },
+    },
+  },
+  "callback-error": {
+    valid: {
+      "each code": { error: "mac_asleep", message: "tunnel unreachable" },
+      "queue full with retry": { error: "queue_full", message: "2 of 2 slots busy", retry_after_seconds: 60 },
+      "tunnel down": { error: "tunnel_down", message: "ngrok is not running", dispatch_id: "dispatch-x" },
+      "daemon crashed": { error: "daemon_crashed", message: "no heartbeat for 5 minutes" },
+    },
+    invalid: {
+      "unknown code": { error: "on_fire", message: "m" },
+      "missing message": { error: "queue_full" },
+      "negative retry": { error: "queue_full", message: "m", retry_after_seconds: -5 },
+    },
+  },
+};
