@@ -69,37 +69,45 @@ function malformed(source: string, line: number, message: string): HandoffError 
 }
 
 /**
- * Reads a handoff file written by {@link formatHandoff} or by hand. Validates the result
- * against the contracts' handoff schema (a `ContractError` names field and rule); a file
- * whose structure is wrong gives a `HandoffError` with the line. Hand-written files may use
- * the section headings in any order and any case, and may start with a `# title` line. Pure.
+ * Splits handoff Markdown into its fields without validating them: frontmatter keys plus
+ * one key per section present. With `requireFrontmatter: false` a file may be sections
+ * only (what `gstack-handoff write --file` accepts). Throws a `HandoffError` with the line
+ * for a structural mistake. Pure.
  */
-export function parseHandoffMarkdown(text: string, source = "<handoff>"): Handoff {
+export function readHandoffFields(
+  text: string,
+  source = "<handoff>",
+  options: { requireFrontmatter?: boolean } = {},
+): Record<string, unknown> {
   const lines = text.split("\n");
-  if (lines[0]?.replace(/\r$/, "") !== "---")
-    throw malformed(source, 1, "must start with '---' and YAML frontmatter");
-  let end = 1;
-  while (end < lines.length && lines[end]!.replace(/\r$/, "") !== "---") end++;
-  if (end >= lines.length) throw malformed(source, 1, "the frontmatter has no closing '---'");
-  const document = parseDocument(lines.slice(1, end).join("\n"), { uniqueKeys: true });
-  if (document.errors.length > 0) {
-    const error = document.errors[0]!;
-    const line = (error.linePos?.[0].line ?? 0) + 1;
-    throw malformed(source, line, `frontmatter: ${error.message.split("\n")[0]}`);
-  }
-  const frontmatter = document.toJS() ?? {};
-  if (typeof frontmatter !== "object" || Array.isArray(frontmatter)) {
-    throw malformed(source, 2, "the frontmatter must be a YAML mapping");
-  }
-  const value: Record<string, unknown> = { ...frontmatter };
-  for (const field of Object.keys(value)) {
-    if (sectionFields.has(field)) {
-      throw malformed(source, 2, `'${field}' belongs in its own section, not in the frontmatter`);
+  const value: Record<string, unknown> = {};
+  let end = -1;
+  if (lines[0]?.replace(/\r$/, "") === "---") {
+    end = 1;
+    while (end < lines.length && lines[end]!.replace(/\r$/, "") !== "---") end++;
+    if (end >= lines.length) throw malformed(source, 1, "the frontmatter has no closing '---'");
+    const document = parseDocument(lines.slice(1, end).join("\n"), { uniqueKeys: true });
+    if (document.errors.length > 0) {
+      const error = document.errors[0]!;
+      const line = (error.linePos?.[0].line ?? 0) + 1;
+      throw malformed(source, line, `frontmatter: ${error.message.split("\n")[0]}`);
     }
+    const frontmatter = document.toJS() ?? {};
+    if (typeof frontmatter !== "object" || Array.isArray(frontmatter)) {
+      throw malformed(source, 2, "the frontmatter must be a YAML mapping");
+    }
+    Object.assign(value, frontmatter);
+    for (const field of Object.keys(value)) {
+      if (sectionFields.has(field)) {
+        throw malformed(source, 2, `'${field}' belongs in its own section, not in the frontmatter`);
+      }
+    }
+  } else if (options.requireFrontmatter !== false) {
+    throw malformed(source, 1, "must start with '---' and YAML frontmatter");
   }
 
   let index = end + 1;
-  let current: { field: HandoffSectionField; start: number; lines: string[] } | undefined;
+  let current: { field: HandoffSectionField; lines: string[] } | undefined;
   const finish = () => {
     if (!current) return;
     value[current.field] = current.lines.join("\n").trim();
@@ -137,7 +145,7 @@ export function parseHandoffMarkdown(text: string, source = "<handoff>"): Handof
         index = close + 1;
         continue;
       }
-      current = { field: section.field, start: index, lines: [] };
+      current = { field: section.field, lines: [] };
       continue;
     }
     if (current) current.lines.push(line);
@@ -149,6 +157,17 @@ export function parseHandoffMarkdown(text: string, source = "<handoff>"): Handof
     index++;
   }
   finish();
+  return value;
+}
+
+/**
+ * Reads a handoff file written by {@link formatHandoff} or by hand. Validates the result
+ * against the contracts' handoff schema (a `ContractError` names field and rule); a file
+ * whose structure is wrong gives a `HandoffError` with the line. Hand-written files may use
+ * the section headings in any order and any case, and may start with a `# title` line. Pure.
+ */
+export function parseHandoffMarkdown(text: string, source = "<handoff>"): Handoff {
+  const value = readHandoffFields(text, source);
   if (typeof value.resume_prompt === "string") assertResumePromptFits(value.resume_prompt);
   return parseValue("handoff", value, { source });
 }

@@ -5,7 +5,12 @@ export { dispatchHandoff, dispatchIdFor, handoffToDispatch } from "./handoff-dis
 export type { HandoffErrorCode } from "./handoff-error";
 export { HandoffError } from "./handoff-error";
 export { assertHandoffId, newHandoffId } from "./handoff-id";
-export { assertResumePromptFits, formatHandoff, parseHandoffMarkdown } from "./handoff-markdown";
+export {
+  assertResumePromptFits,
+  formatHandoff,
+  parseHandoffMarkdown,
+  readHandoffFields,
+} from "./handoff-markdown";
 export type { HandoffReference } from "./handoff-reference";
 export { checkpointReference, parseHandoffReference } from "./handoff-reference";
 export type { HandoffSectionField } from "./handoff-sections";
