@@ -8,7 +8,7 @@ export type { SkillRoutingSection } from "./parse-skill-routing-section";
 export { parseSkillRoutingSection } from "./parse-skill-routing-section";
 export type { RouteExplanation, RoutingResult } from "./resolve-routes";
 export { resolveRoutes } from "./resolve-routes";
-export { routeTask } from "./route-task";
+export { relativeToProject, routeTask } from "./route-task";
 export type { RoutingSource, RoutingWarning } from "./routing-source";
 export type { LocatedRoute, RoutingTable } from "./routing-table";
 export { emptyRoutingTable } from "./routing-table";

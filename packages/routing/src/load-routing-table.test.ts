@@ -71,3 +71,16 @@ describe("loadRoutingTable", () => {
     );
   });
 });
+
+describe("relativeToProject", () => {
+  it("matches absolute touched paths inside the project folder", async () => {
+    await writeFile(
+      gstackLayout(root).routing,
+      "routes:\n  - match: { files: ['src/**'] }\n    skills: [review]\n",
+    );
+    const inside = await routeTask({ files: [join(project, "src", "a.ts")] }, { root, projectDir: project });
+    expect(inside.skills).toEqual(["review"]);
+    const outside = await routeTask({ files: ["/elsewhere/src/a.ts"] }, { root, projectDir: project });
+    expect(outside.skills).toEqual([]);
+  });
+});
