@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { link, mkdir, open, readdir, readFile, rm, stat } from "node:fs/promises";
+import { link, mkdir, open, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import {
   ContractError,
@@ -80,7 +80,8 @@ async function listFolder(path: string): Promise<string[]> {
 /**
  * Creates `target` with `text`, atomically and without ever replacing a file: the text is
  * written and flushed to a temporary file in the same folder, then hard-linked to the
- * target name (which fails if the name exists). Returns false when the name was taken.
+ * target name (which fails if the name exists; file systems without hard links get a
+ * checked rename). Returns false when the name was taken.
  */
 async function createExclusive(target: string, folder: string, text: string): Promise<boolean> {
   await mkdir(folder, { recursive: true });
@@ -96,8 +97,13 @@ async function createExclusive(target: string, folder: string, text: string): Pr
     await link(temporary, target);
     return true;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
-    throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "EEXIST") return false;
+    if (code !== "EPERM" && code !== "ENOTSUP" && code !== "EOPNOTSUPP" && code !== "ENOSYS") throw error;
+    // A file system without hard links: a checked rename, the closest it offers.
+    if ((await readIfPresent(target)) !== undefined) return false;
+    await rename(temporary, target);
+    return true;
   } finally {
     await rm(temporary, { force: true });
   }
