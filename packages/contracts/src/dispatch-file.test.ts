@@ -82,11 +82,20 @@ describe("writeDispatchFile", () => {
     expect(await readdir(layout.dispatch.tmp)).toEqual([]);
   });
 
-  it("refuses an id the daemon has already claimed", async () => {
+  it("refuses an id the daemon has already claimed, run or finished", async () => {
     const layout = gstackLayout(root);
     await mkdir(layout.dispatch.claimed, { recursive: true });
     await writeFile(layout.dispatch.claimedFile(base.id), "{}");
     await expect(writeDispatchFile(layout, base)).rejects.toThrow(/already exists/);
+
+    const running = { ...base, id: "dispatch-running" };
+    await mkdir(layout.dispatch.sessionDir(running.id), { recursive: true });
+    await expect(writeDispatchFile(layout, running)).rejects.toThrow(/already exists/);
+
+    const finished = { ...base, id: "dispatch-finished" };
+    await mkdir(layout.dispatch.completed, { recursive: true });
+    await writeFile(layout.dispatch.completedJson(finished.id), "{}");
+    await expect(writeDispatchFile(layout, finished)).rejects.toThrow(/already exists/);
   });
 
   it("lets exactly one of several concurrent writers of one id win", async () => {

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { link, mkdir, open, rename, rm } from "node:fs/promises";
+import { link, mkdir, open, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { ContractError } from "./errors";
 import type { GstackLayout } from "./layout";
@@ -23,8 +23,8 @@ export interface WrittenDispatch {
  * temporary file in `dispatch.tmp`, is flushed, then appears in `dispatch.incoming` in one
  * step, so the daemon never sees half a file. The document is validated against the
  * dispatch schema first; `created_at` is set to now when missing; with a `secret` the
- * document is signed (`source_signature`). An existing dispatch with the same id, in
- * `incoming` or already claimed, is never replaced: the call fails instead.
+ * document is signed (`source_signature`). An id already in use — waiting in `incoming`,
+ * claimed, with a session folder or a completion report — is refused, never replaced.
  *
  * Defaults (such as `target_agent`) are not written into the file: the signature covers
  * the document as written, and the daemon applies the same defaults when it reads it.
@@ -45,7 +45,15 @@ export async function writeDispatchFile(
   const id = document.id as string;
   const target = childPath(layout.dispatch.incoming, id, ".json");
 
-  for (const existing of [target, layout.dispatch.claimedFile(id)]) {
+  // An id the daemon has already seen (claimed, running or finished) is taken for good:
+  // its session folder and reports are keyed by it.
+  const seen = [
+    target,
+    layout.dispatch.claimedFile(id),
+    layout.dispatch.sessionDir(id),
+    layout.dispatch.completedJson(id),
+  ];
+  for (const existing of seen) {
     if (await exists(existing)) throw duplicate(id, existing);
   }
 
@@ -85,8 +93,7 @@ async function publish(temporary: string, target: string, id: string): Promise<v
 
 async function exists(path: string): Promise<boolean> {
   try {
-    const handle = await open(path, "r");
-    await handle.close();
+    await stat(path);
     return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
