@@ -75,11 +75,16 @@ export async function dispatchHandoff(
   });
   let updated = record;
   if (options.pick !== false && record.handoff.status === "pending") {
-    updated = await pickUpHandoff(
-      record.ref,
-      { by: dispatch.dispatched_by, ...(options.now ? { now: options.now } : {}) },
-      options,
-    );
+    try {
+      updated = await pickUpHandoff(
+        record.ref,
+        { by: dispatch.dispatched_by, ...(options.now ? { now: options.now } : {}) },
+        options,
+      );
+    } catch (error) {
+      // The dispatch is written and stands; someone else marking the handoff first changes nothing.
+      if (!HandoffError.isInstance(error) || error.code !== "already-picked-up") throw error;
+    }
   }
   return { dispatch: written, record: updated };
 }
