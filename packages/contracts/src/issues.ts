@@ -34,11 +34,30 @@ function describeExpected(issue: z.core.$ZodIssue): string {
       return `must be a valid ${issue.format}`;
     case "unrecognized_keys":
       return `has unknown key(s) ${issue.keys.map((key) => JSON.stringify(key)).join(", ")}`;
+    case "invalid_union": {
+      const expected = unionAlternatives(issue.errors);
+      const input = issue.errors.flat().find((inner) => inner.path.length === 0)?.input;
+      return expected.length > 0
+        ? `must be ${expected.join(" or ")}, got ${describeValue(input)}`
+        : issue.message;
+    }
     case "not_multiple_of":
       return `must be a multiple of ${String(issue.divisor)}`;
     default:
       return issue.message;
   }
+}
+
+/** The types a union accepts, read from the type errors of its alternatives. */
+function unionAlternatives(alternatives: readonly (readonly z.core.$ZodIssue[])[]): string[] {
+  const names: string[] = [];
+  for (const issues of alternatives) {
+    const top = issues.find((issue) => issue.code === "invalid_type" && issue.path.length === 0);
+    if (top?.code !== "invalid_type") return [];
+    const name = top.expected === "array" ? "a list" : article(top.expected);
+    if (!names.includes(name)) names.push(name);
+  }
+  return names;
 }
 
 function article(word: string): string {

@@ -17,8 +17,8 @@ export function parseValue<K extends DocumentKind>(
   value: unknown,
   options: SourceOptions = {},
 ): DocumentOf<K> {
-  // With the input on each issue the messages can show the value found and tell a
-  // missing field from one of the wrong type.
+  // reportInput: the messages say what was found ("got number 3"); without it zod drops the
+  // input and a wrong type reads like a missing field.
   const result = documentSchemas[kind].safeParse(value, { reportInput: true });
   if (result.success) return result.data as DocumentOf<K>;
   throw new ContractError({
@@ -81,7 +81,7 @@ export function parseYaml<K extends DocumentKind>(
       issues: document.errors.map((error) => ({
         path: "",
         rule: "yaml",
-        message: `${error.linePos ? `line ${error.linePos[0].line}, column ${error.linePos[0].col}: ` : ""}${error.message.split("\n")[0]}`,
+        message: `${error.linePos ? `line ${error.linePos[0].line}, column ${error.linePos[0].col}: ` : ""}${firstLineOf(error.message)}`,
       })),
     });
   }
@@ -92,8 +92,11 @@ export function parseYaml<K extends DocumentKind>(
     if (!ContractError.isInstance(error)) throw error;
     const lineCounter = locateLines(text);
     const issues = error.issues.map((issue, index) => {
-      const zodIssue = (error.cause as { issues?: { path: PropertyKey[] }[] } | undefined)?.issues?.[index];
-      const position = zodIssue ? positionOf(document, zodIssue.path, lineCounter) : undefined;
+      const zodIssue = (error.cause as { issues?: { path: PropertyKey[]; keys?: string[] }[] } | undefined)
+        ?.issues?.[index];
+      const position = zodIssue
+        ? positionOf(document, zodIssue.path, lineCounter, zodIssue.keys?.[0])
+        : undefined;
       return position
         ? { ...issue, message: `${issue.message} (line ${position.line}, column ${position.col})` }
         : issue;
@@ -108,21 +111,43 @@ function locateLines(text: string): number[] {
   return starts;
 }
 
+/** The first line of a yaml error message, without the position the message repeats. */
+function firstLineOf(message: string): string {
+  return message
+    .split("\n")[0]!
+    .replace(/ at line [0-9]+, column [0-9]+:?$/, "")
+    .trim();
+}
+
+function toLineColumn(offset: number, lineStarts: number[]): { line: number; col: number } {
+  let line = 0;
+  while (line + 1 < lineStarts.length && lineStarts[line + 1]! <= offset) line++;
+  return { line: line + 1, col: offset - lineStarts[line]! + 1 };
+}
+
+/**
+ * The line and column of the node at `path`, or of its nearest ancestor in the YAML. With
+ * `key` (an unknown key zod reports on the parent object) the position is that key's.
+ */
 function positionOf(
   document: ReturnType<typeof parseYamlDocument>,
   path: PropertyKey[],
   lineStarts: number[],
+  key?: string,
 ): { line: number; col: number } | undefined {
+  if (key !== undefined) {
+    const parent = document.getIn(path as (string | number)[], true) as
+      | { items?: { key?: { value?: unknown; range?: [number, number] } }[] }
+      | undefined;
+    const pair = parent?.items?.find((item) => item.key?.value === key);
+    if (pair?.key?.range) return toLineColumn(pair.key.range[0], lineStarts);
+  }
   for (let depth = path.length; depth >= 0; depth--) {
     const node = document.getIn(path.slice(0, depth) as (string | number)[], true) as
       | { range?: [number, number] }
       | undefined;
     const offset = node && typeof node === "object" && node.range ? node.range[0] : undefined;
-    if (offset !== undefined) {
-      let line = 0;
-      while (line + 1 < lineStarts.length && lineStarts[line + 1]! <= offset) line++;
-      return { line: line + 1, col: offset - lineStarts[line]! + 1 };
-    }
+    if (offset !== undefined) return toLineColumn(offset, lineStarts);
   }
   return undefined;
 }

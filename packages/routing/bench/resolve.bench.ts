@@ -1,0 +1,75 @@
+/**
+ * Prints how routing compares with simple baselines in the same process:
+ * - loading: parseRoutingYaml (yaml + schema + route lines) against yaml.parse alone;
+ * - matching: resolveRoutes (globs, merge, explanations) against a plain equality scan (no
+ *   globs at all) and against calling picomatch.isMatch for every check (no explanations).
+ */
+import picomatch from "picomatch";
+import { parse } from "yaml";
+import { parseRoutingYaml } from "../src/parse-routing-yaml";
+import { resolveRoutes } from "../src/resolve-routes";
+import type { RoutingTask } from "../src/routing-task";
+
+function time(label: string, iterations: number, body: () => void): number {
+  for (let index = 0; index < Math.min(5, iterations); index++) body();
+  const start = performance.now();
+  for (let index = 0; index < iterations; index++) body();
+  const perCall = (performance.now() - start) / iterations;
+  console.log(`  ${label}: ${(perCall * 1000).toFixed(1)} µs per call`);
+  return perCall;
+}
+
+const routeCount = 200;
+const lines = ["routes:"];
+for (let index = 0; index < routeCount; index++) {
+  lines.push(
+    `  - name: route-${index}`,
+    `    match: { project: "project-${index % 20}", task_type: ["type-${index % 7}", "other"], files: ["src/area-${index % 13}/**", "*.md"] }`,
+    `    skills: ["skill-${index % 17}", "skill-${(index + 3) % 17}"]`,
+    `    load: ["context-${index % 11}"]`,
+  );
+}
+const text = lines.join("\n");
+const table = parseRoutingYaml(text);
+const tasks: RoutingTask[] = Array.from({ length: 100 }, (_, index) => ({
+  project: `project-${index % 20}`,
+  task_type: `type-${index % 7}`,
+  files: [`src/area-${index % 13}/module-${index}.ts`, "lib/other.ts"],
+}));
+
+console.log(`routing: ${routeCount} routes, ${tasks.length} tasks`);
+const yamlOnly = time("yaml.parse", 20, () => parse(text));
+const full = time("parseRoutingYaml", 20, () => parseRoutingYaml(text));
+console.log(`  load ${(full / yamlOnly).toFixed(1)}× yaml.parse alone`);
+
+const routes = table.routes;
+let sink = 0;
+const plain = time("equality scan", 200, () => {
+  for (const task of tasks) {
+    for (const route of routes) {
+      const match = route.match;
+      if (match.project === task.project && (match.task_type as string[]).includes(task.task_type!)) sink++;
+    }
+  }
+});
+const resolved = time("resolveRoutes", 20, () => {
+  for (const task of tasks) sink += resolveRoutes(table, task).skills.length;
+});
+console.log(
+  `  resolve ${(resolved / plain).toFixed(1)}× a plain equality scan (globs and explanations included)`,
+);
+const naive = time("picomatch.isMatch scan", 20, () => {
+  for (const task of tasks) {
+    for (const route of routes) {
+      const match = route.match;
+      if (
+        picomatch.isMatch(task.project!, match.project as string) &&
+        picomatch.isMatch(task.task_type!, match.task_type as string[], { nocase: true }) &&
+        task.files!.some((file) => picomatch.isMatch(file, match.files!, { dot: true }))
+      )
+        sink++;
+    }
+  }
+});
+console.log(`  resolve ${(resolved / naive).toFixed(2)}× calling picomatch.isMatch for every check`);
+if (sink < 0) console.log(sink);

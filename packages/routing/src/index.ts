@@ -1,0 +1,15 @@
+export { formatRoutingResult } from "./format-routing-result";
+export type { LoadRoutingOptions } from "./load-routing-table";
+export { loadRoutingTable } from "./load-routing-table";
+export type { KeyCheck, RouteCheck, RouteMatchKey } from "./match-route";
+export { matchRoute, normalizeTaskPath, routeMatchKeys } from "./match-route";
+export { parseRoutingYaml } from "./parse-routing-yaml";
+export type { SkillRoutingSection } from "./parse-skill-routing-section";
+export { parseSkillRoutingSection } from "./parse-skill-routing-section";
+export type { RouteExplanation, RoutingResult } from "./resolve-routes";
+export { resolveRoutes } from "./resolve-routes";
+export { relativeToProject, routeTask } from "./route-task";
+export type { RoutingSource, RoutingWarning } from "./routing-source";
+export type { LocatedRoute, RoutingTable } from "./routing-table";
+export { emptyRoutingTable } from "./routing-table";
+export type { RoutingTask } from "./routing-task";

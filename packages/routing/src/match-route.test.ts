@@ -1,0 +1,108 @@
+import type { RouteMatch } from "@gstack/contracts";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { matchRoute, normalizeTaskPath, routeMatchKeys } from "./match-route";
+
+describe("matchRoute", () => {
+  it("matches files with globs against any touched path", () => {
+    const match: RouteMatch = { project: "baku", files: ["calendar/*"] };
+    const result = matchRoute(match, { project: "baku", files: ["README.md", "./calendar/api.ts"] });
+    expect(result.matched).toBe(true);
+    expect(result.checks.map((check) => check.reason)).toEqual([
+      'project "baku" matches "baku"',
+      'file "calendar/api.ts" matches "calendar/*"',
+    ]);
+  });
+
+  it("keeps glob semantics: * stays in one folder, ** crosses folders", () => {
+    expect(matchRoute({ files: ["calendar/*"] }, { files: ["calendar/sub/x.ts"] }).matched).toBe(false);
+    expect(matchRoute({ files: ["calendar/**"] }, { files: ["calendar/sub/x.ts"] }).matched).toBe(true);
+    expect(matchRoute({ files: ["**/*.sql"] }, { files: ["db\\migrations\\001.sql"] }).matched).toBe(true);
+    expect(matchRoute({ files: ["config/*"] }, { files: ["config/.env"] }).matched).toBe(true);
+  });
+
+  it("needs every key to hold and reports each failed key with a reason", () => {
+    const match: RouteMatch = { project: ["baku", "kitsune"], task_type: "security", branch: "release/*" };
+    const result = matchRoute(match, { project: "widget", task_type: "Security" });
+    expect(result.matched).toBe(false);
+    const failed = result.checks.filter((check) => !check.held);
+    expect(failed.map((check) => check.key)).toEqual(["project", "branch"]);
+    expect(failed[0]!.reason).toBe('project "widget" matches none of "baku", "kitsune"');
+    expect(failed[1]!.reason).toBe("the task gives no branch");
+    expect(result.checks.find((check) => check.key === "task_type")!.held).toBe(true);
+  });
+
+  it("compares task_type and agent without case, project and branch with case", () => {
+    expect(matchRoute({ task_type: "security" }, { task_type: "SECURITY" }).matched).toBe(true);
+    expect(matchRoute({ agent: "wintermute" }, { agent: "Wintermute" }).matched).toBe(true);
+    expect(matchRoute({ project: "baku" }, { project: "Baku" }).matched).toBe(false);
+    expect(matchRoute({ branch: "garrytan/*" }, { branch: "garrytan/auth-flow" }).matched).toBe(true);
+  });
+
+  it("says so when the task names no files", () => {
+    const result = matchRoute({ files: ["src/**"] }, { files: [] });
+    expect(result.matched).toBe(false);
+    expect(result.checks[0]!.reason).toBe("the task names no files");
+  });
+
+  it("normalises touched paths", () => {
+    expect(normalizeTaskPath("././a\\b.ts")).toBe("a/b.ts");
+  });
+
+  const value = fc.stringMatching(/^[a-z][a-z0-9-]{0,10}$/);
+  const task = fc.record(
+    {
+      project: value,
+      task_type: value,
+      branch: value,
+      agent: value,
+      files: fc.array(fc.stringMatching(/^[a-z]{1,4}(\/[a-z]{1,4}){0,2}\.ts$/), { maxLength: 4 }),
+    },
+    { requiredKeys: [] },
+  );
+  const match = fc.record(
+    {
+      project: fc.oneof(value, fc.array(value, { minLength: 1, maxLength: 3 })),
+      task_type: fc.oneof(value, fc.constant("*")),
+      branch: fc.constantFrom("*", "main", "feature-*"),
+      agent: value,
+      files: fc.array(fc.constantFrom("**", "src/**", "*.ts", "a/*.ts"), { minLength: 1, maxLength: 2 }),
+    },
+    { requiredKeys: [] },
+  );
+
+  it("an empty match matches every task", () => {
+    fc.assert(fc.property(task, (anyTask) => matchRoute({}, anyTask).matched));
+  });
+
+  it("adding a key never makes a route match more tasks", () => {
+    fc.assert(
+      fc.property(match, task, fc.constantFrom(...routeMatchKeys), (anyMatch, anyTask, key) => {
+        const { [key]: _dropped, ...fewer } = anyMatch;
+        if (matchRoute(anyMatch, anyTask).matched) expect(matchRoute(fewer, anyTask).matched).toBe(true);
+      }),
+    );
+  });
+
+  it("matches exactly when every check held, with one check per key present", () => {
+    fc.assert(
+      fc.property(match, task, (anyMatch, anyTask) => {
+        const result = matchRoute(anyMatch, anyTask);
+        expect(result.checks.map((check) => check.key)).toEqual(
+          routeMatchKeys.filter((key) => anyMatch[key] !== undefined),
+        );
+        expect(result.matched).toBe(result.checks.every((check) => check.held));
+      }),
+    );
+  });
+
+  it("a literal value always matches itself", () => {
+    fc.assert(
+      fc.property(value, value, (project, taskType) => {
+        expect(matchRoute({ project, task_type: taskType }, { project, task_type: taskType }).matched).toBe(
+          true,
+        );
+      }),
+    );
+  });
+});
