@@ -1,3 +1,4 @@
+import { compareText } from "./compare-text";
 import { lineOf } from "./line-of";
 import { parseMarkdownStructure } from "./markdown-structure";
 
@@ -89,5 +90,5 @@ export function findClaudeReferences(markdown: string): ClaudeReference[] {
       });
     }
   }
-  return found.sort((left, right) => left.line - right.line || left.construct.localeCompare(right.construct));
+  return found.sort((left, right) => left.line - right.line || compareText(left.construct, right.construct));
 }

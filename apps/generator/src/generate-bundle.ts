@@ -1,5 +1,6 @@
 import { agentsSection } from "./agents-section";
 import { type PublishPlan, publishPlan } from "./clawhub";
+import { compareText } from "./compare-text";
 import type { ClaudeReference } from "./find-claude-references";
 import { normaliseBlankLines } from "./openclaw-notes";
 import { packIntroduction, packSection } from "./pack-skill";
@@ -111,7 +112,7 @@ export function generateBundle(sources: readonly SkillSource[], options: BundleO
     license: options.license ?? "MIT",
   };
   const exclude = options.exclude ?? DEFAULT_EXCLUDED;
-  const sorted = [...sources].sort((left, right) => left.file.localeCompare(right.file));
+  const sorted = [...sources].sort((left, right) => compareText(left.file, right.file));
   const skipped: RunReport["skipped"] = [];
   const included = sorted.filter((source) => {
     const reason = exclude[source.gstackName];
@@ -125,7 +126,7 @@ export function generateBundle(sources: readonly SkillSource[], options: BundleO
   const root =
     transformed.find((skill) => skill.name === PACK_NAME) ?? generatedPackSkill(settings, { skillNames });
   const pack = withPack(root, members);
-  const skills = [...members, pack].sort((left, right) => left.name.localeCompare(right.name));
+  const skills = [...members, pack].sort((left, right) => compareText(left.name, right.name));
 
   const files = new Map<string, string>();
   const soul = soulMarkdown();
@@ -155,5 +156,5 @@ export function generateBundle(sources: readonly SkillSource[], options: BundleO
       0,
     ),
   };
-  return { files: new Map([...files].sort(([left], [right]) => left.localeCompare(right))), report, plan };
+  return { files: new Map([...files].sort(([left], [right]) => compareText(left, right))), report, plan };
 }

@@ -1,3 +1,4 @@
+import { compareText } from "./compare-text";
 import { slashCommandOf } from "./skill-names";
 
 /** A member skill as the meta-package lists it. */
@@ -11,7 +12,7 @@ export interface PackMember {
  * every member from ClawHub, since a ClawHub skill cannot declare dependencies.
  */
 export function packSection(members: readonly PackMember[]): string {
-  const sorted = [...members].sort((left, right) => left.name.localeCompare(right.name));
+  const sorted = [...members].sort((left, right) => compareText(left.name, right.name));
   const lines = sorted.map(
     (member) => `- \`${member.name}\` (\`/${slashCommandOf(member.name)}\`): ${member.description}`,
   );
