@@ -1,6 +1,6 @@
 import { compareText } from "./compare-text";
 import { lineOf } from "./line-of";
-import { parseMarkdownStructure } from "./markdown-structure";
+import { type MarkdownStructure, parseMarkdownStructure } from "./markdown-structure";
 
 /** A Claude-only reference left in generated output, with why it was left. */
 export interface ClaudeReference {
@@ -42,7 +42,7 @@ const detectors: Detector[] = [
   },
   {
     construct: ".claude folder",
-    pattern: /(?<![~}A-Za-z0-9_])(?<!\$HOME\/)\.claude\/[^\s`"')]*/g,
+    pattern: /(?<![A-Za-z0-9_])(?<!(?:~|\$HOME|\$\{HOME\})\/)\.claude\/[^\s`"')]*/g,
     reason: "a project's .claude folder is Claude Code configuration with no OpenClaw counterpart",
   },
   { construct: "Claude Code", pattern: /\bClaude Code\b/g, reason: UNMATCHED },
@@ -69,8 +69,11 @@ const CODE_REASON = "inside a code block, which is copied as written so commands
  * Finds every Claude-only reference in a generated skill, each with its line, where it sits
  * and why it was left. A clean transform returns an empty list.
  */
-export function findClaudeReferences(markdown: string): ClaudeReference[] {
-  const { spans } = parseMarkdownStructure(markdown);
+export function findClaudeReferences(
+  markdown: string,
+  structure: MarkdownStructure = parseMarkdownStructure(markdown),
+): ClaudeReference[] {
+  const { spans } = structure;
   const contextAt = (offset: number): ClaudeReference["context"] => {
     const span = spans.find((candidate) => offset >= candidate.start && offset < candidate.end);
     if (!span) return "prose";

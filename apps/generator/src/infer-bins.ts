@@ -1,4 +1,4 @@
-import { parseMarkdownStructure } from "./markdown-structure";
+import { type MarkdownStructure, parseMarkdownStructure } from "./markdown-structure";
 
 /**
  * Programs worth declaring in `metadata.openclaw.requires.bins`: what a skill cannot work
@@ -64,8 +64,11 @@ function commandsOf(line: string): string[] {
  * Infers the binaries a skill runs: programs at command position in its shell blocks and in
  * inline code that reads as a command, plus the browse binary when `$B` is used.
  */
-export function inferRequiredBins(markdown: string): string[] {
-  const { spans } = parseMarkdownStructure(markdown);
+export function inferRequiredBins(
+  markdown: string,
+  structure: MarkdownStructure = parseMarkdownStructure(markdown),
+): string[] {
+  const { spans } = structure;
   const found = new Set<string>();
   for (const span of spans) {
     if (span.kind === "html") continue;

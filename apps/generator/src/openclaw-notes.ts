@@ -42,6 +42,7 @@ export const openClawNotes: readonly OpenClawNote[] = [
  * and returns which notes were added.
  */
 export function insertOpenClawNotes(body: string): { body: string; added: OpenClawNote["id"][] } {
+  if (!openClawNotes.some((note) => note.trigger.test(body))) return { body, added: [] };
   const { blocks } = parseMarkdownStructure(body);
   const insertions: { at: number; text: string; id: OpenClawNote["id"] }[] = [];
   for (const note of openClawNotes) {

@@ -193,9 +193,16 @@ function toolRules(): Rule[] {
   return rules;
 }
 
+const ASK_RULES = askRules();
+const PLAN_RULES = planRules();
+const TODO_RULES = todoRules();
+const TOOL_RULES = toolRules();
+const skillRuleCache = new WeakMap<RewriteContext, Rule[]>();
+const BARE_ASK = new RegExp(tool("AskUserQuestion"), "g");
+
 /** The final wording of a bare AskUserQuestion: a verb phrase, capitalised at a sentence start. */
 function bareAsk(text: string): string {
-  return text.replace(new RegExp(tool("AskUserQuestion"), "g"), (_match, offset: number, whole: string) =>
+  return text.replace(BARE_ASK, (_match, offset: number, whole: string) =>
     startsSentence(whole, offset) ? "Ask the user in your chat reply" : "ask the user in your chat reply",
   );
 }
@@ -237,14 +244,19 @@ export function rewriteProse(text: string, context: RewriteContext, flags: Prose
       output = output.replace(pattern, (...args) => replace(...(args as [string, ...string[]])));
     }
   };
-  apply(skillToolRules(context));
-  apply(askRules());
+  let skillRules = skillRuleCache.get(context);
+  if (!skillRules) {
+    skillRules = skillToolRules(context);
+    skillRuleCache.set(context, skillRules);
+  }
+  apply(skillRules);
+  apply(ASK_RULES);
   output = bareAsk(output);
   const beforePlan = output;
-  apply(planRules());
+  apply(PLAN_RULES);
   if (output !== beforePlan) flags.plansOnly = true;
-  apply(todoRules());
-  apply(toolRules());
+  apply(TODO_RULES);
+  apply(TOOL_RULES);
   output = subagentRule(output);
   if (output.includes("sessions_spawn")) flags.spawnsSessions = true;
   output = output.replace(/\bClaude Code\b/g, "OpenClaw");
