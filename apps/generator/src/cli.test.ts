@@ -82,6 +82,17 @@ describe("gstack-openclaw-gen", { timeout: 60_000 }, () => {
     expect(badVersion.stderr).toMatch(/not a four-part gstack version/);
   });
 
+  it("installs skills, AGENTS.md section and SOUL.md into a workspace", async () => {
+    const workspace = join(root, "workspace");
+    const installed = await gen(["install", "--input", fixtureSkillsDir, "--workspace", workspace, "--json"]);
+    expect(installed.code).toBe(0);
+    const result = JSON.parse(installed.stdout) as { workspace: string; written: string[] };
+    expect(result.workspace).toBe(workspace);
+    expect(result.written).toEqual(
+      expect.arrayContaining(["AGENTS.md", "SOUL.md", "skills/gstack-ship/SKILL.md"]),
+    );
+  });
+
   it("prints usage with --help", async () => {
     const help = await gen(["generate", "--help"]);
     expect(help.code).toBe(0);

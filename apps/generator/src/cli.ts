@@ -1,10 +1,12 @@
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
+import { resolveOpenClawWorkspace } from "@gstack/contracts";
 import { defineCommand, runCommand, runMain } from "citty";
 import { formatPublishPlan } from "./clawhub";
 import { formatReport } from "./format-report";
 import { buildFromFolder, checkFolder, type GenerateOptions, generateToFolder } from "./generate";
 import { GeneratorError } from "./generator-error";
+import { installToWorkspace } from "./install-workspace";
 import { isUpToDate } from "./output-files";
 import type { ResolverSet } from "./resolve-template";
 import { watchSkills } from "./watch-skills";
@@ -169,13 +171,49 @@ const planCommand = defineCommand({
   },
 });
 
+const installCommand = defineCommand({
+  meta: {
+    name: "install",
+    description:
+      "Generate and install into an OpenClaw workspace: skills, the AGENTS.md section, SOUL.md if none",
+  },
+  args: {
+    ...sharedArgs,
+    workspace: {
+      type: "string",
+      description:
+        "OpenClaw workspace (default: OPENCLAW_WORKSPACE_DIR, OPENCLAW_PROFILE or ~/.openclaw/workspace)",
+    },
+  },
+  async run({ args }) {
+    const bundle = await buildFromFolder(await optionsFrom(args));
+    if (bundle.report.errorCount > 0) throw new CliError("generated skills fail OpenClaw's validator", 1);
+    const workspace =
+      typeof args.workspace === "string"
+        ? resolve(expandHome(args.workspace))
+        : resolveOpenClawWorkspace(process.env);
+    const result = await installToWorkspace(bundle, workspace);
+    const soulNote = result.keptOwnSoul ? "; kept your SOUL.md (gstack's is in skills/gstack/SOUL.md)" : "";
+    print(
+      args.json,
+      { workspace, ...result, report: bundle.report },
+      `${formatReport(bundle.report)}installed into ${workspace}: ${result.written.length} file(s) written, ${result.removed.length} removed${soulNote}\n`,
+    );
+  },
+});
+
 const main = defineCommand({
   meta: {
     name: "gstack-openclaw-gen",
     version: "0.1.0",
     description: "Generate OpenClaw skills and a ClawHub bundle from gstack's skills",
   },
-  subCommands: { generate: generateCommand, report: reportCommand, "publish-plan": planCommand },
+  subCommands: {
+    generate: generateCommand,
+    install: installCommand,
+    report: reportCommand,
+    "publish-plan": planCommand,
+  },
 });
 
 function exitWith(error: unknown): never {

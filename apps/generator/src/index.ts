@@ -16,6 +16,8 @@ export { DEFAULT_EXCLUDED, generateBundle } from "./generate-bundle";
 export type { GeneratorErrorCode } from "./generator-error";
 export { GeneratorError } from "./generator-error";
 export { BROWSE_BIN, inferRequiredBins, notableBins } from "./infer-bins";
+export type { InstallResult } from "./install-workspace";
+export { installToWorkspace } from "./install-workspace";
 export type { OutputDifference } from "./output-files";
 export { compareOutput, isUpToDate, writeOutput } from "./output-files";
 export type { ReadSourcesOptions } from "./read-skill-sources";
