@@ -26,6 +26,7 @@ describe("generateBundle", () => {
       "AGENTS.md",
       "SOUL.md",
       "clawhub.json",
+      "skills/gstack-investigate/SKILL.md",
       "skills/gstack-qa/SKILL.md",
       "skills/gstack-review/SKILL.md",
       "skills/gstack-ship/SKILL.md",
@@ -78,7 +79,7 @@ describe("generateToFolder and checkFolder", () => {
   it("writes byte-identical output on a rerun and reports it up to date", async () => {
     const options = { input: fixtureSkillsDir, output: join(root, "openclaw"), gstackVersion: "1.68.3.0" };
     const first = await generateToFolder(options);
-    expect(first.written).toHaveLength(8);
+    expect(first.written).toHaveLength(9);
     const before = await readFile(join(root, "openclaw/skills/gstack-ship/SKILL.md"));
     const second = await generateToFolder(options);
     expect(second.written).toEqual([]);

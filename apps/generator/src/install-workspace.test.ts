@@ -33,6 +33,7 @@ describe("installToWorkspace", () => {
     expect(agents).toContain(AGENTS_SECTION_BEGIN);
     expect((await readdir(join(workspace, "skills"))).sort()).toEqual([
       "gstack",
+      "gstack-investigate",
       "gstack-qa",
       "gstack-review",
       "gstack-ship",

@@ -182,8 +182,11 @@ function toolRules(): Rule[] {
     ]);
     const verbReference = name === "Bash" ? tool(name, true) : reference;
     rules.push([
-      new RegExp(`\\b(use|Use|via|Via|with|With|through|Through|call|Call) ${verbReference}(?! tool)`, "g"),
-      (_match, verb) => `${verb} ${mappedName(name)}`,
+      new RegExp(
+        `\\b(use|Use|via|Via|with|With|through|Through|call|Call)(\\s+)${verbReference}(?! tool)`,
+        "g",
+      ),
+      (_match, verb, space) => `${verb}${space}${mappedName(name)}`,
     ]);
     rules.push([
       new RegExp(mapping.ambiguous ? `${TOOL_OPEN}${name}${TOOL_CLOSE}` : reference, "g"),

@@ -4,7 +4,7 @@ import { type TransformOptions, transformSkill } from "./transform-skill";
 import { validateOpenClawSkill } from "./validate-openclaw-skill";
 
 const options: TransformOptions = {
-  skillNames: new Set(["ship", "qa", "review"]),
+  skillNames: new Set(["ship", "qa", "review", "investigate"]),
   skillsRoot: "~/.openclaw/workspace/skills",
   homepage: "https://github.com/garrytan/gstack",
   license: "MIT",
@@ -199,8 +199,41 @@ describe("transformSkill on the review fixture", () => {
   });
 });
 
+describe("transformSkill on the investigate fixture", () => {
+  const skill = transformSkill(fixtureSource("investigate"), options);
+  const body = bodyOf(skill.content);
+
+  it("maps WebFetch, the Task tool, MultiEdit and tool names split over lines", () => {
+    expect(body).toContain("fetch the\ndependency's changelog with the web_fetch tool when");
+    expect(body).toContain("Use the sessions_spawn tool to hand a\nlong log search");
+    expect(body).toContain("Apply the fix with the edit tool across the affected files.");
+    expect(body).toContain("Test each with\nthe exec tool, cheapest first.");
+  });
+
+  it("maps EnterPlanMode, $HOME paths, Markdown link targets and Claude Code", () => {
+    expect(body).toContain("Before changing code, switch to planning-only mode and list");
+    expect(body).toContain("$HOME/.openclaw/workspace/skills/gstack/bin/gstack-learnings-search");
+    expect(body).toContain("[the ship skill](~/.openclaw/workspace/skills/gstack-ship/SKILL.md)");
+    expect(body).toContain("OpenClaw keeps the session log");
+  });
+
+  it("drops the update-check section by its heading and keeps other HTML comments", () => {
+    expect(body).not.toContain("Update check");
+    expect(body).toContain("<!-- evidence rules: keep each hypothesis on its own line -->");
+    expect(skill.stripped).toEqual([{ kind: "section", summary: "## Update check" }]);
+  });
+
+  it("declares bun and codex, which its shell blocks run", () => {
+    expect(frontmatterOf(skill.content).metadata["openclaw"]?.["requires"]).toEqual({
+      bins: ["bun", "codex"],
+    });
+    expect(skill.notes).toEqual(["spawn-depth", "planning-only"]);
+    expect(skill.leftovers).toEqual([]);
+  });
+});
+
 describe("every fixture skill", () => {
-  for (const name of ["", "ship", "qa", "review"]) {
+  for (const name of ["", "ship", "qa", "review", "investigate"]) {
     it(`${name || "root"} passes OpenClaw's loading rules and strict validator with no issue`, () => {
       const skill = transformSkill(fixtureSource(name), options);
       expect(validateOpenClawSkill({ folderName: skill.name, content: skill.content })).toEqual([]);
