@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { resolveOpenClawWorkspace } from "@gstack/contracts";
+import { expandHome, resolveOpenClawWorkspace } from "@gstack/contracts";
 import { defineCommand, runCommand, runMain } from "citty";
 import { formatPublishPlan } from "./clawhub";
 import { formatReport } from "./format-report";
@@ -47,10 +47,6 @@ const sharedArgs = {
   },
   json: { type: "boolean", description: "print the result as JSON", default: false },
 } as const;
-
-function expandHome(path: string): string {
-  return path === "~" || path.startsWith("~/") ? `${process.env["HOME"] ?? ""}${path.slice(1)}` : path;
-}
 
 async function optionsFrom(args: Record<string, unknown>): Promise<GenerateOptions> {
   const options: GenerateOptions = {

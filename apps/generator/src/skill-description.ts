@@ -27,6 +27,13 @@ export function oneLineDescription(raw: unknown, file: string, rewrite: (text: s
     .replace(/[<>]/g, "")
     .replace(/\s+/g, " ")
     .trim();
+  if (flat === "") {
+    throw new GeneratorError({
+      code: "description",
+      file,
+      message: "frontmatter field 'description' is empty once angle brackets are removed",
+    });
+  }
   const maximum = DESCRIPTION_TARGET - 1;
   if (flat.length <= maximum) return flat;
   const sentences = flat.split(/(?<=[.!?])\s+/);
