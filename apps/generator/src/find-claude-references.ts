@@ -52,6 +52,11 @@ const detectors: Detector[] = [
     reason: "set only when gstack runs as a Claude Code plugin; harmless on OpenClaw, where it is unset",
   },
   {
+    construct: "CLAUDE_SKILL_DIR",
+    pattern: /\bCLAUDE_SKILL_DIR\b/g,
+    reason: "set by Claude Code while a skill runs; OpenClaw does not set it",
+  },
+  {
     construct: "subagent_type",
     pattern: /\bsubagent_type\b/g,
     reason: "Claude Code's sub-agent types have no sessions_spawn counterpart",

@@ -64,11 +64,24 @@ function askRules(): Rule[] {
       () => "in your chat reply",
     ],
     [
+      new RegExp(`\\b(?:calling|Calling|using|Using|firing|Firing) (?:the )?${ask}(?: tool)?`, "g"),
+      (match) => withCaseOf(match, "asking the user in your chat reply"),
+    ],
+    [
+      new RegExp(`${ask}(?: tool)?(?= (?:is|was|has|fails|returns|caps|satisfies|becomes)\\b)`, "g"),
+      (match, offset: string, whole: string) =>
+        startsSentence(whole, Number(offset)) ? "Asking in your chat reply" : "asking in your chat reply",
+    ],
+    [
+      new RegExp(`\\b(to|for|of|on|about|after|before) ${ask}(?: tool)?(?: calls?)?(?! calls)`, "g"),
+      (_match, preposition: string) => `${preposition} questions to the user`,
+    ],
+    [
       new RegExp(`\\b(?:each|every|Each|Every) ${ask}(?: tool)?(?: calls?| questions?)?`, "g"),
       (match) => withCaseOf(match, "every question you ask the user"),
     ],
     [
-      new RegExp(`\\b(?:an|An|one|One) ${ask}(?: tool)?(?: calls?| questions?)?`, "g"),
+      new RegExp(`\\b(?:an|An|one|One|any|Any) ${ask}(?: tool)?(?: calls?| questions?)?`, "g"),
       (match) => withCaseOf(match, "a question to the user"),
     ],
     [
@@ -102,7 +115,9 @@ function planRules(): Rule[] {
       (match) => withCaseOf(match, "switch to planning-only mode"),
     ],
     [new RegExp(`${enter}(?: tool)?`, "g"), () => "planning-only mode"],
+    [/\bPLAN MODE\b/g, () => "PLANNING-ONLY MODE"],
     [/\bPlan Mode\b/g, () => "Planning-Only Mode"],
+    [/\b(P|p)lan-mode\b/g, (_match, letter) => `${letter === "P" ? "P" : "p"}lanning-only`],
     [/\b(P|p)lan mode\b/g, (_match, letter) => `${letter === "P" ? "P" : "p"}lanning-only mode`],
   ];
 }
@@ -154,6 +169,11 @@ function mappedName(name: string): string {
 
 function toolRules(): Rule[] {
   const rules: Rule[] = [];
+  rules.push([
+    /\b(use|Use|with|With) (Grep|Glob)\b(?! tool)/g,
+    (_match, verb: string, name: string) => `${verb} ${mappedName(name)}`,
+  ]);
+  rules.push([/\bBash (calls?|commands?)\b/g, (_match, noun: string) => `exec ${noun}`]);
   const listNames = ["Read", "Write", "Edit", "MultiEdit", "Bash", "Grep", "Glob", "WebSearch", "WebFetch"];
   const listItem = `(?:${TOOL_OPEN})?(?:${listNames.join("|")})(?:${TOOL_CLOSE})?`;
   rules.push([

@@ -46,6 +46,12 @@ describe("stripClaudePreamble", () => {
     expect(stripClaudePreamble(body).body).toBe("## Done\n\nEnd.\n");
   });
 
+  it("drops gstack's behaviour patch for the Claude model family", () => {
+    const body =
+      "## Model-Specific Behavioral Patch (claude)\n\nPrefer dedicated tools.\n\n## Voice\n\nBe direct.\n";
+    expect(stripClaudePreamble(body).body).toBe("## Voice\n\nBe direct.\n");
+  });
+
   it("drops paragraphs and list items about removed values, keeping their neighbours", () => {
     const body = [
       fence(["_UPD=$(gstack-update-check)", "echo ok"]),

@@ -7,8 +7,12 @@ export interface StrippedPart {
   summary: string;
 }
 
-/** Headings of sections that only make sense inside gstack's Claude Code install. */
-const CLAUDE_ONLY_SECTION = /\b(telemetry|update[- ]check|upgrade[- ]check|session tracking)\b/i;
+/**
+ * Headings of sections that only make sense inside gstack's Claude Code install, and the
+ * behaviour patches gstack tunes for the Claude model family.
+ */
+const CLAUDE_ONLY_SECTION =
+  /\b(telemetry|update[- ]check|upgrade[- ]check|session tracking)\b|\bmodel-specific\b.*\bclaude\b/i;
 
 /** Shell lines that talk to gstack's Claude-side telemetry, updater or session counter. */
 const CLAUDE_ONLY_SHELL = [
