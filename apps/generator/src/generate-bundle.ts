@@ -8,7 +8,12 @@ import { DEFAULT_SKILLS_ROOT } from "./rewrite-paths";
 import { PACK_NAME } from "./skill-names";
 import { soulMarkdown } from "./soul";
 import type { StrippedPart } from "./strip-claude-preamble";
-import { type SkillSource, type TransformedSkill, transformSkill } from "./transform-skill";
+import {
+  GENERATED_PACK_FILE,
+  type SkillSource,
+  type TransformedSkill,
+  transformSkill,
+} from "./transform-skill";
 import { type SkillIssue, validateOpenClawSkill } from "./validate-openclaw-skill";
 import { toSemver } from "./version-mapping";
 
@@ -94,7 +99,7 @@ function generatedPackSkill(
 ): TransformedSkill {
   const source = `---\nname: gstack\ndescription: The gstack skill pack for OpenClaw. Routes coding work to the right gstack workflow and installs the rest of the pack.\n---\n${packIntroduction()}`;
   return transformSkill(
-    { gstackName: "", file: "(generated)", source },
+    { gstackName: "", file: GENERATED_PACK_FILE, source },
     { ...options, skillNames: context.skillNames },
   );
 }
