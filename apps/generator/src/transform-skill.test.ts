@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { fixtureSource } from "./__fixtures__/fixtures";
 import { type TransformOptions, transformSkill } from "./transform-skill";
@@ -246,4 +247,38 @@ describe("every fixture skill", () => {
       );
     });
   }
+});
+
+describe("code blocks", () => {
+  it("copies any shell block without paths byte for byte, whatever tool names it holds", () => {
+    const token = fc.constantFrom(
+      "Read",
+      "Write",
+      "Edit",
+      "Bash",
+      "Agent",
+      "AskUserQuestion",
+      "ExitPlanMode",
+      "plan mode",
+      "the Read tool",
+      "echo",
+      "git",
+      "status",
+      '"$X"',
+      "|",
+      "&&",
+      "/review",
+      "--flag",
+    );
+    const line = fc.array(token, { minLength: 1, maxLength: 8 }).map((tokens) => tokens.join(" "));
+    fc.assert(
+      fc.property(fc.array(line, { minLength: 1, maxLength: 6 }), (lines) => {
+        const block = ["```bash", ...lines, "```"].join("\n");
+        const source = `---\nname: codeonly\ndescription: Code only.\n---\n\nRun this:\n\n${block}\n`;
+        const skill = transformSkill({ gstackName: "codeonly", file: "codeonly/SKILL.md", source }, options);
+        expect(skill.content).toContain(`\n${block}\n`);
+      }),
+      { numRuns: 60 },
+    );
+  });
 });
