@@ -84,8 +84,18 @@ describe("gstack-openclaw-gen", { timeout: 60_000 }, () => {
 
   it("installs skills, AGENTS.md section and SOUL.md into a workspace", async () => {
     const workspace = join(root, "workspace");
-    const installed = await gen(["install", "--input", fixtureSkillsDir, "--workspace", workspace, "--json"]);
+    const installed = await gen([
+      "install",
+      "--input",
+      fixtureSkillsDir,
+      "--workspace",
+      workspace,
+      "--openclaw-version",
+      "2026.1.0",
+      "--json",
+    ]);
     expect(installed.code).toBe(0);
+    expect(installed.stderr).toBe("warning: gstack-qa needs OpenClaw 2026.3.0 or newer; this is 2026.1.0\n");
     const result = JSON.parse(installed.stdout) as { workspace: string; written: string[] };
     expect(result.workspace).toBe(workspace);
     expect(result.written).toEqual(

@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
 import { expandHome, resolveOpenClawWorkspace } from "@gstack/contracts";
 import { defineCommand, runCommand, runMain } from "citty";
+import { findVersionMismatches } from "./check-openclaw-version";
 import { formatPublishPlan } from "./clawhub";
 import { formatReport } from "./format-report";
 import { buildFromFolder, checkFolder, type GenerateOptions, generateToFolder } from "./generate";
@@ -180,6 +181,10 @@ const installCommand = defineCommand({
       description:
         "OpenClaw workspace (default: OPENCLAW_WORKSPACE_DIR, OPENCLAW_PROFILE or ~/.openclaw/workspace)",
     },
+    "openclaw-version": {
+      type: "string",
+      description: "the OpenClaw version in use; skills needing a newer one are reported",
+    },
   },
   async run({ args }) {
     const bundle = await buildFromFolder(await optionsFrom(args));
@@ -189,10 +194,19 @@ const installCommand = defineCommand({
         ? resolve(expandHome(args.workspace))
         : resolveOpenClawWorkspace(process.env);
     const result = await installToWorkspace(bundle, workspace);
+    const mismatches =
+      typeof args["openclaw-version"] === "string"
+        ? findVersionMismatches(bundle, args["openclaw-version"])
+        : [];
+    for (const mismatch of mismatches) {
+      process.stderr.write(
+        `warning: ${mismatch.skill} needs OpenClaw ${mismatch.requires} or newer; this is ${mismatch.running}\n`,
+      );
+    }
     const soulNote = result.keptOwnSoul ? "; kept your SOUL.md (gstack's is in skills/gstack/SOUL.md)" : "";
     print(
       args.json,
-      { workspace, ...result, report: bundle.report },
+      { workspace, ...result, mismatches, report: bundle.report },
       `${formatReport(bundle.report)}installed into ${workspace}: ${result.written.length} file(s) written, ${result.removed.length} removed${soulNote}\n`,
     );
   },

@@ -4,6 +4,8 @@ export {
   agentsSection,
   mergeAgentsSection,
 } from "./agents-section";
+export type { VersionMismatch } from "./check-openclaw-version";
+export { compareDottedVersions, findVersionMismatches } from "./check-openclaw-version";
 export type { PublishPlan, PublishStep } from "./clawhub";
 export { CLAWHUB_SLUG, formatPublishPlan, isClawHubSlug, publishPlan } from "./clawhub";
 export type { ClaudeReference } from "./find-claude-references";
