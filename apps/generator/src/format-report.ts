@@ -1,0 +1,24 @@
+import type { RunReport } from "./generate-bundle";
+
+/** The run report as text for a terminal: one line per skill, details only where needed. */
+export function formatReport(report: RunReport): string {
+  const lines: string[] = [];
+  for (const skill of report.skills) {
+    const errors = skill.issues.filter((issue) => issue.severity === "error");
+    const status = skill.leftovers.length === 0 && errors.length === 0 ? "ok" : "needs attention";
+    lines.push(
+      `${skill.name} (${skill.source}): ${status}; ${skill.leftovers.length} Claude-only reference(s) left, ${skill.stripped.length} preamble part(s) removed`,
+    );
+    for (const leftover of skill.leftovers) {
+      lines.push(`  line ${leftover.line} [${leftover.context}] ${leftover.text}: ${leftover.reason}`);
+    }
+    for (const issue of skill.issues) {
+      lines.push(`  ${issue.severity} ${issue.rule} ${issue.field || "(file)"}: ${issue.message}`);
+    }
+  }
+  for (const skipped of report.skipped) lines.push(`skipped ${skipped.source}: ${skipped.reason}`);
+  lines.push(
+    `${report.skills.length} skill(s), ${report.leftoverCount} Claude-only reference(s) left, ${report.errorCount} validator error(s)`,
+  );
+  return `${lines.join("\n")}\n`;
+}

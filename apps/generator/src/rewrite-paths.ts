@@ -1,0 +1,49 @@
+import { openClawSkillName } from "./skill-names";
+
+/** What the rewriting rules need to know about the run. */
+export interface RewriteContext {
+  /** gstack skill names in this run, to recognise references such as `/review`. */
+  skillNames: ReadonlySet<string>;
+  /** The OpenClaw skills folder as written into the output, e.g. `~/.openclaw/workspace/skills`. */
+  skillsRoot: string;
+}
+
+/** The default OpenClaw skills folder, written with `~` so the text fits every user. */
+export const DEFAULT_SKILLS_ROOT = "~/.openclaw/workspace/skills";
+
+function outputSkillName(gstackName: string): string {
+  try {
+    return openClawSkillName(gstackName);
+  } catch {
+    return `gstack-${gstackName}`;
+  }
+}
+
+/** Replaces `~` in the skills root by the home prefix the source used (`~`, `$HOME`). */
+function rootWithPrefix(context: RewriteContext, prefix: string): string {
+  return context.skillsRoot.startsWith("~/") ? prefix + context.skillsRoot.slice(1) : context.skillsRoot;
+}
+
+/**
+ * Rewrites Claude Code paths and file names, in any kind of text: a gstack skill's
+ * SKILL.md under `~/.claude/skills/gstack/<skill>/` becomes the OpenClaw skill's, the rest
+ * of the gstack install moves beside the root `gstack` skill, other `~/.claude/skills`
+ * become OpenClaw workspace skills, and CLAUDE.md becomes AGENTS.md.
+ */
+export function rewritePaths(text: string, context: RewriteContext): string {
+  return text
+    .replace(
+      /(~|\$HOME|\$\{HOME\})\/\.claude\/skills\/gstack\/([a-z0-9][a-z0-9-]*)\/SKILL\.md\b/g,
+      (_match, prefix: string, skill: string) =>
+        `${rootWithPrefix(context, prefix)}/${outputSkillName(skill)}/SKILL.md`,
+    )
+    .replace(
+      /(~|\$HOME|\$\{HOME\})\/\.claude\/skills\/gstack(?![A-Za-z0-9_-])/g,
+      (_match, prefix: string) => `${rootWithPrefix(context, prefix)}/gstack`,
+    )
+    .replace(/(~|\$HOME|\$\{HOME\})\/\.claude\/skills(?![A-Za-z0-9_-])/g, (_match, prefix: string) =>
+      rootWithPrefix(context, prefix),
+    )
+    .replace(/(^|[\s"'`(=/])\.claude\/skills\/gstack(?![A-Za-z0-9_-])/gm, "$1skills/gstack")
+    .replace(/\bCLAUDE\.md\b/g, "AGENTS.md");
+}
