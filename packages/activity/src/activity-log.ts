@@ -80,6 +80,10 @@ export interface ActivityQuery extends ActivityFilter {
 /** Entries found, oldest first, with any unreadable lines met on the way. */
 export interface QueryResult {
   entries: ActivityEntry[];
+  /**
+   * Lines that could not be read. A query filtered by project, skill or dispatcher skips
+   * lines that cannot hold the value it looks for without parsing them, broken or not.
+   */
   problems: ReadProblem[];
   /** The weeks whose files were read. */
   weeksRead: string[];
