@@ -1,40 +1,7 @@
 #!/usr/bin/env node
-import { defineCommand, runCommand, runMain } from "citty";
-import { describeError, exitCodeOf } from "./cli/cli-support";
+import { enableCompileCache } from "node:module";
 
-const main = defineCommand({
-  meta: {
-    name: "gstack-activity",
-    description: "The weekly activity index of gstack and OpenClaw: what ran, where, and what it shipped",
-  },
-  subCommands: {
-    log: () => import("./cli/log-command").then((module) => module.default),
-    week: () => import("./cli/week-command").then((module) => module.default),
-    ship: () => import("./cli/ship-command").then((module) => module.default),
-    query: () => import("./cli/query-command").then((module) => module.default),
-    last: () => import("./cli/last-command").then((module) => module.default),
-    "import-timeline": () => import("./cli/import-timeline-command").then((module) => module.default),
-  },
-});
-
-/** Lets the shared options come before the command too: `--root DIR week` means `week --root DIR`. */
-function commandFirst(args: readonly string[]): string[] {
-  let index = 0;
-  while (index < args.length && args[index]!.startsWith("-")) index += args[index] === "--root" ? 2 : 1;
-  if (index >= args.length) return [...args];
-  return [args[index]!, ...args.slice(0, index), ...args.slice(index + 1)];
-}
-
-const rawArgs = commandFirst(process.argv.slice(2));
-const wantsHelp = rawArgs.length === 0 || rawArgs.some((arg) => arg === "--help" || arg === "-h");
-if (wantsHelp) {
-  await runMain(main, { rawArgs: rawArgs.length === 0 ? ["--help"] : rawArgs });
-} else {
-  try {
-    await runCommand(main, { rawArgs });
-  } catch (error) {
-    const hint = error instanceof Error && error.name === "CLIError" ? " (see gstack-activity --help)" : "";
-    process.stderr.write(`gstack-activity: ${describeError(error)}${hint}\n`);
-    process.exitCode = exitCodeOf(error);
-  }
-}
+// Start-up is mostly compiling dependencies; Node's on-disk cache makes later runs quicker
+// (NODE_DISABLE_COMPILE_CACHE=1 turns it off). Everything else loads after this line.
+enableCompileCache?.();
+await import("./cli/cli-main");
