@@ -122,11 +122,24 @@ function runProcess(
   });
 }
 
-async function median<T extends { milliseconds: number }>(runs: number, task: () => Promise<T>): Promise<T> {
-  const results: T[] = [];
-  for (let index = 0; index < runs; index++) results.push(await task());
-  results.sort((left, right) => left.milliseconds - right.milliseconds);
-  return results[Math.floor(results.length / 2)]!;
+/**
+ * Runs ours and the baseline alternately and returns the median of each, so that load
+ * from other work on the machine falls on both alike.
+ */
+async function paired<A extends { milliseconds: number }, B extends { milliseconds: number }>(
+  runs: number,
+  ours: () => Promise<A>,
+  baseline: () => Promise<B>,
+): Promise<[A, B]> {
+  const left: A[] = [];
+  const right: B[] = [];
+  for (let index = 0; index < runs; index++) {
+    left.push(await ours());
+    right.push(await baseline());
+  }
+  const middle = <T extends { milliseconds: number }>(list: T[]) =>
+    list.sort((first, second) => first.milliseconds - second.milliseconds)[Math.floor(list.length / 2)]!;
+  return [middle(left), middle(right)];
 }
 
 async function timed<T>(task: () => Promise<T>): Promise<{ milliseconds: number; value: T }> {
@@ -162,29 +175,41 @@ async function main(): Promise<void> {
     const project = projects[7]!;
 
     console.log(`\nweek query (${week}: every entry of one week)`);
-    const jqWeek = await median(5, () => runProcess(jq, ["-c", ".", weekFile]));
-    const libraryWeek = await median(5, async () => {
-      const result = await timed(() => log.query({ week }));
-      return { milliseconds: result.milliseconds, count: result.value.entries.length };
-    });
-    const cliWeek = await median(5, () =>
-      runProcess(process.execPath, [cli, "query", "--root", root, "--week", week, "--json"]),
+    const jqWeekRun = () => runProcess(jq, ["-c", ".", weekFile]);
+    const [libraryWeek, jqWeek] = await paired(
+      5,
+      async () => {
+        const result = await timed(() => log.query({ week }));
+        return { milliseconds: result.milliseconds, count: result.value.entries.length };
+      },
+      jqWeekRun,
+    );
+    const [cliWeek, jqWeekAgain] = await paired(
+      5,
+      () => runProcess(process.execPath, [cli, "query", "--root", root, "--week", week, "--json"]),
+      jqWeekRun,
     );
     if (libraryWeek.count !== jqWeek.lines)
       throw new Error(`week query found ${libraryWeek.count}, jq ${jqWeek.lines}`);
     console.log(`  ${libraryWeek.count.toLocaleString("en")} entries, validated and sorted`);
     report("library query({ week }) in process", libraryWeek.milliseconds, "jq", jqWeek.milliseconds);
-    report("gstack-activity query --week --json", cliWeek.milliseconds, "jq", jqWeek.milliseconds);
+    report("gstack-activity query --week --json", cliWeek.milliseconds, "jq", jqWeekAgain.milliseconds);
 
     console.log(`\nproject query (${project} across all ${files.length} weeks)`);
     const filter = `select(.project == "${project}")`;
-    const jqProject = await median(1, () => runProcess(jq, ["-c", filter, ...files]));
-    const libraryProject = await median(3, async () => {
-      const result = await timed(() => log.query({ project }));
-      return { milliseconds: result.milliseconds, count: result.value.entries.length };
-    });
-    const cliProject = await median(1, () =>
-      runProcess(process.execPath, [cli, "query", "--root", root, "--project", project, "--json"]),
+    const jqProjectRun = () => runProcess(jq, ["-c", filter, ...files]);
+    const [libraryProject, jqProject] = await paired(
+      1,
+      async () => {
+        const result = await timed(() => log.query({ project }));
+        return { milliseconds: result.milliseconds, count: result.value.entries.length };
+      },
+      jqProjectRun,
+    );
+    const [cliProject] = await paired(
+      1,
+      () => runProcess(process.execPath, [cli, "query", "--root", root, "--project", project, "--json"]),
+      async () => ({ milliseconds: 0 }),
     );
     if (libraryProject.count !== jqProject.lines) {
       throw new Error(`project query found ${libraryProject.count}, jq ${jqProject.lines}`);
@@ -200,13 +225,15 @@ async function main(): Promise<void> {
 
     console.log("\nstart-up");
     const empty = join(root, "empty");
-    const bare = await median(11, () => runProcess(process.execPath, ["-e", "0"]));
-    const help = await median(11, () => runProcess(process.execPath, [cli, "--help"]));
-    const emptyWeek = await median(11, () =>
-      runProcess(process.execPath, [cli, "week", "--root", empty, "--json"]),
+    const bareRun = () => runProcess(process.execPath, ["-e", "0"]);
+    const [help, bare] = await paired(11, () => runProcess(process.execPath, [cli, "--help"]), bareRun);
+    const [emptyWeek, bareAgain] = await paired(
+      11,
+      () => runProcess(process.execPath, [cli, "week", "--root", empty, "--json"]),
+      bareRun,
     );
     report("gstack-activity --help", help.milliseconds, "node -e 0", bare.milliseconds);
-    report("gstack-activity week (empty root)", emptyWeek.milliseconds, "node -e 0", bare.milliseconds);
+    report("gstack-activity week (empty root)", emptyWeek.milliseconds, "node -e 0", bareAgain.milliseconds);
   } finally {
     await rm(root, { recursive: true, force: true });
   }

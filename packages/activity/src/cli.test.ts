@@ -195,6 +195,8 @@ describe("gstack-activity", () => {
     const ship = await run(["ship", "--week", "2026-W10"]);
     expect(ship.stdout).toContain("acme-widget — 2 sessions, 6m");
     expect(ship.stdout).toContain("ship ×1 (5m) · qa ×1 (40s)");
+    const range = await run(["ship", "--since", "2026-03-02", "--until", "2026-03-02"]);
+    expect(range.stdout).toMatch(/^Shipped in Mon 2 Mar 2026 – Mon 2 Mar 2026\n1 session · 5m · 1 project/);
     const missing = await run(["import-timeline", "--project", "ghost"]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/no gstack timeline for project ghost/);

@@ -1,7 +1,7 @@
 import { isoWeekOf } from "@gstack/contracts";
 import { defineCommand } from "citty";
 import type { ActivityQuery } from "../activity-log";
-import { formatShipReport, formatSpan } from "../activity-report";
+import { formatDay, formatShipReport, formatSpan } from "../activity-report";
 import { lastWeeks } from "../week-range";
 import {
   assertKnownFlags,
@@ -25,7 +25,7 @@ function titleOf(query: ActivityQuery, since?: Date, until?: Date): string {
     return `${weeks.length === 1 ? weeks[0] : `${weeks[0]} – ${weeks.at(-1)}`}${span}`;
   }
   if (since && until) return formatSpan(since, until);
-  if (since) return `everything since ${formatSpan(since, new Date(since.getTime() + 1)).split(" – ")[0]}`;
+  if (since) return `everything since ${formatDay(since)}`;
   return "everything recorded";
 }
 
