@@ -29,15 +29,23 @@ export function matchesFilter(entry: ActivityEntry, filter: ActivityFilter): boo
  * line without escapes each string value appears exactly as its JSON text.
  */
 export function linePrefilter(filter: ActivityFilter): (line: string) => boolean {
-  const needles = [filter.project, filter.skill, filter.dispatch]
-    .filter((value): value is string => value !== undefined)
-    .map((value) => JSON.stringify(value).slice(1, -1));
+  const needles = filterNeedles(filter);
   if (needles.length === 0) return () => true;
   return (line) => {
     if (line.includes("\\")) return true;
     for (const needle of needles) if (!line.includes(needle)) return false;
     return true;
   };
+}
+
+/**
+ * The text a raw line without escapes must contain to match the filter: the JSON form of
+ * each wanted project, skill and dispatcher, without quotes.
+ */
+export function filterNeedles(filter: ActivityFilter): string[] {
+  return [filter.project, filter.skill, filter.dispatch]
+    .filter((value): value is string => value !== undefined)
+    .map((value) => JSON.stringify(value).slice(1, -1));
 }
 
 /** Orders entries by time, oldest first; equal times keep their order. */

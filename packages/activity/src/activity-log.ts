@@ -13,10 +13,11 @@ import {
   resolveGstackHome,
 } from "@gstack/contracts";
 import { ActivityError } from "./activity-error";
-import { type ActivityFilter, linePrefilter, matchesFilter, sortByTime } from "./activity-filter";
+import { type ActivityFilter, filterNeedles, matchesFilter, sortByTime } from "./activity-filter";
 import { type ActivitySummary, summarizeActivity } from "./activity-summary";
 import { entryIdentity } from "./entry-identity";
 import { withFileLock } from "./file-lock";
+import { scanLines } from "./line-scan";
 import { timelineToEntries } from "./timeline-entries";
 import { listWeeks } from "./week-files";
 import { lastWeeks, weekEnd, weekStart } from "./week-range";
@@ -218,26 +219,16 @@ export function createActivityLog(options: ActivityLogOptions = {}): ActivityLog
   async function readEntries(
     week: string,
     filter: ActivityFilter,
-    accept: (line: string) => boolean,
     into: { entries: ActivityEntry[]; problems: ReadProblem[] },
   ): Promise<void> {
     const file = layout.activity.week(week);
-    const text = await readOptional(file);
-    let start = 0;
-    let lineNumber = 0;
-    while (start < text.length) {
-      let end = text.indexOf("\n", start);
-      if (end === -1) end = text.length;
-      lineNumber += 1;
-      const raw = text.slice(start, end);
-      start = end + 1;
-      if (raw.trim() === "" || !accept(raw)) continue;
+    for (const { text, line } of scanLines(await readOptional(file), filterNeedles(filter))) {
       try {
-        const entry = parseJson("activity-entry", raw, { source: `${file}:${lineNumber}` });
+        const entry = parseJson("activity-entry", text, { source: `${file}:${line}` });
         if (matchesFilter(entry, filter)) into.entries.push(entry);
       } catch (error) {
         if (!ContractError.isInstance(error)) throw error;
-        into.problems.push({ file, line: lineNumber, message: oneLine(error) });
+        into.problems.push({ file, line, message: oneLine(error) });
       }
     }
   }
@@ -271,9 +262,8 @@ export function createActivityLog(options: ActivityLogOptions = {}): ActivityLog
   async function query(request: ActivityQuery = {}): Promise<QueryResult> {
     const { weeks, since, until } = await selectWeeks(request);
     const filter: ActivityFilter = { ...request, ...(since ? { since } : {}), ...(until ? { until } : {}) };
-    const accept = linePrefilter(filter);
     const found = { entries: [] as ActivityEntry[], problems: [] as ReadProblem[] };
-    for (const week of weeks) await readEntries(week, filter, accept, found);
+    for (const week of weeks) await readEntries(week, filter, found);
     return {
       entries: sortByTime(found.entries),
       problems: found.problems,
@@ -339,11 +329,10 @@ export function createActivityLog(options: ActivityLogOptions = {}): ActivityLog
 
     async last(filter) {
       const weeks = (await selectWeeks(filter)).weeks.reverse();
-      const accept = linePrefilter(filter);
       const problems: ReadProblem[] = [];
       for (const week of weeks) {
         const found = { entries: [] as ActivityEntry[], problems };
-        await readEntries(week, filter, accept, found);
+        await readEntries(week, filter, found);
         if (found.entries.length > 0) return { entry: sortByTime(found.entries).at(-1), problems };
       }
       return { entry: undefined, problems };

@@ -1,7 +1,7 @@
 export type { ActivityErrorCode } from "./activity-error";
 export { ActivityError } from "./activity-error";
 export type { ActivityFilter } from "./activity-filter";
-export { linePrefilter, matchesFilter, sortByTime } from "./activity-filter";
+export { filterNeedles, linePrefilter, matchesFilter, sortByTime } from "./activity-filter";
 export type {
   ActivityLog,
   ActivityLogOptions,
