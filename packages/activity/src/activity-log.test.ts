@@ -113,6 +113,7 @@ describe("reading", () => {
       message: expect.stringMatching(/not valid JSON/),
     });
     expect(result.problems[1]).toMatchObject({ file, line: 4, message: expect.stringMatching(/project/) });
+    await expect(log.readWeek("2026-W60")).rejects.toMatchObject({ code: "invalid-week" });
     expect((await log.query({ week: "2026-W14" })).problems.map((problem) => problem.line)).toEqual([3, 4]);
     // A filtered query skips lines that cannot hold the value it looks for, broken or not.
     expect((await log.query({ project: "baku" })).problems).toEqual([]);

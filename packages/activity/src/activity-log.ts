@@ -20,7 +20,7 @@ import { withFileLock } from "./file-lock";
 import { scanLines } from "./line-scan";
 import { timelineToEntries } from "./timeline-entries";
 import { listWeeks } from "./week-files";
-import { lastWeeks, weekEnd, weekStart } from "./week-range";
+import { assertWeekLabel, lastWeeks, weekEnd, weekStart } from "./week-range";
 
 const HOUR_MS = 3_600_000;
 /** Lines stay well under PIPE_BUF (4 KiB), so one append can never be split. */
@@ -307,7 +307,7 @@ export function createActivityLog(options: ActivityLogOptions = {}): ActivityLog
     },
 
     async readWeek(week) {
-      const file = layout.activity.week(week);
+      const file = layout.activity.week(assertWeekLabel(week));
       const { entries, problems } = parseJsonLines("activity-entry", await readOptional(file), {
         source: file,
       });
