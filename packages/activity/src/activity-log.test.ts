@@ -231,6 +231,23 @@ describe("importTimeline", () => {
     await expect(log.importTimeline({ project: "../etc" })).rejects.toSatisfy(ContractError.isInstance);
   });
 
+  it("waits for a live importer and then says who holds the lock", async () => {
+    const lock = gstackLayout(root).activity.importLock;
+    await mkdir(gstackLayout(root).activity.dir, { recursive: true });
+    await writeFile(lock, `${process.pid}\n`);
+    await timeline(
+      "baku",
+      '{"skill":"qa","event":"completed","duration_s":"40","ts":"2026-04-14T08:00:00Z"}\n',
+    );
+    const log = createActivityLog({ root, now: at("2026-04-20T12:00:00Z"), lockTimeoutMs: 100 });
+    await expect(log.importTimeline()).rejects.toMatchObject({
+      code: "import-busy",
+      message: expect.stringContaining(`pid ${process.pid}`),
+    });
+    expect(await log.weeks()).toEqual([]);
+    expect(await readFile(lock, "utf8")).toBe(`${process.pid}\n`);
+  });
+
   it("takes over an import lock left by a process that is gone", async () => {
     const lock = gstackLayout(root).activity.importLock;
     await mkdir(gstackLayout(root).activity.dir, { recursive: true });

@@ -39,6 +39,8 @@ export interface ActivityLogOptions {
    * just before midnight on Sunday and is written just after. Default 24 hours.
    */
   graceHours?: number;
+  /** How long a backfill or import waits for another one to finish. Default 30 seconds. */
+  lockTimeoutMs?: number;
 }
 
 /** Options for {@link ActivityLog.append}. */
@@ -139,6 +141,7 @@ export function createActivityLog(options: ActivityLogOptions = {}): ActivityLog
   const layout = gstackLayout(root);
   const now = options.now ?? (() => new Date());
   const graceMs = (options.graceHours ?? 24) * HOUR_MS;
+  const lockOptions = options.lockTimeoutMs === undefined ? {} : { timeoutMs: options.lockTimeoutMs };
 
   function validate(values: readonly unknown[]): { entry: ActivityEntry; week: string; line: string }[] {
     return values.map((value, index) => {
@@ -191,29 +194,33 @@ export function createActivityLog(options: ActivityLogOptions = {}): ActivityLog
     items: readonly { entry: ActivityEntry; week: string; line: string }[],
     dryRun: boolean,
   ): Promise<{ added: { entry: ActivityEntry; week: string }[]; skipped: number }> {
-    return withFileLock(layout.activity.importLock, async () => {
-      const byWeek = groupByWeek(items);
-      const added: { entry: ActivityEntry; week: string }[] = [];
-      let skipped = 0;
-      for (const [week, weekItems] of byWeek) {
-        const known = await readIdentities(week);
-        const fresh = weekItems.filter((item) => {
-          const identity = entryIdentity(item.entry);
-          if (known.has(identity)) return false;
-          known.add(identity);
-          return true;
-        });
-        skipped += weekItems.length - fresh.length;
-        if (fresh.length === 0) continue;
-        if (!dryRun)
-          await appendJsonLines(
-            layout.activity.week(week),
-            fresh.map((item) => item.entry),
-          );
-        added.push(...fresh);
-      }
-      return { added, skipped };
-    });
+    return withFileLock(
+      layout.activity.importLock,
+      async () => {
+        const byWeek = groupByWeek(items);
+        const added: { entry: ActivityEntry; week: string }[] = [];
+        let skipped = 0;
+        for (const [week, weekItems] of byWeek) {
+          const known = await readIdentities(week);
+          const fresh = weekItems.filter((item) => {
+            const identity = entryIdentity(item.entry);
+            if (known.has(identity)) return false;
+            known.add(identity);
+            return true;
+          });
+          skipped += weekItems.length - fresh.length;
+          if (fresh.length === 0) continue;
+          if (!dryRun)
+            await appendJsonLines(
+              layout.activity.week(week),
+              fresh.map((item) => item.entry),
+            );
+          added.push(...fresh);
+        }
+        return { added, skipped };
+      },
+      lockOptions,
+    );
   }
 
   async function readEntries(
