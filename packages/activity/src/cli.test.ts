@@ -21,9 +21,9 @@ interface Run {
   stderr: string;
 }
 
-function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
+function run(args: string[], env: Record<string, string> = {}, stdin = ""): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       [cli, ...args],
       { env: { ...process.env, GSTACK_HOME: root, NO_COLOR: "1", ...env } },
@@ -32,6 +32,7 @@ function run(args: string[], env: Record<string, string> = {}): Promise<Run> {
         resolve({ code, stdout, stderr });
       },
     );
+    child.stdin?.end(stdin);
   });
 }
 
@@ -200,6 +201,27 @@ describe("gstack-activity", () => {
     const missing = await run(["import-timeline", "--project", "ghost"]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/no gstack timeline for project ghost/);
+  });
+
+  it("appends a batch of JSON Lines from stdin or a file, all or none", async () => {
+    const now = Date.now();
+    const line = (offset: number, fields = "") =>
+      `{"ts":"${new Date(now - offset).toISOString()}","project":"p","skill":"ship","duration":${offset}${fields}}`;
+    const batch = await run(["log", "--input", "-"], {}, `${line(3000)}\n${line(2000)}\n`);
+    expect(batch).toMatchObject({ code: 0, stderr: "" });
+    expect(batch.stdout).toMatch(/^Logged 2 entries in \d{4}-W\d{2}\.$/m);
+
+    const file = join(root, "entries.jsonl");
+    await writeFile(file, `${line(1000)}\n${line(500, ',"duration":"x"')}\n`);
+    expectOneLineError(
+      await run(["log", "--input", file]),
+      new RegExp(`${file}:2: invalid activity-entry: duration`),
+    );
+    expectOneLineError(
+      await run(["log", "--input", file, "--project", "p"]),
+      /cannot be combined with --project/,
+    );
+    expect(JSON.parse((await run(["query", "--json"])).stdout).entries).toHaveLength(2);
   });
 
   it("prints help and exits 0", async () => {

@@ -101,7 +101,7 @@ export function assertKnownFlags(rawArgs: readonly string[], args: ArgsDef): voi
   }
   for (const raw of rawArgs) {
     if (raw === "--") break;
-    if (!raw.startsWith("-") || /^-\d/.test(raw)) continue;
+    if (!raw.startsWith("-") || raw === "-" || /^-\d/.test(raw)) continue;
     const name = raw.replace(/^--?/, "").split("=")[0]!.replace(/^no-/, "");
     if (!known.has(name)) throw new UsageError(`unknown option ${raw.split("=")[0]}`);
   }

@@ -1,21 +1,26 @@
+import { readFile } from "node:fs/promises";
+import { parseJsonLines } from "@gstack/contracts";
 import { defineCommand } from "citty";
 import { formatDuration, parseDuration } from "../duration-text";
-import { assertKnownFlags, commonArgs, openLog, optionalText, print } from "./cli-support";
+import { assertKnownFlags, commonArgs, openLog, optionalText, print, UsageError } from "./cli-support";
 
 const args = {
   ...commonArgs,
-  project: { type: "string", description: "Project slug", valueHint: "slug", required: true },
+  project: { type: "string", description: "Project slug (required without --input)", valueHint: "slug" },
   skill: {
     type: "string",
-    description: "Skill or kind of work, e.g. ship",
+    description: "Skill or kind of work, e.g. ship (required without --input)",
     valueHint: "name",
-    required: true,
   },
   duration: {
     type: "string",
-    description: "Time spent: seconds (312) or units (1h5m)",
+    description: "Time spent: seconds (312) or units (1h5m) (required without --input)",
     valueHint: "time",
-    required: true,
+  },
+  input: {
+    type: "string",
+    description: "Append the entries of a JSON Lines file instead (- for stdin), all or none",
+    valueHint: "file",
   },
   ts: {
     type: "string",
@@ -50,35 +55,78 @@ export default defineCommand({
   args,
   async run({ args: values, rawArgs }) {
     assertKnownFlags(rawArgs, args);
-    const entry: Record<string, unknown> = {
-      ts: optionalText(values, "ts") ?? new Date().toISOString(),
-      project: values.project,
-      skill: values.skill,
-      duration: parseDuration(String(values.duration)),
-      source: values.source,
-    };
-    const artifacts = optionalText(values, "artifacts");
-    if (artifacts !== undefined) {
-      entry.artifacts = artifacts
-        .split(",")
-        .map((artifact) => artifact.trim())
-        .filter(Boolean);
-    }
-    for (const [flag, field] of [
-      ["branch", "branch"],
-      ["outcome", "outcome"],
-      ["session", "session"],
-      ["dispatch", "dispatch"],
-      ["dispatch-id", "dispatch_id"],
-    ] as const) {
-      const value = optionalText(values, flag);
-      if (value !== undefined) entry[field] = value;
-    }
-    const result = await openLog(values).append([entry], { backfill: values.backfill === true });
-    print(values, result, () =>
-      result.added.length === 0
+    const input = optionalText(values, "input");
+    const entries = input !== undefined ? await readInput(input, values) : [entryFromFlags(values)];
+    const result = await openLog(values).append(entries, { backfill: values.backfill === true });
+    print(values, result, () => {
+      if (input !== undefined) {
+        return `Logged ${result.added.length} entries${result.skipped > 0 ? ` (${result.skipped} already recorded)` : ""} in ${result.weeks.join(", ") || "no week"}.`;
+      }
+      const [entry] = entries as [Record<string, unknown>];
+      return result.added.length === 0
         ? `Already recorded: ${entry.skill} on ${entry.project} at ${entry.ts}.`
-        : `Logged ${entry.skill} on ${entry.project} (${formatDuration(entry.duration as number)}) in ${result.weeks[0]}.`,
-    );
+        : `Logged ${entry.skill} on ${entry.project} (${formatDuration(entry.duration as number)}) in ${result.weeks[0]}.`;
+    });
   },
 });
+
+function entryFromFlags(values: Record<string, unknown>): Record<string, unknown> {
+  for (const name of ["project", "skill", "duration"]) {
+    if (optionalText(values, name) === undefined)
+      throw new UsageError(`Missing required argument: --${name}`);
+  }
+  const entry: Record<string, unknown> = {
+    ts: optionalText(values, "ts") ?? new Date().toISOString(),
+    project: values.project,
+    skill: values.skill,
+    duration: parseDuration(String(values.duration)),
+    source: values.source,
+  };
+  const artifacts = optionalText(values, "artifacts");
+  if (artifacts !== undefined) {
+    entry.artifacts = artifacts
+      .split(",")
+      .map((artifact) => artifact.trim())
+      .filter(Boolean);
+  }
+  for (const [flag, field] of [
+    ["branch", "branch"],
+    ["outcome", "outcome"],
+    ["session", "session"],
+    ["dispatch", "dispatch"],
+    ["dispatch-id", "dispatch_id"],
+  ] as const) {
+    const value = optionalText(values, flag);
+    if (value !== undefined) entry[field] = value;
+  }
+  return entry;
+}
+
+/** Reads entries from a JSON Lines file or stdin; any bad line refuses the whole batch. */
+async function readInput(input: string, values: Record<string, unknown>): Promise<unknown[]> {
+  for (const name of [
+    "project",
+    "skill",
+    "duration",
+    "ts",
+    "artifacts",
+    "branch",
+    "outcome",
+    "session",
+    "dispatch",
+    "dispatch-id",
+  ]) {
+    if (values[name] !== undefined) throw new UsageError(`--input cannot be combined with --${name}`);
+  }
+  const source = input === "-" ? "<stdin>" : input;
+  const text = input === "-" ? await readStdin() : await readFile(input, "utf8");
+  const { entries, problems } = parseJsonLines("activity-entry", text, { source });
+  if (problems.length > 0) throw problems[0]!.error;
+  return entries.map((item) => item.value);
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8");
+}
