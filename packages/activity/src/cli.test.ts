@@ -228,6 +228,8 @@ describe("gstack-activity", () => {
     const help = await run(["--help"]);
     expect(help.code).toBe(0);
     expect(help.stdout).toContain("import-timeline");
+    const version = await run(["--version"]);
+    expect(version).toMatchObject({ code: 0, stdout: "0.1.0\n" });
     const commandHelp = await run(["query", "--help"]);
     expect(commandHelp.stdout).toContain("--dispatch");
   });

@@ -1,8 +1,10 @@
 import { defineCommand, runCommand, runMain } from "citty";
+import { version } from "../../package.json";
 
 const main = defineCommand({
   meta: {
     name: "gstack-activity",
+    version,
     description: "The weekly activity index of gstack and OpenClaw: what ran, where, and what it shipped",
   },
   subCommands: {
@@ -24,7 +26,10 @@ function commandFirst(args: readonly string[]): string[] {
 }
 
 const rawArgs = commandFirst(process.argv.slice(2));
-const wantsHelp = rawArgs.length === 0 || rawArgs.some((arg) => arg === "--help" || arg === "-h");
+const wantsHelp =
+  rawArgs.length === 0 ||
+  rawArgs.some((arg) => arg === "--help" || arg === "-h") ||
+  (rawArgs.length === 1 && (rawArgs[0] === "--version" || rawArgs[0] === "-v"));
 if (wantsHelp) {
   await runMain(main, { rawArgs: rawArgs.length === 0 ? ["--help"] : rawArgs });
 } else {
