@@ -66,6 +66,7 @@ export interface AppendResult {
 /** A line of a weekly file (or a timeline) that could not be used. Never fatal. */
 export interface ReadProblem {
   file: string;
+  /** 1-based; 0 when the problem is the file or folder itself (e.g. an unusable project folder name). */
   line: number;
   message: string;
 }

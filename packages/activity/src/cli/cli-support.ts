@@ -116,7 +116,8 @@ export function print(values: Values, json: unknown, human: () => string): void 
 export function warnProblems(values: Values, problems: readonly ReadProblem[]): void {
   if (values.json) return;
   for (const problem of problems) {
-    process.stderr.write(`warning: ${problem.file}:${problem.line}: ${problem.message}\n`);
+    const where = problem.line > 0 ? `${problem.file}:${problem.line}` : problem.file;
+    process.stderr.write(`warning: ${where}: ${problem.message}\n`);
   }
 }
 
