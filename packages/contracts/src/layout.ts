@@ -162,6 +162,8 @@ export function gstackLayout(root: string) {
     },
     activity: {
       dir: activity,
+      /** Held while an import or backfill checks for duplicates and appends, so two never race. */
+      importLock: join(activity, ".import.lock"),
       week: (week: string) => {
         parseIsoWeek(week);
         return join(activity, `activity-${week}.jsonl`);
