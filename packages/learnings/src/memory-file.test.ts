@@ -172,7 +172,7 @@ describe("memory file encoding", () => {
     } as LearningEntry;
     const markdown = renderMemoryFile("p", [original]).replaceAll("\n", "\r\n");
     const [section] = parseMemoryFile(markdown).generated;
-    expect(section).toEqual({ line: 5, entry: original, edited: false });
+    expect(section).toMatchObject({ line: 5, entry: original, edited: false });
   });
 
   it("keeps hand-written text and reports broken learning sections with their line", () => {

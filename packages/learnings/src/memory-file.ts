@@ -16,6 +16,8 @@ export interface GeneratedSection {
   entry: LearningEntry;
   /** The quoted insight was edited since it was written. */
   edited: boolean;
+  /** The section's text as it stands in the file. */
+  text: string;
 }
 
 /** A hand-written learning section. */
@@ -66,7 +68,7 @@ export function parseMemoryFile(text: string): ParsedMemoryFile {
     if (findDataLine(block.lines) !== -1) {
       try {
         const decoded = decodeSection(block.lines);
-        parsed.generated.push({ line: block.line, entry: decoded.entry, edited: decoded.edited });
+        parsed.generated.push({ line: block.line, entry: decoded.entry, edited: decoded.edited, text });
       } catch (error) {
         parsed.problems.push({
           line: block.line,
