@@ -88,7 +88,6 @@ export function parseCountArg(name: string, value: string | undefined, fallback:
 /** One readable line for an error, without a stack. */
 export function errorLine(error: unknown): string {
   if (ContractError.isInstance(error)) return error.message.split("\n").join(" ");
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: colour codes from citty must not reach a log line
   if (error instanceof Error) return (error.message.split("\n")[0] ?? "").replace(/\u001b\[[0-9;]*m/g, "");
   return String(error);
 }

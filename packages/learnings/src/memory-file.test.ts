@@ -190,7 +190,7 @@ describe("memory file encoding", () => {
       "- project: acme-widget",
     ].join("\n");
     const parsed = parseMemoryFile(markdown);
-    expect(parsed.other).toEqual([{ line: 1, text: "# Notes\nCall the dentist.\n" }]);
+    expect(parsed.other).toEqual([{ line: 1, text: "# Notes\nCall the dentist." }]);
     expect(parsed.problems).toMatchObject([
       { line: 4, message: expect.stringContaining('unknown learning type "pitfal"') },
     ]);

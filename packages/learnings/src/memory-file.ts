@@ -45,7 +45,9 @@ export interface ParsedMemoryFile {
 }
 
 function blockText(heading: string | undefined, lines: readonly string[]): string {
-  return [...(heading === undefined ? [] : [heading]), ...lines].join("\n");
+  const all = [...(heading === undefined ? [] : [heading]), ...lines];
+  while (all.length > 0 && all[all.length - 1]!.trim() === "") all.pop();
+  return all.join("\n");
 }
 
 /**

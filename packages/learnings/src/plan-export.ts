@@ -58,7 +58,10 @@ export function planExport(input: {
     }
     exported.push(item.entry);
   }
-  const keep = [...pendingEdits.values()];
+  const keep: { line: number; text: string }[] = [];
+  for (const section of previous?.generated ?? []) {
+    if (pendingEdits.get(identityOf(section.entry)) === section.text) keep.push(section);
+  }
   let pending = pendingEdits.size;
   if (previous !== undefined) {
     const wanted = new Set(previous.authored.map((section) => identityOf(section.learning)));
@@ -70,11 +73,15 @@ export function planExport(input: {
       const belongsHere = section.learning.project === undefined || section.learning.project === input.slug;
       if (belongsHere && known.has(contentFingerprint(section.learning))) continue;
       if (belongsHere) pending++;
-      keep.push(section.text);
+      keep.push(section);
     }
-    for (const problem of previous.problems) keep.push(problem.text);
-    for (const other of previous.other) keep.push(other.text);
+    keep.push(...previous.problems, ...previous.other);
   }
-  const text = renderMemoryFile(input.slug, exported, keep);
+  keep.sort((left, right) => left.line - right.line);
+  const text = renderMemoryFile(
+    input.slug,
+    exported,
+    keep.map((block) => block.text),
+  );
   return { text, exported: exported.length, blocked, pending };
 }
