@@ -53,12 +53,29 @@ const RULES: readonly Rule[] = [
   },
 ];
 
+// One pass over the text with every rule at once; most texts are harmless and stop here.
+const ANY_RULE = new RegExp(RULES.map(({ pattern }) => `(?:${pattern.source})`).join("|"), "im");
+
 /** Checks one text and returns the rules it breaks (empty when it looks harmless). */
 export function screenText(text: string): string[] {
+  if (!ANY_RULE.test(text)) return [];
   const broken: string[] = [];
   for (const { rule, pattern } of RULES) if (pattern.test(text)) broken.push(rule);
   return broken;
 }
+
+const KNOWN_FIELDS = new Set([
+  "skill",
+  "type",
+  "key",
+  "insight",
+  "confidence",
+  "source",
+  "files",
+  "ts",
+  "trusted",
+  "origin",
+]);
 
 /**
  * Screens every string inside a learning (insight, key, skill, files and any unknown field,

@@ -30,6 +30,12 @@ export function splitMarkdownBlocks(text: string): MarkdownBlock[] {
   for (let index = 0; index < lines.length; index++) {
     let line = lines[index]!;
     if (line.endsWith("\r")) line = line.slice(0, -1);
+    const first = line.charCodeAt(0);
+    // Only lines starting with a space, '#', '`' or '~' can be a heading or a fence.
+    if (first !== 32 && first !== 35 && first !== 96 && first !== 126) {
+      current.lines.push(line);
+      continue;
+    }
     const fenceMatch = FENCE.exec(line);
     if (fenceMatch) {
       const marker = fenceMatch[1]!;

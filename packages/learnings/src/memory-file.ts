@@ -16,7 +16,7 @@ export interface GeneratedSection {
   entry: LearningEntry;
   /** The quoted insight was edited since it was written. */
   edited: boolean;
-  /** The section's text as it stands in the file. */
+  /** The section's text as it stands in the file when it was edited (empty otherwise). */
   text: string;
 }
 
@@ -66,12 +66,15 @@ export function parseMemoryFile(text: string): ParsedMemoryFile {
         parsed.other.push({ line: block.line, text: blockText(undefined, kept) });
       continue;
     }
-    const text = blockText(block.heading, block.lines);
-    if (findDataLine(block.lines) !== -1) {
+    const dataIndex = findDataLine(block.lines);
+    if (dataIndex !== -1) {
       try {
-        const decoded = decodeSection(block.lines);
+        const decoded = decodeSection(block.lines, dataIndex);
+        // The text is only ever needed to keep an edited section; unchanged ones are rebuilt.
+        const text = decoded.edited ? blockText(block.heading, block.lines) : "";
         parsed.generated.push({ line: block.line, entry: decoded.entry, edited: decoded.edited, text });
       } catch (error) {
+        const text = blockText(block.heading, block.lines);
         parsed.problems.push({
           line: block.line,
           message: `damaged learning section: ${(error as Error).message}`,
@@ -80,6 +83,7 @@ export function parseMemoryFile(text: string): ParsedMemoryFile {
       }
       continue;
     }
+    const text = blockText(block.heading, block.lines);
     const authored = parseAuthoredLearning(block.title, block.lines);
     if (authored?.ok) parsed.authored.push({ line: block.line, learning: authored.learning, text });
     else if (authored) parsed.problems.push({ line: block.line, message: authored.reason, text });

@@ -8,7 +8,6 @@ export const DATA_MARKER = "gstack-learning";
 /** Version of the section encoding, stored in every data comment. */
 export const ENCODING_VERSION = 1;
 
-const DATA_LINE = /^<!-- gstack-learning (\{.*\}) -->$/;
 const LEARNING_TITLE =
   /^(?:gstack[ \t]+)?learning(?![a-z])[ \t]*[:\-–—·|]?[ \t]*([A-Za-z]+)[ \t]*[/:·|—–\-\s][ \t]*`?([A-Za-z0-9_-]+)`?[ \t]*(?:<!--[ \t]*importance:[ \t]*(\d+)[ \t]*-->)?[ \t]*$/i;
 
@@ -68,13 +67,9 @@ export function escapeJsonForComment(json: string): string {
 }
 
 function entryJson(entry: LearningEntry, insightInBody: boolean): string {
-  const parts: string[] = [];
-  for (const name of Object.keys(entry)) {
-    const value = name === "insight" && insightInBody ? null : entry[name];
-    if (value === undefined) continue;
-    parts.push(`${JSON.stringify(name)}:${JSON.stringify(value)}`);
-  }
-  return `{${parts.join(",")}}`;
+  // Spreading keeps every own key in place (an own `__proto__` included); overwriting
+  // `insight` keeps its position, so the key order of the line survives.
+  return JSON.stringify(insightInBody ? { ...entry, insight: null } : entry);
 }
 
 /** Maps a stored confidence to OpenClaw's importance (1–10). */
@@ -86,8 +81,13 @@ export function importanceOf(entry: { confidence?: unknown }): number {
   return Math.min(10, Math.max(1, Math.round(confidence)));
 }
 
+// Printable ASCII without '<', '>' or runs of spaces needs no cleaning (the usual case).
+const PLAIN_DISPLAY = /^[!-;=?-~](?:[!-;=?-~]| (?! ))*$/;
+
 function display(value: unknown, limit = 80): string {
-  const text = String(value)
+  const raw = String(value);
+  if (raw.length <= limit && PLAIN_DISPLAY.test(raw) && !raw.endsWith(" ")) return raw;
+  const text = raw
     .replace(
       /[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff]/gu,
       " ",
@@ -151,9 +151,15 @@ export interface DecodedSection {
   edited: boolean;
 }
 
+const DATA_PREFIX = `<!-- ${DATA_MARKER} {`;
+
+function isDataLine(line: string): boolean {
+  return line.startsWith(DATA_PREFIX) && line.endsWith("} -->");
+}
+
 /** Finds the data comment of a section, if it has one. */
 export function findDataLine(lines: readonly string[]): number {
-  for (let index = lines.length - 1; index >= 0; index--) if (DATA_LINE.test(lines[index]!)) return index;
+  for (let index = lines.length - 1; index >= 0; index--) if (isDataLine(lines[index]!)) return index;
   return -1;
 }
 
@@ -162,10 +168,10 @@ export function findDataLine(lines: readonly string[]): number {
  * the lines under the heading. Throws an Error with a reason when the data comment is
  * damaged.
  */
-export function decodeSection(lines: readonly string[]): DecodedSection {
-  const dataIndex = findDataLine(lines);
+export function decodeSection(lines: readonly string[], dataIndex = findDataLine(lines)): DecodedSection {
   if (dataIndex === -1) throw new Error(`no "${DATA_MARKER}" data comment`);
-  const payload = JSON.parse(DATA_LINE.exec(lines[dataIndex]!)![1]!) as {
+  const dataLine = lines[dataIndex]!;
+  const payload = JSON.parse(dataLine.slice(DATA_PREFIX.length - 1, dataLine.length - 4)) as {
     v?: unknown;
     body?: unknown;
     entry?: unknown;

@@ -29,10 +29,13 @@ export interface ExportPlan {
 export function planExport(input: {
   slug: string;
   learnings: readonly LocatedLearning[];
+  /** The current content of the memory file, if there is one. */
   previousText?: string | undefined;
+  /** The same, already parsed (saves parsing it again after an import). */
+  previous?: ParsedMemoryFile | undefined;
 }): ExportPlan {
   const previous: ParsedMemoryFile | undefined =
-    input.previousText === undefined ? undefined : parseMemoryFile(input.previousText);
+    input.previous ?? (input.previousText === undefined ? undefined : parseMemoryFile(input.previousText));
   const winners = latestPerIdentity(input.learnings);
   const current = new Map(winners.map((item) => [identityOf(item.entry), item.entry]));
   const pendingEdits = new Map<string, string>();

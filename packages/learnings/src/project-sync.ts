@@ -4,7 +4,13 @@ import { withFileLock } from "./file-lock";
 import type { LocatedLearning, ReadWarning } from "./learning-entry";
 import { parseMemoryFile } from "./memory-file";
 import { planExport } from "./plan-export";
-import { type BlockedLearning, type ImportProblem, type MemorySource, planImport } from "./plan-import";
+import {
+  type BlockedLearning,
+  type ImportProblem,
+  type MemorySource,
+  memoryFileNameOf,
+  planImport,
+} from "./plan-import";
 import { listMemoryFiles, readLearningsFile, readTextIfPresent } from "./workspace-files";
 
 /** Where both sides live and which project to bridge. */
@@ -42,9 +48,14 @@ export interface SyncReport {
   warnings: ReadWarning[];
 }
 
-async function readMemorySources(workspace: string, warnings: ReadWarning[]): Promise<MemorySource[]> {
+async function readMemorySources(
+  workspace: string,
+  skip: string,
+  warnings: ReadWarning[],
+): Promise<MemorySource[]> {
   const sources: MemorySource[] = [];
   for (const file of await listMemoryFiles(workspace)) {
+    if (file.relative === skip) continue;
     let text: string;
     try {
       text = await readFile(file.path, "utf8");
@@ -82,8 +93,12 @@ async function run(options: BridgeOptions, steps: { import: boolean; export: boo
       const read = await readLearningsFile(project.learnings);
       report.warnings.push(...read.warnings);
       const learnings: LocatedLearning[] = read.entries;
+      const ownName = memoryFileNameOf(options.project);
+      const previousText = await readTextIfPresent(memoryFile);
+      const previous = previousText === undefined ? undefined : parseMemoryFile(previousText);
       if (steps.import) {
-        const sources = await readMemorySources(options.workspace, report.warnings);
+        const sources = await readMemorySources(options.workspace, ownName, report.warnings);
+        if (previous !== undefined) sources.push({ relative: ownName, parsed: previous });
         const plan = planImport({
           slug: options.project,
           existing: learnings,
@@ -103,8 +118,7 @@ async function run(options: BridgeOptions, steps: { import: boolean; export: boo
         }
       }
       if (steps.export) {
-        const previousText = await readTextIfPresent(memoryFile);
-        const plan = planExport({ slug: options.project, learnings, previousText });
+        const plan = planExport({ slug: options.project, learnings, previous });
         report.exported = plan.exported;
         report.pending = plan.pending;
         report.blocked.push(...plan.blocked);
