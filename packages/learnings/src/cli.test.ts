@@ -77,6 +77,17 @@ describe("gstack-learnings", () => {
     expect(human.stdout).toContain(`[tool/pnpm] (confidence 8/10) gstack ${learnings}:1`);
   });
 
+  it("takes the project from GSTACK_PROJECT_SLUG when --project is not given", async () => {
+    const run = await cli(["export", "--root", root, "--workspace", workspace, "--json"], {
+      GSTACK_PROJECT_SLUG: "from-env",
+    });
+    expect(run.code, run.stderr).toBe(0);
+    expect(JSON.parse(run.stdout)).toMatchObject({
+      project: "from-env",
+      memoryFile: join(workspace, "memory", "gstack-from-env.md"),
+    });
+  });
+
   it("exits non-zero with one readable line on bad input", async () => {
     for (const args of [
       ["search", "x", "--type", "nonsense", ...where()],

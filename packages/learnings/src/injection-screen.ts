@@ -91,8 +91,11 @@ export function screenLearning(entry: Record<string, unknown>): InjectionFinding
       for (let index = 0; index < value.length; index++) visit(value[index], `${field}[${index}]`);
     } else if (typeof value === "object" && value !== null) {
       for (const [name, inner] of Object.entries(value)) {
-        for (const rule of screenText(name))
-          findings.push({ rule, field: field ? `${field}.${name}` : name });
+        // Field names are screened too, except gstack's own at the top level.
+        if (field !== "" || !KNOWN_FIELDS.has(name)) {
+          for (const rule of screenText(name))
+            findings.push({ rule, field: field ? `${field}.${name}` : name });
+        }
         visit(inner, field ? `${field}.${name}` : name);
       }
     }
