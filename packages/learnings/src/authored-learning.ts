@@ -40,16 +40,24 @@ export interface AuthoredLearning {
 /** The outcome of reading a hand-written section: a learning, or why it cannot be one. */
 export type AuthoredResult = { ok: true; learning: AuthoredLearning } | { ok: false; reason: string };
 
+const LOOKS_LIKE_LEARNING = /^(?:gstack[ \t]+)?learning(?![a-z])[ \t]*[:\-–—·|]/i;
 const FIELD_LINE = /^\s*[-*+]\s+\**(project|confidence|files?|source|skill)\**\s*:\s*(.*?)\s*$/i;
 
 /**
  * Reads a hand-written learning section leniently (quoted or plain insight, fields in any
  * order and case, `file:` or `files:`) and validates what it found. `title` is the heading
- * text without `#`s; `lines` are the lines under it.
+ * text without `#`s; `lines` are the lines under it. Returns undefined when the heading is
+ * not a learning heading at all.
  */
 export function parseAuthoredLearning(title: string, lines: readonly string[]): AuthoredResult | undefined {
   const heading = parseLearningTitle(title);
-  if (!heading) return undefined;
+  if (!heading) {
+    if (!LOOKS_LIKE_LEARNING.test(title.trim())) return undefined;
+    return {
+      ok: false,
+      reason: "heading must read \"Learning: <type>/<key>\" with a key of letters, digits, '_' and '-'",
+    };
+  }
   const typeValue = [heading.type, heading.type.replace(/s$/, "")]
     .map((candidate) => learningTypeSchema.safeParse(candidate))
     .find((parsed) => parsed.success)?.data;

@@ -58,15 +58,10 @@ function blockText(heading: string | undefined, lines: readonly string[]): strin
 export function parseMemoryFile(text: string): ParsedMemoryFile {
   const parsed: ParsedMemoryFile = { generated: [], authored: [], problems: [], other: [] };
   for (const block of splitMarkdownBlocks(text)) {
-    if (block.heading === undefined || parseLearningTitle(block.title) === undefined) {
-      const own = block.level === 1 && block.title.startsWith(TITLE_PREFIX);
-      const lines = own ? block.lines.filter((line) => line !== HEADER_COMMENT) : block.lines;
-      const kept = own ? lines : [block.heading, ...lines].filter((line) => line !== undefined);
-      if (kept.some((line) => line.trim() !== ""))
-        parsed.other.push({ line: block.line, text: blockText(undefined, kept) });
-      continue;
-    }
-    const dataIndex = findDataLine(block.lines);
+    const dataIndex =
+      block.heading !== undefined && parseLearningTitle(block.title) !== undefined
+        ? findDataLine(block.lines)
+        : -1;
     if (dataIndex !== -1) {
       try {
         const decoded = decodeSection(block.lines, dataIndex);
@@ -74,19 +69,25 @@ export function parseMemoryFile(text: string): ParsedMemoryFile {
         const text = decoded.edited ? blockText(block.heading, block.lines) : "";
         parsed.generated.push({ line: block.line, entry: decoded.entry, edited: decoded.edited, text });
       } catch (error) {
-        const text = blockText(block.heading, block.lines);
-        parsed.problems.push({
-          line: block.line,
-          message: `damaged learning section: ${(error as Error).message}`,
-          text,
-        });
+        const message = `damaged learning section: ${(error as Error).message}`;
+        parsed.problems.push({ line: block.line, message, text: blockText(block.heading, block.lines) });
+      }
+      continue;
+    }
+    const authored =
+      block.heading === undefined ? undefined : parseAuthoredLearning(block.title, block.lines);
+    if (authored === undefined) {
+      const own = block.level === 1 && block.title.startsWith(TITLE_PREFIX);
+      const lines = own ? block.lines.filter((line) => line !== HEADER_COMMENT) : block.lines;
+      const kept = own ? lines : [block.heading, ...lines].filter((line) => line !== undefined);
+      if (kept.some((line) => line.trim() !== "")) {
+        parsed.other.push({ line: block.line, text: blockText(undefined, kept) });
       }
       continue;
     }
     const text = blockText(block.heading, block.lines);
-    const authored = parseAuthoredLearning(block.title, block.lines);
-    if (authored?.ok) parsed.authored.push({ line: block.line, learning: authored.learning, text });
-    else if (authored) parsed.problems.push({ line: block.line, message: authored.reason, text });
+    if (authored.ok) parsed.authored.push({ line: block.line, learning: authored.learning, text });
+    else parsed.problems.push({ line: block.line, message: authored.reason, text });
   }
   return parsed;
 }

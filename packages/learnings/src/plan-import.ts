@@ -35,6 +35,13 @@ export interface ImportPlan {
   problems: ImportProblem[];
 }
 
+/** `timestamp`, or one millisecond after `current` when that is later (clock skew). */
+export function timestampAfter(current: unknown, timestamp: string): string {
+  const before = typeof current === "string" ? Date.parse(current) : Number.NaN;
+  if (Number.isNaN(before) || before < Date.parse(timestamp)) return timestamp;
+  return new Date(before + 1).toISOString();
+}
+
 /** The memory file name this package writes for a project. */
 export function memoryFileNameOf(slug: string): string {
   return `memory/gstack-${slug}.md`;
@@ -140,6 +147,8 @@ export function planImport(input: {
   }
   for (const candidate of candidates) {
     const fingerprint = contentFingerprint(candidate.entry);
+    // The new line must win under gstack's rules even if the current one is dated ahead of this clock.
+    candidate.entry.ts = timestampAfter(current.get(identityOf(candidate.entry))?.ts, input.timestamp);
     // An explicit edit of an exported section may restore an older text on purpose.
     if (seen.has(fingerprint) && !candidate.edit) continue;
     const findings = screenLearning(candidate.entry);
