@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gstackLayout, openClawLayout } from "@gstack/contracts";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { parseMemoryFile } from "./memory-file";
 import { exportProject, importProject, syncProject } from "./project-sync";
 import { searchLearnings } from "./search-learnings";
@@ -101,6 +101,21 @@ describe("syncProject", () => {
     expect(parsed.generated).toMatchObject([
       { edited: false, entry: { insight: expect.stringContaining("vitest 4.") } },
     ]);
+  });
+
+  it("finds both sides from GSTACK_HOME and OPENCLAW_WORKSPACE_DIR when not given", async () => {
+    await writeLearnings([first]);
+    vi.stubEnv("GSTACK_HOME", root);
+    vi.stubEnv("OPENCLAW_WORKSPACE_DIR", workspace);
+    try {
+      const report = await syncProject({ project, now });
+      expect(report.memoryFile).toBe(openClawLayout(workspace).gstackMemory(project));
+      expect(report.exported).toBe(1);
+      const search = await searchLearnings({ project, query: "vitest" });
+      expect(search.results.map((result) => result.key)).toEqual(["vitest-not-jest"]);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 
   it("does not append onto a last line that lost its newline", async () => {

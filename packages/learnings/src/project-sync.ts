@@ -1,5 +1,12 @@
 import { mkdir, readFile } from "node:fs/promises";
-import { appendLines, gstackLayout, openClawLayout, writeFileAtomic } from "@gstack/contracts";
+import {
+  appendLines,
+  gstackLayout,
+  openClawLayout,
+  resolveGstackHome,
+  resolveOpenClawWorkspace,
+  writeFileAtomic,
+} from "@gstack/contracts";
 import { withFileLock } from "./file-lock";
 import type { LocatedLearning, ReadWarning } from "./learning-entry";
 import { parseMemoryFile } from "./memory-file";
@@ -15,10 +22,10 @@ import { listMemoryFiles, readLearningsFile, readTextIfPresent } from "./workspa
 
 /** Where both sides live and which project to bridge. */
 export interface BridgeOptions {
-  /** gstack's state root (see `resolveGstackHome` in @gstack/contracts). */
-  root: string;
-  /** The OpenClaw workspace (see `resolveOpenClawWorkspace` in @gstack/contracts). */
-  workspace: string;
+  /** gstack's state root (default: `resolveGstackHome()` from @gstack/contracts). */
+  root?: string;
+  /** The OpenClaw workspace (default: `resolveOpenClawWorkspace()` from @gstack/contracts). */
+  workspace?: string;
   /** The gstack project slug. */
   project: string;
   /** The clock, for timestamps of imported learnings (default: the system clock). */
@@ -71,8 +78,10 @@ async function readMemorySources(
 }
 
 async function run(options: BridgeOptions, steps: { import: boolean; export: boolean }): Promise<SyncReport> {
-  const project = gstackLayout(options.root).project(options.project);
-  const memoryFile = openClawLayout(options.workspace).gstackMemory(options.project);
+  const root = options.root ?? resolveGstackHome(process.env);
+  const workspace = options.workspace ?? resolveOpenClawWorkspace(process.env);
+  const project = gstackLayout(root).project(options.project);
+  const memoryFile = openClawLayout(workspace).gstackMemory(options.project);
   const report: SyncReport = {
     project: options.project,
     learningsFile: project.learnings,
@@ -97,7 +106,7 @@ async function run(options: BridgeOptions, steps: { import: boolean; export: boo
       const previousText = await readTextIfPresent(memoryFile);
       const previous = previousText === undefined ? undefined : parseMemoryFile(previousText);
       if (steps.import) {
-        const sources = await readMemorySources(options.workspace, ownName, report.warnings);
+        const sources = await readMemorySources(workspace, ownName, report.warnings);
         if (previous !== undefined) sources.push({ relative: ownName, parsed: previous });
         const plan = planImport({
           slug: options.project,

@@ -1,5 +1,10 @@
 import { readdir, readFile, stat } from "node:fs/promises";
-import { gstackLayout, type LearningType } from "@gstack/contracts";
+import {
+  gstackLayout,
+  type LearningType,
+  resolveGstackHome,
+  resolveOpenClawWorkspace,
+} from "@gstack/contracts";
 import { contentFingerprint } from "./content-fingerprint";
 import { screenLearning, screenText } from "./injection-screen";
 import type { LocatedLearning, ReadWarning } from "./learning-entry";
@@ -13,10 +18,10 @@ import { listMemoryFiles, readLearningsFile } from "./workspace-files";
 
 /** What to search for. */
 export interface SearchOptions {
-  /** gstack's state root. */
-  root: string;
-  /** The OpenClaw workspace; leave out to search gstack only. */
-  workspace?: string;
+  /** gstack's state root (default: `resolveGstackHome()` from @gstack/contracts). */
+  root?: string;
+  /** The OpenClaw workspace (default: `resolveOpenClawWorkspace()`); `null` searches gstack only. */
+  workspace?: string | null;
   /** The current gstack project. */
   project: string;
   /** Words to look for (any of them matches); empty lists everything, best first. */
@@ -119,7 +124,9 @@ export async function searchLearnings(options: SearchOptions): Promise<SearchOut
   const memoryLimit = tokens.length === 0 || options.type !== undefined ? 0 : (options.memoryLimit ?? 3);
   const outcome: SearchOutcome = { results: [], withheld: [], warnings: [] };
   const candidates: Candidate[] = [];
-  const layout = gstackLayout(options.root);
+  const layout = gstackLayout(options.root ?? resolveGstackHome(process.env));
+  const workspace =
+    options.workspace === undefined ? resolveOpenClawWorkspace(process.env) : options.workspace;
 
   const consider = (
     item: LocatedLearning,
@@ -167,10 +174,10 @@ export async function searchLearnings(options: SearchOptions): Promise<SearchOut
     }
   }
 
-  if (options.workspace !== undefined) {
+  if (workspace !== null) {
     const known = new Set(own.entries.map((item) => contentFingerprint(item.entry)));
     const memoryHits: Candidate[] = [];
-    for (const file of await listMemoryFiles(options.workspace)) {
+    for (const file of await listMemoryFiles(workspace)) {
       let text: string;
       try {
         text = await readFile(file.path, "utf8");
