@@ -51,7 +51,8 @@ afterEach(async () => {
 
 const where = () => ["--root", root, "--workspace", workspace, "--project", project];
 
-describe("gstack-learnings", () => {
+// Every case starts real Node processes; a loaded machine needs more than the default 5 s.
+describe("gstack-learnings", { timeout: 60_000 }, () => {
   it("prints help and exits 0", async () => {
     const run = await cli(["--help"]);
     expect(run.code).toBe(0);
