@@ -1,5 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { screenLearning, screenText } from "./injection-screen";
+import { INJECTION_RULES, screenLearning, screenText } from "./injection-screen";
 
 describe("screenText", () => {
   it.each([
@@ -33,6 +34,62 @@ describe("screenText", () => {
     "Rate limits: 429 after 100 requests per minute — back off 30 s.",
   ])("lets %j through", (text) => {
     expect(screenText(text)).toEqual([]);
+  });
+});
+
+describe("the quick pre-check", () => {
+  it("never lets through a text that a rule would catch", () => {
+    const fragments = fc.constantFrom(
+      "Ignore",
+      "all",
+      "previous",
+      "instructions",
+      "you are now",
+      "From now on, you",
+      "SYSTEM:",
+      "system prompt",
+      "<",
+      ">",
+      "/",
+      "|",
+      "[INST]",
+      "<<SYS>>",
+      "<|im_start|>",
+      "tool_calls",
+      '"',
+      ":",
+      "Human:",
+      "onload=",
+      "'",
+      "javascript:",
+      "data:text/html",
+      "\u200b",
+      "\u202e",
+      "\udb40\udc41",
+      "send",
+      "the",
+      "api key",
+      "curl",
+      "| sh",
+      " ",
+      "\n",
+      "act as system",
+      "developer mode",
+      "jailbreak",
+      "#",
+      "invoke",
+      "function_calls",
+      "email",
+      ".env",
+    );
+    fc.assert(
+      fc.property(fc.array(fc.oneof(fragments, fc.string({ maxLength: 3 })), { maxLength: 12 }), (parts) => {
+        const text = parts.join("");
+        const expected = INJECTION_RULES.filter(({ pattern }) => pattern.test(text)).map(({ rule }) => rule);
+        expect(screenText(text)).toEqual(expected);
+      }),
+      { numRuns: 2000 },
+    );
   });
 });
 

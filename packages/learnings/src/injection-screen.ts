@@ -53,12 +53,17 @@ const RULES: readonly Rule[] = [
   },
 ];
 
-// One pass over the text with every rule at once; most texts are harmless and stop here.
-const ANY_RULE = new RegExp(RULES.map(({ pattern }) => `(?:${pattern.source})`).join("|"), "im");
+/** The rules, in the order findings are reported. */
+export const INJECTION_RULES: readonly { rule: string; pattern: RegExp }[] = RULES;
+
+// Words and characters without which no rule can match: one cheap pass lets harmless text
+// (nearly all of it) skip the rules. Every rule needs at least one of these.
+const CANDIDATE =
+  /ignor|disregard|forget|overrid|bypass|skip|instruction|prompt|you (?:are|must)|from now|act as|developer|jailbreak|\[\/?(?:inst|sys)|<|system|assistant|human|tool_|function_|\bon[a-z]+\s*=|javascript:|data:|[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\udb40]|send|post|upload|exfiltrat|leak|email|forward|curl/i;
 
 /** Checks one text and returns the rules it breaks (empty when it looks harmless). */
 export function screenText(text: string): string[] {
-  if (!ANY_RULE.test(text)) return [];
+  if (!CANDIDATE.test(text)) return [];
   const broken: string[] = [];
   for (const { rule, pattern } of RULES) if (pattern.test(text)) broken.push(rule);
   return broken;
