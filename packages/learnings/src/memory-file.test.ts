@@ -147,6 +147,29 @@ describe("memory file encoding", () => {
     );
   });
 
+  it("with editedOnly, leaves out exactly the sections that were not edited", () => {
+    fc.assert(
+      fc.property(
+        fc.array(entry, { maxLength: 5 }),
+        fc.array(fc.boolean(), { minLength: 5, maxLength: 5 }),
+        (entries, edits) => {
+          const unique = [...new Map(entries.map((item) => [`${item.key}|${item.type}`, item])).values()];
+          let markdown = renderMemoryFile("p", unique);
+          const sections = markdown.split("\n## ");
+          markdown = sections
+            .map((section, index) =>
+              index > 0 && edits[index - 1] ? section.replace("\n>", "\n> edited:") : section,
+            )
+            .join("\n## ");
+          const full = parseMemoryFile(throughDisk(markdown));
+          const editedOnly = parseMemoryFile(throughDisk(markdown), { editedOnly: true });
+          expect(editedOnly.generated).toEqual(full.generated.filter((section) => section.edited));
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
   it("reads a person's edit of a quoted insight as an edit", () => {
     const original = {
       type: "pitfall",

@@ -1,7 +1,14 @@
 import { type AuthoredLearning, parseAuthoredLearning } from "./authored-learning";
 import type { LearningEntry } from "./learning-entry";
 import { splitMarkdownBlocks } from "./markdown-blocks";
-import { decodeSection, findDataLine, parseLearningTitle, renderSection, TYPE_ORDER } from "./memory-section";
+import {
+  decodeSection,
+  findDataLine,
+  isUneditedSection,
+  parseLearningTitle,
+  renderSection,
+  TYPE_ORDER,
+} from "./memory-section";
 
 const TITLE_PREFIX = "gstack learnings: ";
 const HEADER_COMMENT =
@@ -53,9 +60,11 @@ function blockText(heading: string | undefined, lines: readonly string[]): strin
 /**
  * Reads a Markdown memory file: sections written by this package (decoded exactly),
  * sections written by hand in the learning form, broken learning sections, and all other
- * text. Pure; `text` is the file's content.
+ * text. Pure; `text` is the file's content. With `editedOnly`, sections written by this
+ * package and not edited since are left out of `generated` (all a sync needs; saves
+ * decoding every entry).
  */
-export function parseMemoryFile(text: string): ParsedMemoryFile {
+export function parseMemoryFile(text: string, options: { editedOnly?: boolean } = {}): ParsedMemoryFile {
   const parsed: ParsedMemoryFile = { generated: [], authored: [], problems: [], other: [] };
   for (const block of splitMarkdownBlocks(text)) {
     const dataIndex =
@@ -63,8 +72,10 @@ export function parseMemoryFile(text: string): ParsedMemoryFile {
         ? findDataLine(block.lines)
         : -1;
     if (dataIndex !== -1) {
+      if (options.editedOnly && isUneditedSection(block.lines, dataIndex)) continue;
       try {
         const decoded = decodeSection(block.lines, dataIndex);
+        if (options.editedOnly && !decoded.edited) continue;
         // The text is only ever needed to keep an edited section; unchanged ones are rebuilt.
         const text = decoded.edited ? blockText(block.heading, block.lines) : "";
         parsed.generated.push({ line: block.line, entry: decoded.entry, edited: decoded.edited, text });

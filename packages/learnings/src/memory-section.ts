@@ -184,14 +184,31 @@ export function decodeSection(lines: readonly string[], dataIndex = findDataLine
   const entry = payload.entry as LearningEntry;
   if (payload.body === undefined) return { entry, edited: false };
   if (typeof payload.body !== "string") throw new Error("the data comment's body digest is not a string");
+  const insight = quotedInsight(lines);
+  entry.insight = insight;
+  return { entry, edited: digestOf(insight) !== payload.body };
+}
+
+const BODY_PREFIX = /^\{"v":1,"body":"([0-9a-f]{16})","entry":\{/;
+
+function quotedInsight(lines: readonly string[]): string {
   const quoted: string[] = [];
   for (const line of lines) {
     if (!line.startsWith(">")) break;
     quoted.push(unquoteLine(line));
   }
-  const insight = quoted.join("\n");
-  entry.insight = insight;
-  return { entry, edited: digestOf(insight) !== payload.body };
+  return quoted.join("\n");
+}
+
+/**
+ * True when a section written by {@link renderSection} is certainly unedited, decided
+ * without decoding its JSON: the digest in the comment matches the quoted insight. False
+ * means "decode it to know" (edited, insight inside the JSON, or not our usual layout).
+ */
+export function isUneditedSection(lines: readonly string[], dataIndex: number): boolean {
+  const dataLine = lines[dataIndex]!;
+  const head = BODY_PREFIX.exec(dataLine.slice(DATA_PREFIX.length - 1, DATA_PREFIX.length + 60));
+  return head !== null && digestOf(quotedInsight(lines)) === head[1];
 }
 
 /** The learning types in gstack's order, used to order sections. */

@@ -104,7 +104,9 @@ async function run(options: BridgeOptions, steps: { import: boolean; export: boo
       const learnings: LocatedLearning[] = read.entries;
       const ownName = memoryFileNameOf(options.project);
       const previousText = await readTextIfPresent(memoryFile);
-      const previous = previousText === undefined ? undefined : parseMemoryFile(previousText);
+      // Unedited sections are rebuilt from gstack anyway, so they need no decoding.
+      const previous =
+        previousText === undefined ? undefined : parseMemoryFile(previousText, { editedOnly: true });
       if (steps.import) {
         const sources = await readMemorySources(workspace, ownName, report.warnings);
         if (previous !== undefined) sources.push({ relative: ownName, parsed: previous });
