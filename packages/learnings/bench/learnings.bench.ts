@@ -1,0 +1,107 @@
+/**
+ * Measures export, re-import and an incremental sync of 100,000 learnings, each as a
+ * ratio against a plain read + JSON.parse of the same learnings.jsonl in the same run.
+ * `LEARNINGS_BENCH_COUNT` changes the size, `LEARNINGS_BENCH_ROUNDS` the runs per figure (median).
+ */
+import { appendFile, mkdir, mkdtemp, readFile, rm, unlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { gstackLayout, openClawLayout } from "@gstack/contracts";
+import { exportProject, importProject, parseMemoryFile, syncProject } from "../src/index";
+
+const count = Number(process.env.LEARNINGS_BENCH_COUNT ?? 100_000);
+const rounds = Number(process.env.LEARNINGS_BENCH_ROUNDS ?? 3);
+const types = ["pattern", "pitfall", "preference", "architecture", "tool", "operational", "investigation"];
+const sources = ["observed", "user-stated", "inferred", "cross-model"];
+
+function learning(index: number) {
+  return {
+    skill: ["review", "ship", "investigate", "qa"][index % 4],
+    type: types[index % types.length],
+    key: `learning-${index}`,
+    insight: `Learning ${index}: the ${index % 3 === 0 ? "payments" : "auth"} module retries twice before failing; keep \`retry.ts\` in sync with the API client (see PR #${index}).`,
+    confidence: (index % 10) + 1,
+    source: sources[index % sources.length],
+    files: index % 2 === 0 ? [`src/module-${index % 50}.ts`, "src/api/client.ts"] : undefined,
+    ts: new Date(Date.UTC(2026, 0, 1) + index * 60_000).toISOString(),
+    trusted: index % 4 === 1,
+  };
+}
+
+/**
+ * Runs the baseline right before the task in every round and keeps the median of the
+ * ratios, so load from other processes on the machine shifts both sides alike.
+ */
+async function ratioAgainst(
+  baseline: () => Promise<unknown>,
+  task: () => Promise<unknown>,
+): Promise<{ ratio: number; ms: number; baselineMs: number }> {
+  const samples: { ratio: number; ms: number; baselineMs: number }[] = [];
+  for (let round = 0; round < rounds; round++) {
+    let start = performance.now();
+    await baseline();
+    const baselineMs = performance.now() - start;
+    start = performance.now();
+    await task();
+    const ms = performance.now() - start;
+    samples.push({ ratio: ms / baselineMs, ms, baselineMs });
+  }
+  samples.sort((left, right) => left.ratio - right.ratio);
+  return samples[Math.floor(samples.length / 2)]!;
+}
+
+const folder = await mkdtemp(join(tmpdir(), "learnings-bench-"));
+try {
+  const root = join(folder, "gstack");
+  const workspace = join(folder, "workspace");
+  const project = "bench";
+  const learnings = gstackLayout(root).project(project).learnings;
+  const memoryFile = openClawLayout(workspace).gstackMemory(project);
+  await mkdir(gstackLayout(root).project(project).dir, { recursive: true });
+  await writeFile(
+    learnings,
+    `${Array.from({ length: count }, (_, index) => JSON.stringify(learning(index))).join("\n")}\n`,
+  );
+  const options = { root, workspace, project };
+
+  const baseline = async () => {
+    const text = await readFile(learnings, "utf8");
+    const parsed: unknown[] = [];
+    for (const line of text.split("\n")) if (line !== "") parsed.push(JSON.parse(line));
+    return parsed;
+  };
+  const exported = await ratioAgainst(baseline, async () => {
+    await unlink(memoryFile).catch(() => undefined);
+    await exportProject(options);
+  });
+  const reimported = await ratioAgainst(baseline, () => importProject(options));
+  const decoded = await ratioAgainst(baseline, async () =>
+    parseMemoryFile(await readFile(memoryFile, "utf8")),
+  );
+  let next = count;
+  const incremental = await ratioAgainst(baseline, async () => {
+    await appendFile(learnings, `${JSON.stringify(learning(next++))}\n`);
+    const report = await syncProject(options);
+    if (report.exported !== next || !report.written)
+      throw new Error(`expected ${next} exported, got ${report.exported}`);
+  });
+
+  const size = (await readFile(memoryFile)).length;
+  const rows: [string, { ratio: number; ms: number; baselineMs: number }][] = [
+    ["export (jsonl → memory file, atomic write)", exported],
+    ["re-import (read memory file + jsonl, nothing new)", reimported],
+    ["decode memory file only (markdown → entries)", decoded],
+    ["incremental sync after one new learning", incremental],
+  ];
+  console.log(
+    `${count} learnings, memory file ${(size / 1e6).toFixed(1)} MB, median ratio of ${rounds} paired run(s)`,
+  );
+  console.log("baseline: read learnings.jsonl + JSON.parse every line, run right before each measurement");
+  for (const [name, value] of rows) {
+    console.log(
+      `${name}: ${value.ratio.toFixed(2)}× raw JSON.parse (${value.ms.toFixed(0)} ms vs ${value.baselineMs.toFixed(0)} ms)`,
+    );
+  }
+} finally {
+  await rm(folder, { recursive: true, force: true });
+}

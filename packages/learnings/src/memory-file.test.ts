@@ -1,0 +1,234 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import type { LearningEntry } from "./learning-entry";
+import { parseMemoryFile, renderMemoryFile } from "./memory-file";
+
+const types = [
+  "pattern",
+  "pitfall",
+  "preference",
+  "architecture",
+  "tool",
+  "operational",
+  "investigation",
+] as const;
+
+const nasty = fc.constantFrom(
+  "",
+  "\n",
+  "-->",
+  "<!-- x -->",
+  "--!>",
+  "<!--",
+  "```",
+  "~~~\n# heading in fence\n~~~",
+  "## Learning: pitfall/fake\n> quoted",
+  '<!-- gstack-learning {"v":1} -->',
+  "<!-- importance: 10 -->",
+  "> already quoted",
+  ">",
+  "line with trailing space ",
+  "\r\n",
+  "\u2028\u2029",
+  "\ufeffbom",
+  "\ud800 lone",
+  "\udc00",
+  "zero\u200bwidth\u202eoverride",
+  "\u0000\u001f\u007f",
+  "- confidence: 3",
+  "__proto__",
+  "x".repeat(20_000),
+  "😀 emoji 𝒳 and ﷽",
+);
+
+const text = fc.oneof(
+  { weight: 3, arbitrary: fc.string({ unit: "binary" }) },
+  { weight: 3, arbitrary: fc.string({ unit: "grapheme" }) },
+  { weight: 2, arbitrary: nasty },
+  {
+    weight: 2,
+    arbitrary: fc
+      .array(fc.oneof(nasty, fc.string({ unit: "binary" })), { maxLength: 6 })
+      .map((parts) => parts.join("\n")),
+  },
+);
+
+/** Builds entries as JSON text so field order, `__proto__` and unknown fields are as arbitrary as in a real file. */
+const entry: fc.Arbitrary<LearningEntry> = fc
+  .record(
+    {
+      skill: text,
+      type: fc.constantFrom(...types),
+      key: fc.stringMatching(/^[a-zA-Z0-9_-]{1,40}$/),
+      insight: text,
+      confidence: fc.integer({ min: 1, max: 10 }),
+      source: fc.constantFrom("observed", "user-stated", "inferred", "cross-model"),
+      files: fc.array(text, { maxLength: 3 }),
+      ts: fc.date({ noInvalidDate: true }).map((date) => date.toISOString()),
+      trusted: fc.boolean(),
+      origin: text,
+    },
+    { requiredKeys: ["type", "key", "insight"] },
+  )
+  .chain((known) =>
+    fc
+      .tuple(
+        fc.array(fc.tuple(fc.oneof(text, fc.constant("__proto__")), fc.jsonValue()), { maxLength: 4 }),
+        fc.func(fc.integer()),
+      )
+      .map(([extra, order]) => {
+        const pairs: [string, unknown][] = [...Object.entries(known), ...extra];
+        const seen = new Set<string>();
+        const unique = pairs.filter(([name]) => {
+          if (seen.has(name)) return false;
+          seen.add(name);
+          return true;
+        });
+        unique.sort((left, right) => order(left[0]) - order(right[0]));
+        const json = `{${unique.map(([name, value]) => `${JSON.stringify(name)}:${JSON.stringify(value)}`).join(",")}}`;
+        return JSON.parse(json) as LearningEntry;
+      }),
+  );
+
+/** What a file on disk gives back: UTF-8 cannot hold lone surrogates, so write and read the bytes. */
+function throughDisk(markdown: string): string {
+  return Buffer.from(markdown, "utf8").toString("utf8");
+}
+
+describe("memory file encoding", () => {
+  it("gives back exactly the entries it was given, key order included, for any content", () => {
+    fc.assert(
+      fc.property(fc.array(entry, { maxLength: 6 }), (entries) => {
+        const unique = [...new Map(entries.map((item) => [`${item.key}|${item.type}`, item])).values()];
+        const markdown = throughDisk(renderMemoryFile("acme-widget", unique));
+        const parsed = parseMemoryFile(markdown);
+        expect(parsed.problems).toEqual([]);
+        expect(parsed.authored).toEqual([]);
+        expect(parsed.other).toEqual([]);
+        expect(parsed.generated.every((section) => !section.edited)).toBe(true);
+        const back = new Map(
+          parsed.generated.map((section) => [`${section.entry.key}|${section.entry.type}`, section.entry]),
+        );
+        expect(back.size).toBe(unique.length);
+        for (const original of unique) {
+          const recovered = back.get(`${original.key}|${original.type}`);
+          expect(JSON.stringify(recovered)).toBe(JSON.stringify(original));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it("is stable: rendering what was parsed gives the same bytes", () => {
+    fc.assert(
+      fc.property(fc.array(entry, { maxLength: 4 }), (entries) => {
+        const unique = [...new Map(entries.map((item) => [`${item.key}|${item.type}`, item])).values()];
+        const first = renderMemoryFile("p", unique);
+        const again = renderMemoryFile(
+          "p",
+          parseMemoryFile(throughDisk(first)).generated.map((section) => section.entry),
+        );
+        expect(again).toBe(throughDisk(first));
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it("never lets a value close the data comment or open a new section", () => {
+    fc.assert(
+      fc.property(entry, (item) => {
+        const markdown = renderMemoryFile("p", [item]);
+        const lines = markdown.split("\n");
+        const dataLines = lines.filter((line) => line.startsWith("<!-- gstack-learning "));
+        expect(dataLines).toHaveLength(1);
+        expect(dataLines[0]!.indexOf("-->")).toBe(dataLines[0]!.length - 3);
+        expect(lines.filter((line) => line.startsWith("## "))).toHaveLength(1);
+      }),
+    );
+  });
+
+  it("with editedOnly, leaves out exactly the sections that were not edited", () => {
+    fc.assert(
+      fc.property(
+        fc.array(entry, { maxLength: 5 }),
+        fc.array(fc.boolean(), { minLength: 5, maxLength: 5 }),
+        (entries, edits) => {
+          const unique = [...new Map(entries.map((item) => [`${item.key}|${item.type}`, item])).values()];
+          let markdown = renderMemoryFile("p", unique);
+          const sections = markdown.split("\n## ");
+          markdown = sections
+            .map((section, index) =>
+              index > 0 && edits[index - 1] ? section.replace("\n>", "\n> edited:") : section,
+            )
+            .join("\n## ");
+          const full = parseMemoryFile(throughDisk(markdown));
+          const editedOnly = parseMemoryFile(throughDisk(markdown), { editedOnly: true });
+          expect(editedOnly.generated).toEqual(full.generated.filter((section) => section.edited));
+        },
+      ),
+      { numRuns: 200 },
+    );
+  });
+
+  it("reads a person's edit of a quoted insight as an edit", () => {
+    const original = {
+      type: "pitfall",
+      key: "runner",
+      insight: "Tests use jest.",
+      confidence: 6,
+    } as LearningEntry;
+    const markdown = renderMemoryFile("p", [original]).replace(
+      "> Tests use jest.",
+      "> Tests use vitest.\n> Not jest.",
+    );
+    const [section] = parseMemoryFile(markdown).generated;
+    expect(section?.edited).toBe(true);
+    expect(section?.entry).toEqual({ ...original, insight: "Tests use vitest.\nNot jest." });
+  });
+
+  it("survives Windows line endings and trailing-space stripping without seeing an edit", () => {
+    const original = {
+      type: "tool",
+      key: "bun",
+      insight: "Use bun\n\nfor scripts",
+      ts: "2026-11-01T00:00:00Z",
+    } as LearningEntry;
+    const markdown = renderMemoryFile("p", [original]).replaceAll("\n", "\r\n");
+    const [section] = parseMemoryFile(markdown).generated;
+    expect(section).toMatchObject({ line: 5, entry: original, edited: false });
+  });
+
+  it("keeps hand-written text and reports broken learning sections with their line", () => {
+    const markdown = [
+      "# Notes",
+      "Call the dentist.",
+      "",
+      "## Learning: pitfal/typo-type",
+      "Something.",
+      "",
+      "## Learning: pitfall/good-one <!-- importance: 8 -->",
+      "> Prefer `pnpm -r`.",
+      "",
+      "- files: `package.json`, turbo.json",
+      "- project: acme-widget",
+    ].join("\n");
+    const parsed = parseMemoryFile(markdown);
+    expect(parsed.other).toEqual([{ line: 1, text: "# Notes\nCall the dentist." }]);
+    expect(parsed.problems).toMatchObject([
+      { line: 4, message: expect.stringContaining('unknown learning type "pitfal"') },
+    ]);
+    expect(parsed.authored).toMatchObject([
+      {
+        line: 7,
+        learning: {
+          type: "pitfall",
+          key: "good-one",
+          insight: "Prefer `pnpm -r`.",
+          confidence: 8,
+          files: ["package.json", "turbo.json"],
+          project: "acme-widget",
+        },
+      },
+    ]);
+  });
+});

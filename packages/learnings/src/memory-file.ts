@@ -1,0 +1,128 @@
+import { type AuthoredLearning, parseAuthoredLearning } from "./authored-learning";
+import type { LearningEntry } from "./learning-entry";
+import { splitMarkdownBlocks } from "./markdown-blocks";
+import {
+  decodeSection,
+  findDataLine,
+  isUneditedSection,
+  parseLearningTitle,
+  renderSection,
+  TYPE_ORDER,
+} from "./memory-section";
+
+const TITLE_PREFIX = "gstack learnings: ";
+const HEADER_COMMENT =
+  "<!-- gstack-learnings v1. Written by `gstack-learnings sync` from gstack's learnings.jsonl. " +
+  "Edit the quoted insight of a section to update it in gstack. Add a learning as a new section: " +
+  '"## Learning: <type>/<key>", the insight below it, then optional lines "- confidence: 1-10", ' +
+  '"- files: a.ts, b.ts", "- source: observed". -->';
+
+/** A section of a memory file that {@link renderMemoryFile} wrote. */
+export interface GeneratedSection {
+  line: number;
+  entry: LearningEntry;
+  /** The quoted insight was edited since it was written. */
+  edited: boolean;
+  /** The section's text as it stands in the file when it was edited (empty otherwise). */
+  text: string;
+}
+
+/** A hand-written learning section. */
+export interface AuthoredSection {
+  line: number;
+  learning: AuthoredLearning;
+  /** The section's original text, kept if it cannot be imported. */
+  text: string;
+}
+
+/** A section that looks like a learning but cannot be used, and why. */
+export interface SectionProblem {
+  line: number;
+  message: string;
+  text: string;
+}
+
+/** Everything found in one Markdown memory file. */
+export interface ParsedMemoryFile {
+  generated: GeneratedSection[];
+  authored: AuthoredSection[];
+  problems: SectionProblem[];
+  /** Text that is not a learning section (notes, other headings), in file order. */
+  other: { line: number; text: string }[];
+}
+
+function blockText(heading: string | undefined, lines: readonly string[]): string {
+  const all = [...(heading === undefined ? [] : [heading]), ...lines];
+  while (all.length > 0 && all[all.length - 1]!.trim() === "") all.pop();
+  return all.join("\n");
+}
+
+/**
+ * Reads a Markdown memory file: sections written by this package (decoded exactly),
+ * sections written by hand in the learning form, broken learning sections, and all other
+ * text. Pure; `text` is the file's content. With `editedOnly`, sections written by this
+ * package and not edited since are left out of `generated` (all a sync needs; saves
+ * decoding every entry).
+ */
+export function parseMemoryFile(text: string, options: { editedOnly?: boolean } = {}): ParsedMemoryFile {
+  const parsed: ParsedMemoryFile = { generated: [], authored: [], problems: [], other: [] };
+  for (const block of splitMarkdownBlocks(text)) {
+    const dataIndex =
+      block.heading !== undefined && parseLearningTitle(block.title) !== undefined
+        ? findDataLine(block.lines)
+        : -1;
+    if (dataIndex !== -1) {
+      if (options.editedOnly && isUneditedSection(block.lines, dataIndex)) continue;
+      try {
+        const decoded = decodeSection(block.lines, dataIndex);
+        if (options.editedOnly && !decoded.edited) continue;
+        // The text is only ever needed to keep an edited section; unchanged ones are rebuilt.
+        const text = decoded.edited ? blockText(block.heading, block.lines) : "";
+        parsed.generated.push({ line: block.line, entry: decoded.entry, edited: decoded.edited, text });
+      } catch (error) {
+        const message = `damaged learning section: ${(error as Error).message}`;
+        parsed.problems.push({ line: block.line, message, text: blockText(block.heading, block.lines) });
+      }
+      continue;
+    }
+    const authored =
+      block.heading === undefined ? undefined : parseAuthoredLearning(block.title, block.lines);
+    if (authored === undefined) {
+      const own = block.level === 1 && block.title.startsWith(TITLE_PREFIX);
+      const lines = own ? block.lines.filter((line) => line !== HEADER_COMMENT) : block.lines;
+      const kept = own ? lines : [block.heading, ...lines].filter((line) => line !== undefined);
+      if (kept.some((line) => line.trim() !== "")) {
+        parsed.other.push({ line: block.line, text: blockText(undefined, kept) });
+      }
+      continue;
+    }
+    const text = blockText(block.heading, block.lines);
+    if (authored.ok) parsed.authored.push({ line: block.line, learning: authored.learning, text });
+    else parsed.problems.push({ line: block.line, message: authored.reason, text });
+  }
+  return parsed;
+}
+
+function compareEntries(left: LearningEntry, right: LearningEntry): number {
+  const byType = TYPE_ORDER.indexOf(left.type) - TYPE_ORDER.indexOf(right.type);
+  if (byType !== 0) return byType;
+  return left.key < right.key ? -1 : left.key > right.key ? 1 : 0;
+}
+
+/**
+ * Renders the OpenClaw memory file of one project: a title, a comment telling readers how
+ * to edit and add learnings, one section per learning (ordered by type, then key, so the
+ * file only changes where a learning changed), then any hand-written text to keep.
+ * Deterministic: the same input gives the same bytes.
+ */
+export function renderMemoryFile(
+  slug: string,
+  entries: readonly LearningEntry[],
+  keep: readonly string[] = [],
+): string {
+  const sorted = [...entries].sort(compareEntries);
+  const parts = [`# ${TITLE_PREFIX}${slug}\n\n${HEADER_COMMENT}\n`];
+  for (const entry of sorted) parts.push(renderSection(entry));
+  for (const text of keep) parts.push(`${text.replace(/\n+$/, "")}\n`);
+  return parts.join("\n");
+}

@@ -1,0 +1,47 @@
+import { checkValue } from "@gstack/contracts";
+import type { LearningEntry, LocatedLearning, ReadWarning } from "./learning-entry";
+
+/** The usable entries of a learnings.jsonl and the lines that were skipped. */
+export interface ParsedLearnings {
+  entries: LocatedLearning[];
+  warnings: ReadWarning[];
+}
+
+/**
+ * Parses the text of a gstack `learnings.jsonl`. Every line is validated against the
+ * contracts' learning schema; a line that is not JSON or breaks the schema becomes a
+ * warning naming the file and line, and the rest of the file is still read.
+ *
+ * The entry kept is the object `JSON.parse` produced, not the schema's output, so unknown
+ * fields and the line's key order survive untouched.
+ */
+export function parseLearnings(text: string, file: string): ParsedLearnings {
+  const entries: LocatedLearning[] = [];
+  const warnings: ReadWarning[] = [];
+  let start = 0;
+  let lineNumber = 0;
+  const length = text.length;
+  while (start <= length) {
+    let end = text.indexOf("\n", start);
+    if (end === -1) end = length;
+    lineNumber++;
+    const raw = text.slice(start, end).trim();
+    start = end + 1;
+    if (raw === "") continue;
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch (error) {
+      warnings.push({ file, line: lineNumber, message: `not valid JSON (${(error as Error).message})` });
+      continue;
+    }
+    const checked = checkValue("learning", value, { source: `${file}:${lineNumber}` });
+    if (!checked.ok) {
+      const issues = checked.error.issues.map((issue) => `${issue.path || "(line)"} ${issue.message}`);
+      warnings.push({ file, line: lineNumber, message: `not a learning: ${issues.join("; ")}` });
+      continue;
+    }
+    entries.push({ file, line: lineNumber, entry: value as LearningEntry });
+  }
+  return { entries, warnings };
+}
