@@ -26,6 +26,13 @@ if (verb === "commit") {
   execFileSync("git", ["add", arg]);
   execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "add " + arg]);
   report();
+} else if (verb === "sleep-first") {
+  const marker = path.join(process.cwd(), "..", "slept-once");
+  if (fs.existsSync(marker)) report();
+  else {
+    fs.writeFileSync(marker, String(process.pid));
+    setTimeout(() => report(), Number(arg));
+  }
 } else if (verb === "sleep") {
   setTimeout(() => report(), Number(arg));
 } else if (verb === "hang") {
