@@ -219,7 +219,11 @@ describe("gstack-dispatch install --dry-run", () => {
       KeepAlive: { SuccessfulExit: false },
       RunAtLoad: true,
     });
-    expect(plist.ProgramArguments).toEqual([process.execPath, expect.stringMatching(/cli\.(ts|js)$/), "run"]);
+    expect(plist.ProgramArguments).toEqual([
+      process.execPath,
+      expect.stringMatching(/dist\/cli\.js$/),
+      "run",
+    ]);
     expect(plist.EnvironmentVariables.GSTACK_HOME).toBe(world.root);
     for (const entry of plist.EnvironmentVariables.PATH?.split(":") ?? [])
       expect(entry.startsWith("/")).toBe(true);

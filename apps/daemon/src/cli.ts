@@ -155,6 +155,12 @@ function execQuiet(program: string, args: string[]): Promise<string | undefined>
   );
 }
 
+/** The built cli.js (also when this command runs from source during development). */
+function installedCliPath(): string {
+  const here = fileURLToPath(import.meta.url);
+  return here.endsWith(".ts") ? join(dirname(here), "..", "dist", "cli.js") : here;
+}
+
 const install = defineCommand({
   meta: {
     name: "install",
@@ -177,7 +183,7 @@ const install = defineCommand({
       const home = process.env.HOME ?? homedir();
       const spec: ServiceSpec = {
         node: process.execPath,
-        cli: fileURLToPath(import.meta.url),
+        cli: installedCliPath(),
         gstackHome: layout.root,
         home,
         ...(claude ? { claude } : {}),
