@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import { access, constants, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { basename, delimiter, dirname, isAbsolute, join } from "node:path";
+import { defaultAgentCommands, restrictionsToDisallowedTools } from "@gstack/agent-runner";
 import {
   type ActivityEntry,
   type AuditEvent,
@@ -37,17 +38,11 @@ import {
   settleClaim,
 } from "./intake";
 import { extractLearnings } from "./learnings";
-import { startProcessAgent } from "./process-agent";
 import { buildPrompt } from "./prompt";
 import { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
+import { startRunnerAgent } from "./runner-agent";
 import { readAllStates, readQueueFile, type SessionState, writeQueueFile, writeState } from "./session-state";
-import {
-  DEFAULT_ALLOWED_TOOLS,
-  DEFAULT_DISALLOWED_TOOLS,
-  loadRestrictions,
-  loadSettings,
-  restrictionsToDisallowedTools,
-} from "./settings";
+import { DEFAULT_DISALLOWED_TOOLS, loadRestrictions, loadSettings } from "./settings";
 import { readCallbackToken, readDispatchSecret } from "./token";
 
 /** How to start a daemon. Everything but `root` has a sensible default. */
@@ -157,7 +152,7 @@ export class Daemon {
   constructor(options: DaemonOptions) {
     this.options = options;
     this.layout = gstackLayout(options.root);
-    this.startAgent = options.startAgent ?? startProcessAgent;
+    this.startAgent = options.startAgent ?? startRunnerAgent;
     this.log = options.log ?? (() => {});
     this.now = options.now ?? (() => new Date());
     this.stopped = new Promise((resolve) => {
@@ -392,10 +387,10 @@ export class Daemon {
 
   private async killOrphan(state: SessionState): Promise<void> {
     const pid = state.pid;
-    if (pid === undefined || !processAlive(pid)) return;
+    if (pid === undefined || pid <= 1 || !processAlive(pid)) return;
     const group = await processGroupOf(pid);
     // Only a process still leading the group recorded for this session is ours.
-    if (group === undefined || group !== (state.pgid ?? pid)) return;
+    if (group === undefined || group <= 1 || group !== (state.pgid ?? pid)) return;
     try {
       process.kill(-group, "SIGTERM");
     } catch {}
@@ -653,7 +648,7 @@ export class Daemon {
         GSTACK_DISPATCH_ID: state.id,
         GSTACK_HOME: this.layout.root,
       },
-      allowedTools: [...DEFAULT_ALLOWED_TOOLS, ...(this.settings.allowed_tools ?? [])],
+      allowedTools: this.settings.allowed_tools ?? [],
       disallowedTools: this.disallowedTools,
       ...(state.agent !== "claude" && agentConfig ? { command: agentConfig.command } : {}),
       ...(this.claudeBinary ? { binary: this.claudeBinary } : {}),
@@ -669,8 +664,10 @@ export class Daemon {
     });
     session.agent = agent;
     state.status = state.attempt > 1 ? "retrying" : "running";
-    state.pid = agent.pid;
-    state.pgid = agent.pid;
+    if (agent.pid > 1) {
+      state.pid = agent.pid;
+      state.pgid = agent.pid;
+    }
     state.updated_at = this.now().toISOString();
     await writeState(this.layout, state);
     await this.audit("spawned", {
@@ -811,8 +808,19 @@ export class Daemon {
       ...(progress ? { turns: progress.turns } : {}),
       ...(progress?.costUsd !== undefined ? { cost_usd: progress.costUsd } : {}),
     });
-    const finalText = outcome.result?.result ?? progress?.lastText;
-    const parsed = finalText ? parseReportSections(finalText) : undefined;
+    let finalText = outcome.result?.result ?? progress?.lastText;
+    let parsed = finalText ? parseReportSections(finalText) : undefined;
+    if (!parsed) {
+      // Agents that print plain text report over many lines; read them back from the kept output.
+      const plain = await plainTextTail(
+        join(this.layout.dispatch.sessionDir(state.id), `stream-${state.attempt}.jsonl`),
+      );
+      const fromStream = plain ? parseReportSections(plain) : undefined;
+      if (fromStream) {
+        parsed = fromStream;
+        finalText = plain;
+      }
+    }
     const learningLines = parsed ? bulletItems(parsed["Learnings logged"]) : [];
     const learnings = extractLearnings(learningLines, { dispatchId: state.id, ts: finishedAt.toISOString() });
     const sections = completeSections(parsed, completion, {
@@ -1071,6 +1079,30 @@ function unknownFailure(result: AgentRunResult): AgentFailure {
     message: `the agent exited with ${result.signal ? `signal ${result.signal}` : `code ${result.exitCode}`}`,
     retryWithoutLearnings: false,
   };
+}
+
+/** The non-JSON lines of the last 64 KiB of an agent's kept output. */
+async function plainTextTail(path: string): Promise<string | undefined> {
+  try {
+    const handle = await open(path, "r");
+    try {
+      const { size } = await handle.stat();
+      const length = Math.min(size, 64 * 1024);
+      const buffer = Buffer.alloc(length);
+      await handle.read(buffer, 0, length, size - length);
+      const lines = buffer.toString("utf8").split("\n");
+      if (size > length) lines.shift();
+      const text = lines
+        .filter((line) => !line.trimStart().startsWith("{"))
+        .join("\n")
+        .trim();
+      return text || undefined;
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return undefined;
+  }
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -12,7 +12,7 @@ export { DaemonError } from "./errors";
 export type { DispatchCheckContext, Refusal } from "./intake";
 export { checkDispatch, checkProjectDir, expiresAt, MAX_DISPATCH_BYTES } from "./intake";
 export { extractLearnings, learningKey } from "./learnings";
-export { agentCommandLine, startProcessAgent } from "./process-agent";
 export { buildPrompt, REPORT_SECTIONS } from "./prompt";
 export type { ReportSections } from "./report";
 export { bulletItems, parseReportSections, renderReport } from "./report";
+export { startRunnerAgent } from "./runner-agent";

@@ -26,26 +26,6 @@ export async function loadSettings(
   return { settings, warnings };
 }
 
-/** Tools Claude Code may use without asking in every dispatch: git and the usual test runners. */
-export const DEFAULT_ALLOWED_TOOLS = [
-  "Bash(git status:*)",
-  "Bash(git diff:*)",
-  "Bash(git log:*)",
-  "Bash(git add:*)",
-  "Bash(git commit:*)",
-  "Bash(git checkout -b:*)",
-  "Bash(git switch -c:*)",
-  "Bash(npm test:*)",
-  "Bash(npm run test:*)",
-  "Bash(pnpm test:*)",
-  "Bash(pnpm run test:*)",
-  "Bash(yarn test:*)",
-  "Bash(bun test:*)",
-  "Bash(pytest:*)",
-  "Bash(cargo test:*)",
-  "Bash(go test:*)",
-];
-
 /** Patterns refused in every dispatch, whatever the restriction templates say. */
 export const DEFAULT_DISALLOWED_TOOLS = [
   "Bash(git push --force:*)",
@@ -53,15 +33,6 @@ export const DEFAULT_DISALLOWED_TOOLS = [
   "Bash(rm -rf /:*)",
   "Bash(sudo:*)",
 ];
-
-/** Claude Code `--disallowedTools` patterns for restriction template rules. */
-export function restrictionsToDisallowedTools(restrictions: readonly Restriction[]): string[] {
-  return restrictions.flatMap((rule) => {
-    if (rule.block === "exec") return [`Bash(${rule.pattern}:*)`];
-    if (rule.block === "read") return [`Read(${rule.pattern})`];
-    return [`Edit(${rule.pattern})`, `Write(${rule.pattern})`];
-  });
-}
 
 /** Reads `restrictions.yaml` when it exists. */
 export async function loadRestrictions(layout: GstackLayout): Promise<Restriction[]> {
