@@ -290,13 +290,15 @@ export class Daemon {
     }
     for (const name of AGENT_NAMES) {
       if (name === "claude") continue;
-      const program = agents[name]?.command[0];
+      const configured = agents[name]?.command[0];
+      const program = configured ?? defaultAgentCommands[name].command[0];
       if (!program) continue;
       if (await findOnPath(program, env)) known.push(name);
-      else
+      else if (configured) {
         this.log(
           `warning: agent '${name}' is configured but '${program}' is not on PATH; its dispatches are refused`,
         );
+      }
     }
     if (known.length === 0) {
       throw new DaemonError(
@@ -833,10 +835,6 @@ export class Daemon {
       completion.artifacts = [...(completion.artifacts ?? []), `learnings:${learnings.length}`];
     }
     await writeFileAtomic(
-      this.layout.dispatch.completedJson(state.id),
-      `${JSON.stringify(completion, null, 2)}\n`,
-    );
-    await writeFileAtomic(
       this.layout.dispatch.completedReport(state.id),
       renderReport(completion, sections, dispatch.task),
     );
@@ -887,6 +885,11 @@ export class Daemon {
       ...(completion.error ? { reason: `${completion.error_kind}: ${completion.error.slice(0, 300)}` } : {}),
       detail: { commits: completion.commits, duration: completion.duration, retries: completion.retries },
     });
+    // The JSON is written last: once it exists, the report, activity and audit are complete.
+    await writeFileAtomic(
+      this.layout.dispatch.completedJson(state.id),
+      `${JSON.stringify(completion, null, 2)}\n`,
+    );
     this.log(
       `${status} ${state.id} in ${completion.duration} s, ${completion.commits} commit${completion.commits === 1 ? "" : "s"}${completion.error ? ` (${completion.error_kind}: ${completion.error.split("\n")[0]?.slice(0, 120)})` : ""} → ${this.layout.dispatch.completedReport(state.id)}`,
     );
