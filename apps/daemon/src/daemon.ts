@@ -145,6 +145,8 @@ export class Daemon {
   private readonly pendingCallbacks = new Set<Promise<void>>();
   private startedAt = new Date();
   private lockHeld = false;
+  /** The queue as last written to disk, to skip writes that change nothing. */
+  private writtenQueue?: string;
   /** Resolves when the daemon has stopped. */
   readonly stopped: Promise<void>;
   private resolveStopped!: () => void;
@@ -215,7 +217,6 @@ export class Daemon {
     this.log(`watching ${folders.incoming}`);
     await this.writeHeartbeat();
     this.heartbeatTimer = setInterval(() => {
-      void this.writeHeartbeat();
       void this.replayOutboxes();
     }, this.settings.heartbeat_seconds * 1000);
     this.watcher = watch([folders.incoming, folders.control], {
@@ -526,10 +527,10 @@ export class Daemon {
     await writeState(this.layout, state);
     this.sessions.set(dispatch.id, { state, dispatch });
     this.queue.push(dispatch.id);
-    await this.persistQueue();
     await this.audit("queued", { dispatch_id: dispatch.id, detail: { position: this.queue.length } });
     this.log(`queued ${dispatch.id} (${dispatch.project}: ${dispatch.task.split("\n")[0]?.slice(0, 60)})`);
     this.pump();
+    await this.persistQueue();
   }
 
   private async refuse(path: string | undefined, name: string, refusal: Refusal): Promise<void> {
@@ -629,8 +630,12 @@ export class Daemon {
     }
     if (state.started_at === undefined) {
       state.started_at = this.now().toISOString();
-      state.base_sha = await headCommit(state.project_dir);
-      state.branch = await currentBranch(state.project_dir);
+      const [baseSha, branch] = await Promise.all([
+        headCommit(state.project_dir),
+        currentBranch(state.project_dir),
+      ]);
+      if (baseSha) state.base_sha = baseSha;
+      if (branch) state.branch = branch;
     }
     session.firstStarted ??= new Date(state.started_at).getTime();
     const agentConfig = this.settings.agents?.[state.agent];
@@ -678,7 +683,6 @@ export class Daemon {
       detail: { attempt: state.attempt, agent: state.agent },
     });
     this.log(`started ${state.id} with ${state.agent} (pid ${agent.pid}, attempt ${state.attempt})`);
-    void this.writeHeartbeat();
     const result = await agent.done;
     session.agent = undefined;
     if (session.persistTimer) clearTimeout(session.persistTimer);
@@ -906,7 +910,6 @@ export class Daemon {
         this.log(`local-only mode: the report for ${state.id} stays on disk (callback_url not used)`);
       }
     }
-    void this.writeHeartbeat();
     this.pump();
     if (this.stopping) this.maybeStopped();
   }
@@ -975,7 +978,12 @@ export class Daemon {
 
   private async persistQueue(): Promise<void> {
     this.persistChain = this.persistChain
-      .then(() => writeQueueFile(this.layout, this.queue))
+      .then(async () => {
+        const content = JSON.stringify(this.queue);
+        if (content === this.writtenQueue) return;
+        await writeQueueFile(this.layout, this.queue);
+        this.writtenQueue = content;
+      })
       .catch((error: Error) => this.log(`could not save the queue: ${error.message}`));
     await this.persistChain;
   }
