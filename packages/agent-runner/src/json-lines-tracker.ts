@@ -32,11 +32,12 @@ function clip(value: string): string {
 export class JsonLinesTracker implements OutputTracker {
   #progress: AgentProgress = emptyProgress();
   #result: AgentResultSummary | undefined;
+  #lastOutputAt: number | undefined;
 
   line(line: string): unknown {
     const trimmed = line.trim();
     if (trimmed === "") return undefined;
-    this.#progress.lastOutputAt = new Date().toISOString();
+    this.#lastOutputAt = Date.now();
     if (trimmed.startsWith("{")) {
       try {
         const event: unknown = JSON.parse(trimmed);
@@ -59,6 +60,8 @@ export class JsonLinesTracker implements OutputTracker {
   }
 
   progress(): AgentProgress {
+    if (this.#lastOutputAt !== undefined)
+      this.#progress.lastOutputAt = new Date(this.#lastOutputAt).toISOString();
     return this.#progress;
   }
 

@@ -6,6 +6,8 @@ import { readdirSync, readFileSync } from "node:fs";
  * with signal 0, which answers only "some member exists".
  */
 export function processGroupMembers(processGroupId: number): number[] {
+  // The kernel answers "nobody left" cheaply; only a yes needs the /proc scan to discount zombies.
+  if (!signalZero(processGroupId)) return [];
   if (process.platform === "linux") {
     const members: number[] = [];
     let entries: string[];

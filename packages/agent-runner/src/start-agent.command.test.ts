@@ -145,7 +145,7 @@ describe("startAgent with a configured command (Codex-style JSON lines)", () => 
       prompt: "x",
       cwd: temporaryFolder("command-agent-cwd-"),
       command: { command: [process.execPath, program] },
-      maxLineBytes: 64 * 1024,
+      maxLineLength: 64 * 1024,
       onEvent: (event) => events.push(event),
     }).done;
     expect(result.progress).toMatchObject({ skippedLines: 1, lastAssistantText: "after", turns: 2 });

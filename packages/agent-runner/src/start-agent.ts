@@ -37,8 +37,8 @@ export interface StartAgentOptions {
   streamFile?: string;
   /** Default 64 MiB. */
   streamFileMaxBytes?: number;
-  /** Longest output line parsed; longer lines are skipped and counted. Default 8 MiB. */
-  maxLineBytes?: number;
+  /** Longest output line parsed, in characters; longer lines are skipped and counted. Default 8 Mi. */
+  maxLineLength?: number;
   /** Every parsed output event, as it arrives. */
   onEvent?: (event: unknown) => void;
   /** Progress, at most every `progressIntervalMs` (default 500 ms) and once at the end. */
@@ -93,27 +93,24 @@ export interface RunningAgent {
 
 const stderrTailBytes = 16 * 1024;
 
-function currentHead(cwd: string): string | undefined {
+/**
+ * Whether `cwd` is in a git work tree and which commit HEAD is, in one git call
+ * (`rev-parse` prints `true` before failing on a repository without commits).
+ */
+function gitStart(cwd: string): { repository: boolean; head?: string } {
+  let output: string;
   try {
-    return (
-      execFileSync("git", ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], {
-        cwd,
-        stdio: ["ignore", "pipe", "ignore"],
-        encoding: "utf8",
-      }).trim() || undefined
-    );
-  } catch {
-    return undefined;
+    output = execFileSync("git", ["rev-parse", "--is-inside-work-tree", "HEAD"], {
+      cwd,
+      stdio: ["ignore", "pipe", "ignore"],
+      encoding: "utf8",
+    });
+  } catch (error) {
+    output = String((error as { stdout?: unknown }).stdout ?? "");
   }
-}
-
-function isGitRepository(cwd: string): boolean {
-  try {
-    execFileSync("git", ["rev-parse", "--git-dir"], { cwd, stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
+  const [inside, head] = output.trim().split("\n");
+  if (inside !== "true") return { repository: false };
+  return { repository: true, head: head && /^[0-9a-f]{40,64}$/.test(head) ? head : undefined };
 }
 
 function environmentOf(options: StartAgentOptions, adapterEnv: Record<string, string>): NodeJS.ProcessEnv {
@@ -145,10 +142,11 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) {
     throw new AgentRunnerError("invalid_option", `timeoutMs must be positive, got ${options.timeoutMs}.`);
   }
-  const trackGit = options.trackGit !== false && isGitRepository(options.cwd);
-  const startSha = trackGit ? currentHead(options.cwd) : undefined;
+  const start = options.trackGit === false ? { repository: false } : gitStart(options.cwd);
+  const trackGit = start.repository;
+  const startSha = start.head;
   const tracker = adapter.createTracker();
-  const splitter = new LineSplitter({ maxLineBytes: options.maxLineBytes });
+  const splitter = new LineSplitter({ maxLineLength: options.maxLineLength });
   const startedAt = new Date();
   const killGraceMs = options.killGraceMs ?? 5_000;
   const progressInterval = options.progressIntervalMs ?? 500;
