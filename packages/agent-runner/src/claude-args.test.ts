@@ -120,8 +120,13 @@ describe("expandCommand", () => {
       "--json",
       "--sandbox",
       "workspace-write",
+      "--skip-git-repo-check",
+      "--",
       "p",
     ]);
+    expect(adapterFor("codex").commandLine({ prompt: "p", gitDirectories: ["/r/.git"] }).args).toContain(
+      'sandbox_workspace_write.writable_roots=["/r/.git"]',
+    );
     expect(adapterFor("claude").commandLine({ prompt: "p" }).args).toContain("acceptEdits");
     expect(() => adapterFor("aider")).toThrow(/configure a command/);
     expect(

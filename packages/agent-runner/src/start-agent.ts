@@ -1,5 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { closeSync, createWriteStream, openSync, type WriteStream } from "node:fs";
+import { resolve } from "node:path";
 import type { AgentCommand } from "@gstack/contracts";
 import { adapterFor } from "./agent-adapter";
 import type { AgentFailure } from "./agent-failure";
@@ -97,20 +98,25 @@ const stderrTailBytes = 16 * 1024;
  * Whether `cwd` is in a git work tree and which commit HEAD is, in one git call
  * (`rev-parse` prints `true` before failing on a repository without commits).
  */
-function gitStart(cwd: string): { repository: boolean; head?: string } {
+function gitStart(cwd: string): { repository: boolean; head?: string; directories: string[] } {
   let output: string;
   try {
-    output = execFileSync("git", ["rev-parse", "--is-inside-work-tree", "HEAD"], {
-      cwd,
-      stdio: ["ignore", "pipe", "ignore"],
-      encoding: "utf8",
-    });
+    output = execFileSync(
+      "git",
+      ["rev-parse", "--is-inside-work-tree", "--absolute-git-dir", "--git-common-dir", "HEAD"],
+      {
+        cwd,
+        stdio: ["ignore", "pipe", "ignore"],
+        encoding: "utf8",
+      },
+    );
   } catch (error) {
     output = String((error as { stdout?: unknown }).stdout ?? "");
   }
-  const [inside, head] = output.trim().split("\n");
-  if (inside !== "true") return { repository: false };
-  return { repository: true, head: head && /^[0-9a-f]{40,64}$/.test(head) ? head : undefined };
+  const [inside, gitDirectory = "", commonDirectory = "", head] = output.trim().split("\n");
+  if (inside !== "true") return { repository: false, directories: [] };
+  const directories = [...new Set([gitDirectory, resolve(cwd, commonDirectory)].filter(Boolean))];
+  return { repository: true, head: head && /^[0-9a-f]{40,64}$/.test(head) ? head : undefined, directories };
 }
 
 function environmentOf(options: StartAgentOptions, adapterEnv: Record<string, string>): NodeJS.ProcessEnv {
@@ -131,7 +137,10 @@ function environmentOf(options: StartAgentOptions, adapterEnv: Record<string, st
  */
 export function startAgent(options: StartAgentOptions): RunningAgent {
   const adapter = adapterFor(options.agent, options.command);
+  const start: ReturnType<typeof gitStart> =
+    options.trackGit === false ? { repository: false, directories: [] } : gitStart(options.cwd);
   const commandLine = adapter.commandLine({
+    gitDirectories: start.directories,
     prompt: options.prompt,
     allowedTools: options.allowedTools,
     disallowedTools: options.disallowedTools,
@@ -142,7 +151,6 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) {
     throw new AgentRunnerError("invalid_option", `timeoutMs must be positive, got ${options.timeoutMs}.`);
   }
-  const start = options.trackGit === false ? { repository: false } : gitStart(options.cwd);
   const trackGit = start.repository;
   const startSha = start.head;
   const tracker = adapter.createTracker();
