@@ -79,11 +79,26 @@ describe("startAgent with the real Codex CLI and a scripted model", () => {
     expect(processGroupAlive(agent.pid!)).toBe(false);
   }, 90_000);
 
-  it("reports a failed turn as a failure", async () => {
-    const { env, cwd } = await scriptedSetup({ script: [scripted.unauthorized()] });
-    const result = await startAgent({ agent: "codex", binary: codex, prompt: "Do the task.", cwd, env }).done;
-    expect(result.exitCode).not.toBe(0);
-    expect(result.result?.isError).toBe(true);
-    expect(result.failure?.retryable).toBe(false);
-  }, 90_000);
+  it.each([
+    ["429", scripted.rateLimited(), "rate_limit", true],
+    ["401", scripted.unauthorized(), "auth", false],
+    ["500", scripted.error(500), "tool_failure", true],
+    [
+      "400 context window",
+      scripted.error(400, { message: "Your input exceeds the context window of this model." }),
+      "context_overflow",
+      true,
+    ],
+  ] as const)(
+    "classifies a failed turn after an HTTP %s",
+    async (_name, step, kind, retryable) => {
+      const { env, cwd } = await scriptedSetup({ script: [step] });
+      const result = await startAgent({ agent: "codex", binary: codex, prompt: "Do the task.", cwd, env })
+        .done;
+      expect(result.exitCode).not.toBe(0);
+      expect(result.result?.isError).toBe(true);
+      expect(result.failure).toMatchObject({ kind, retryable });
+    },
+    90_000,
+  );
 });
