@@ -187,4 +187,30 @@ describe("startAgent with a configured command (Codex-style JSON lines)", () => 
     );
     expect(result.progress.lastAssistantText).toBe("line 999");
   });
+
+  it("keeps following the run when a caller's callback throws", async () => {
+    const program = agentProgram(
+      `console.log(JSON.stringify({ type: "message", role: "assistant", content: "one" })); console.log("two");`,
+    );
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.message);
+    process.on("warning", onWarning);
+    try {
+      const result = await startAgent({
+        agent: "custom",
+        prompt: "x",
+        cwd: temporaryFolder("command-agent-cwd-"),
+        command: { command: [process.execPath, program] },
+        onEvent: () => {
+          throw new Error("listener broke");
+        },
+      }).done;
+      expect(result.failure).toBeUndefined();
+      expect(result.progress.lastAssistantText).toBe("two");
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.some((message) => message.includes("listener broke"))).toBe(true);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
 });

@@ -194,12 +194,13 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
     if (!force && now - lastProgressAt < progressInterval) return;
     lastProgressAt = now;
     tracker.account({ skippedLines: splitter.stats.skippedLines, outputBytes: splitter.stats.bytes });
-    options.onProgress(snapshotProgress(tracker.progress()));
+    const snapshot = snapshotProgress(tracker.progress());
+    guarded("onProgress", () => options.onProgress?.(snapshot));
   };
 
   const onLine = (line: string) => {
     const event = tracker.line(line);
-    if (event !== undefined) options.onEvent?.(event);
+    if (event !== undefined && options.onEvent) guarded("onEvent", () => options.onEvent?.(event));
   };
 
   child.stdout?.on("data", (chunk: Buffer) => {
@@ -229,6 +230,7 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   const timer =
     options.timeoutMs !== undefined
       ? setTimeout(() => {
+          if (leaderExited || cancelled) return;
           timedOut = true;
           void stop();
         }, options.timeoutMs)
@@ -324,6 +326,17 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
     },
     gitProgress: () => (trackGit ? gitProgress(options.cwd, startSha) : Promise.resolve(undefined)),
   };
+}
+
+/** A caller's callback must not break the bookkeeping of the run: its errors become warnings. */
+function guarded(name: string, callback: () => void): void {
+  try {
+    callback();
+  } catch (error) {
+    process.emitWarning(
+      `startAgent ${name} callback threw: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
 }
 
 function delay(milliseconds: number): Promise<void> {
