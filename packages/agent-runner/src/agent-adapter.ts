@@ -24,7 +24,15 @@ export interface CommandLine {
   file: string;
   args: string[];
   env: Record<string, string>;
+  /** Text the program reads on stdin (otherwise stdin is `/dev/null`). */
+  stdin?: string;
 }
+
+/**
+ * Prompts longer than this go to Claude Code on stdin: Linux refuses a single argument over
+ * 128 KiB (E2BIG), and a dispatch prompt with many learnings can get there.
+ */
+export const maximumPromptArgumentBytes = 64 * 1024;
 
 /** How to start one kind of coding agent and read its output. */
 export interface AgentAdapter {
@@ -66,6 +74,7 @@ export const claudeAdapter: AgentAdapter = {
   expectsResult: true,
   commandLine(options) {
     if (options.command) return expandCommand(options.command, options.prompt, "claude", options.binary);
+    const promptOnStdin = Buffer.byteLength(options.prompt) > maximumPromptArgumentBytes;
     return {
       file: options.binary ?? "claude",
       args: buildClaudeArgs({
@@ -73,8 +82,10 @@ export const claudeAdapter: AgentAdapter = {
         allowedTools: options.allowedTools,
         disallowedTools: options.disallowedTools,
         maxTurns: options.maxTurns,
+        promptOnStdin,
       }),
       env: {},
+      stdin: promptOnStdin ? options.prompt : undefined,
     };
   },
   createTracker: () => new ClaudeStreamTracker(),

@@ -250,4 +250,14 @@ describe("startAgent with the real Claude Code CLI and a scripted model", () => 
     expect(processGroupAlive(agent.pid!)).toBe(false);
     expect(processGroupAlive(tool!.processGroupId)).toBe(false);
   }, 60_000);
+
+  it("hands a prompt too long for one argument to the CLI on stdin", async () => {
+    const { model, env, cwd } = await scriptedSetup({ script: [scripted.text("Read it all.")] });
+    const prompt = `BEGIN ${"a learning worth keeping. ".repeat(8_000)}END`;
+    const result = await startAgent({ agent: "claude", binary: claude, prompt, cwd, env }).done;
+    expect(result.failure).toBeUndefined();
+    const received = model.agentRequests()[0]!.promptText;
+    expect(received).toContain("BEGIN a learning worth keeping.");
+    expect(received).toContain("a learning worth keeping. END");
+  }, 60_000);
 });

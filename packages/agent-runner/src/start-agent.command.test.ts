@@ -213,4 +213,15 @@ describe("startAgent with a configured command (Codex-style JSON lines)", () => 
       process.off("warning", onWarning);
     }
   });
+
+  it("refuses a working directory that does not exist", () => {
+    expect(() =>
+      startAgent({
+        agent: "custom",
+        prompt: "x",
+        cwd: "/nonexistent/project",
+        command: { command: ["/bin/true"] },
+      }),
+    ).toThrow(/does not exist/);
+  });
 });

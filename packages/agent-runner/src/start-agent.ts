@@ -1,6 +1,16 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { closeSync, createWriteStream, openSync, type WriteStream } from "node:fs";
-import { resolve } from "node:path";
+import {
+  closeSync,
+  createWriteStream,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  type WriteStream,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import type { AgentCommand } from "@gstack/contracts";
 import { adapterFor } from "./agent-adapter";
 import type { AgentFailure } from "./agent-failure";
@@ -174,7 +184,10 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   const teeLimit = options.streamFileMaxBytes ?? 64 * 1024 * 1024;
   if (options.streamFile) tee = createWriteStream(options.streamFile, { flags: "w", mode: 0o600 });
 
-  const stdin = openSync("/dev/null", "r");
+  if (!existsSync(options.cwd)) {
+    throw new AgentRunnerError("invalid_option", `The working directory ${options.cwd} does not exist.`);
+  }
+  const stdin = openStdin(commandLine.stdin);
   let child: ChildProcess;
   try {
     child = spawn(commandLine.file, commandLine.args, {
@@ -326,6 +339,22 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
     },
     gitProgress: () => (trackGit ? gitProgress(options.cwd, startSha) : Promise.resolve(undefined)),
   };
+}
+
+/**
+ * A readable stdin for the agent: `/dev/null`, or a private temporary file holding `text`. The
+ * file is removed at once; the open descriptor keeps it readable for the child.
+ */
+function openStdin(text: string | undefined): number {
+  if (text === undefined) return openSync("/dev/null", "r");
+  const folder = mkdtempSync(join(tmpdir(), "agent-runner-stdin-"));
+  try {
+    const file = join(folder, "prompt.txt");
+    writeFileSync(file, text, { mode: 0o600 });
+    return openSync(file, "r");
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
 }
 
 /** A caller's callback must not break the bookkeeping of the run: its errors become warnings. */
