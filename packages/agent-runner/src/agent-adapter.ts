@@ -15,6 +15,8 @@ export interface AdapterRunOptions {
   binary?: string;
   /** A configured command line (`{prompt}` is replaced by the prompt) that replaces the default. */
   command?: AgentCommand;
+  /** Git directories of the project (worktree and common), which a sandboxed agent must write to commit. */
+  gitDirectories?: readonly string[];
 }
 
 /** A program, its arguments and extra environment. */
@@ -22,7 +24,15 @@ export interface CommandLine {
   file: string;
   args: string[];
   env: Record<string, string>;
+  /** Text the program reads on stdin (otherwise stdin is `/dev/null`). */
+  stdin?: string;
 }
+
+/**
+ * Prompts longer than this go to Claude Code on stdin: Linux refuses a single argument over
+ * 128 KiB (E2BIG), and a dispatch prompt with many learnings can get there.
+ */
+export const maximumPromptArgumentBytes = 64 * 1024;
 
 /** How to start one kind of coding agent and read its output. */
 export interface AgentAdapter {
@@ -64,6 +74,7 @@ export const claudeAdapter: AgentAdapter = {
   expectsResult: true,
   commandLine(options) {
     if (options.command) return expandCommand(options.command, options.prompt, "claude", options.binary);
+    const promptOnStdin = Buffer.byteLength(options.prompt) > maximumPromptArgumentBytes;
     return {
       file: options.binary ?? "claude",
       args: buildClaudeArgs({
@@ -71,8 +82,10 @@ export const claudeAdapter: AgentAdapter = {
         allowedTools: options.allowedTools,
         disallowedTools: options.disallowedTools,
         maxTurns: options.maxTurns,
+        promptOnStdin,
       }),
       env: {},
+      stdin: promptOnStdin ? options.prompt : undefined,
     };
   },
   createTracker: () => new ClaudeStreamTracker(),
@@ -91,9 +104,41 @@ export function commandAdapter(agent: string, defaultCommand: AgentCommand): Age
   };
 }
 
+/**
+ * The Codex CLI (`codex exec --json`) in its `workspace-write` sandbox. That sandbox keeps `.git`
+ * read-only, so commits fail; the project's git directories are added as writable roots (and
+ * nothing else), which lets the agent commit without leaving the sandbox.
+ */
+export const codexAdapter: AgentAdapter = {
+  agent: "codex",
+  defaultBinary: "codex",
+  expectsResult: false,
+  commandLine(options) {
+    if (options.command) return expandCommand(options.command, options.prompt, "codex", options.binary);
+    const args = ["exec", "--json", "--sandbox", "workspace-write", "--skip-git-repo-check"];
+    if (options.gitDirectories && options.gitDirectories.length > 0) {
+      args.push("-c", `sandbox_workspace_write.writable_roots=${JSON.stringify(options.gitDirectories)}`);
+    }
+    args.push("--", options.prompt);
+    return { file: options.binary ?? "codex", args, env: {} };
+  },
+  createTracker: () => new JsonLinesTracker(),
+};
+
 /** Default command lines: each CLI's non-interactive mode, edits allowed inside the project only. */
 export const defaultAgentCommands: Readonly<Record<"codex" | "gemini" | "cursor", AgentCommand>> = {
-  codex: { command: ["codex", "exec", "--json", "--sandbox", "workspace-write", "{prompt}"] },
+  codex: {
+    command: [
+      "codex",
+      "exec",
+      "--json",
+      "--sandbox",
+      "workspace-write",
+      "--skip-git-repo-check",
+      "--",
+      "{prompt}",
+    ],
+  },
   gemini: {
     command: [
       "gemini",
@@ -111,6 +156,7 @@ export const defaultAgentCommands: Readonly<Record<"codex" | "gemini" | "cursor"
 /** The adapter for a `target_agent`; any other name needs a configured command. */
 export function adapterFor(agent: string, command?: AgentCommand): AgentAdapter {
   if (agent === "claude") return claudeAdapter;
+  if (agent === "codex") return codexAdapter;
   const known = defaultAgentCommands[agent as keyof typeof defaultAgentCommands];
   if (known) return commandAdapter(agent, known);
   if (command) return commandAdapter(agent, command);

@@ -18,7 +18,7 @@ export interface RunOutcome {
 }
 
 const promptTooLong =
-  /prompt is too long|prompt_too_long|context (length|window)|maximum context|too many tokens/i;
+  /prompt is too long|prompt_too_long|context_length_exceeded|context (length|window)|maximum context|too many tokens/i;
 const refusal =
   /^\s*(?:I(?:'m| am)? (?:cannot|can't|can not|am unable to|was unable to|couldn't|could not|won't be able to)|Unable to complete)\b/i;
 
@@ -71,7 +71,7 @@ function byProse(detail: string): FailureKind | undefined {
     return "auth";
   }
   if (
-    /overloaded|\b5(?:00|02|03|04|29)\b|internal server error|ECONNRESET|ETIMEDOUT|socket hang up/i.test(
+    /overloaded|\b5(?:00|02|03|04|29)\b|internal server error|high demand|temporar(?:y|ily) (?:error|unavailable)|ECONNRESET|ETIMEDOUT|socket hang up/i.test(
       detail,
     )
   ) {

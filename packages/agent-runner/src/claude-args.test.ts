@@ -78,6 +78,15 @@ describe("buildClaudeArgs", () => {
     ).not.toThrow();
   });
 
+  it("sends a long prompt on stdin instead of as an argument", () => {
+    const long = "x".repeat(70 * 1024);
+    const line = adapterFor("claude").commandLine({ prompt: long });
+    expect(line.stdin).toBe(long);
+    expect(line.args).not.toContain(long);
+    expect(line.args).not.toContain("--");
+    expect(adapterFor("claude").commandLine({ prompt: "short" }).stdin).toBeUndefined();
+  });
+
   it("rejects an empty prompt and a bad turn limit", () => {
     expect(() => buildClaudeArgs({ prompt: "" })).toThrow(/prompt is empty/);
     expect(() => buildClaudeArgs({ prompt: "x", maxTurns: 0 })).toThrow(/maxTurns/);
@@ -120,8 +129,13 @@ describe("expandCommand", () => {
       "--json",
       "--sandbox",
       "workspace-write",
+      "--skip-git-repo-check",
+      "--",
       "p",
     ]);
+    expect(adapterFor("codex").commandLine({ prompt: "p", gitDirectories: ["/r/.git"] }).args).toContain(
+      'sandbox_workspace_write.writable_roots=["/r/.git"]',
+    );
     expect(adapterFor("claude").commandLine({ prompt: "p" }).args).toContain("acceptEdits");
     expect(() => adapterFor("aider")).toThrow(/configure a command/);
     expect(

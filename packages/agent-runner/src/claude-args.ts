@@ -14,6 +14,8 @@ export interface ClaudeArgsOptions {
   resumeSessionId?: string;
   /** Further arguments, inserted before the prompt. */
   extraArgs?: readonly string[];
+  /** Leave the prompt out: it is given on stdin instead (for prompts too long for one argument). */
+  promptOnStdin?: boolean;
 }
 
 /**
@@ -46,7 +48,7 @@ export function buildClaudeArgs(options: ClaudeArgsOptions): string[] {
   if (options.resumeSessionId) args.push("--resume", options.resumeSessionId);
   args.push(...(options.extraArgs ?? []));
   assertSafeArguments(args, "claude");
-  args.push("--", options.prompt);
+  if (!options.promptOnStdin) args.push("--", options.prompt);
   return args;
 }
 

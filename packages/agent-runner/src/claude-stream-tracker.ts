@@ -31,6 +31,7 @@ function clip(value: string): string {
 export class ClaudeStreamTracker implements OutputTracker {
   #progress: AgentProgress = emptyProgress();
   #result: AgentResultSummary | undefined;
+  #lastOutputAt: number | undefined;
   #lastMessageId: string | undefined;
 
   line(line: string): unknown {
@@ -47,7 +48,7 @@ export class ClaudeStreamTracker implements OutputTracker {
       return undefined;
     }
     this.#progress.events += 1;
-    this.#progress.lastOutputAt = new Date().toISOString();
+    this.#lastOutputAt = Date.now();
     this.event(event);
     return event;
   }
@@ -81,6 +82,8 @@ export class ClaudeStreamTracker implements OutputTracker {
   }
 
   progress(): AgentProgress {
+    if (this.#lastOutputAt !== undefined)
+      this.#progress.lastOutputAt = new Date(this.#lastOutputAt).toISOString();
     return this.#progress;
   }
 

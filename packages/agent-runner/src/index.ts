@@ -2,9 +2,11 @@ export type { AdapterRunOptions, AgentAdapter, CommandLine } from "./agent-adapt
 export {
   adapterFor,
   claudeAdapter,
+  codexAdapter,
   commandAdapter,
   defaultAgentCommands,
   expandCommand,
+  maximumPromptArgumentBytes,
 } from "./agent-adapter";
 export type { AgentFailure, FailureKind } from "./agent-failure";
 export { failureKinds } from "./agent-failure";

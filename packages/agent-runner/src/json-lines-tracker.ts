@@ -32,11 +32,12 @@ function clip(value: string): string {
 export class JsonLinesTracker implements OutputTracker {
   #progress: AgentProgress = emptyProgress();
   #result: AgentResultSummary | undefined;
+  #lastOutputAt: number | undefined;
 
   line(line: string): unknown {
     const trimmed = line.trim();
     if (trimmed === "") return undefined;
-    this.#progress.lastOutputAt = new Date().toISOString();
+    this.#lastOutputAt = Date.now();
     if (trimmed.startsWith("{")) {
       try {
         const event: unknown = JSON.parse(trimmed);
@@ -59,6 +60,8 @@ export class JsonLinesTracker implements OutputTracker {
   }
 
   progress(): AgentProgress {
+    if (this.#lastOutputAt !== undefined)
+      this.#progress.lastOutputAt = new Date(this.#lastOutputAt).toISOString();
     return this.#progress;
   }
 
@@ -84,10 +87,24 @@ export class JsonLinesTracker implements OutputTracker {
       const said = firstText(event, "content", "text", "message");
       if (said && event["role"] !== "user") progress.lastAssistantText = clip(said);
     }
-    if (type === "turn.failed" || type === "error") {
+    if (type === "error") {
+      // Codex reports reconnects and retries this way; the turn itself fails with turn.failed.
+      progress.apiRetries += 1;
+      const message = firstText(event, "message");
+      progress.lastApiRetry = { error: message === undefined ? undefined : clip(message) };
+    }
+    if (type === "turn.failed") {
       const error = isObject(event["error"]) ? event["error"] : event;
       const message = firstText(error, "message", "error") ?? "The agent reported an error.";
       this.#result = { subtype: "error", isError: true, text: clip(message), permissionDenials: 0 };
+    }
+    if (type === "turn.completed" && !this.#result?.isError) {
+      this.#result = {
+        subtype: "success",
+        isError: false,
+        text: progress.lastAssistantText,
+        permissionDenials: 0,
+      };
     }
     if (type === "result") {
       const failed = event["is_error"] === true || event["status"] === "error" || isObject(event["error"]);

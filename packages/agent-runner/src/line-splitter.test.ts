@@ -2,8 +2,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { LineSplitter } from "./line-splitter";
 
-function splitAll(chunks: Buffer[], maxLineBytes?: number) {
-  const splitter = new LineSplitter({ maxLineBytes });
+function splitAll(chunks: Buffer[], maxLineLength?: number) {
+  const splitter = new LineSplitter({ maxLineLength });
   const lines: string[] = [];
   for (const chunk of chunks) splitter.push(chunk, (line) => lines.push(line));
   splitter.end((line) => lines.push(line));
@@ -47,12 +47,12 @@ describe("LineSplitter", () => {
       fc.property(fc.integer({ min: 2, max: 20 }), fc.array(fc.nat()), (cap, cuts) => {
         const long = "x".repeat(cap + 1 + (cuts.length % 7));
         const text = `ok\n${long}\n${"y".repeat(cap)}\n${long}`;
-        const splitter = new LineSplitter({ maxLineBytes: cap });
+        const splitter = new LineSplitter({ maxLineLength: cap });
         const lines: string[] = [];
         let peak = 0;
         for (const chunk of cut(Buffer.from(text), cuts)) {
           splitter.push(chunk, (line) => lines.push(line));
-          peak = Math.max(peak, splitter.bufferedBytes);
+          peak = Math.max(peak, splitter.bufferedLength);
         }
         splitter.end((line) => lines.push(line));
         expect(lines).toEqual(["ok", "y".repeat(cap)]);

@@ -1,3 +1,5 @@
+import { StringDecoder } from "node:string_decoder";
+
 /** Counters a line splitter keeps about what it could not hand out. */
 export interface LineSplitterStats {
   /** Complete lines handed out. */
@@ -9,92 +11,87 @@ export interface LineSplitterStats {
 }
 
 export interface LineSplitterOptions {
-  /** Longest line kept, in bytes (without the newline). Default 8 MiB. */
-  maxLineBytes?: number;
+  /** Longest line kept, in characters (UTF-16 code units, without the newline). Default 8 Mi. */
+  maxLineLength?: number;
 }
 
-const newline = 0x0a;
-
 /**
- * Splits a byte stream into lines incrementally. Memory stays bounded by `maxLineBytes` whatever
+ * Splits a byte stream into lines incrementally. Memory stays bounded by `maxLineLength` whatever
  * the input: a line that grows past the cap is dropped, counted, and skipped up to its newline.
- * Works on bytes so a multi-byte character split across chunks is never damaged.
+ * Bytes are decoded as UTF-8 with a streaming decoder, so a character split across chunks is
+ * never damaged.
  */
 export class LineSplitter {
-  readonly maxLineBytes: number;
+  readonly maxLineLength: number;
   readonly stats: LineSplitterStats = { lines: 0, skippedLines: 0, bytes: 0 };
-  #pending: Buffer[] = [];
-  #pendingBytes = 0;
+  #decoder = new StringDecoder("utf8");
+  #pending = "";
   #skipping = false;
 
   constructor(options: LineSplitterOptions = {}) {
-    this.maxLineBytes = options.maxLineBytes ?? 8 * 1024 * 1024;
+    this.maxLineLength = options.maxLineLength ?? 8 * 1024 * 1024;
   }
 
-  /** Bytes held for an unfinished line; never more than `maxLineBytes`. */
-  get bufferedBytes(): number {
-    return this.#pendingBytes;
+  /** Characters held for an unfinished line; never more than `maxLineLength`. */
+  get bufferedLength(): number {
+    return this.#pending.length;
   }
 
   /** Feeds a chunk; calls `onLine` for each complete line (without `\n` or a trailing `\r`). */
   push(chunk: Buffer, onLine: (line: string) => void): void {
     this.stats.bytes += chunk.length;
+    this.#text(this.#decoder.write(chunk), onLine);
+  }
+
+  /** Hands out a last line that had no newline. */
+  end(onLine: (line: string) => void): void {
+    this.#text(this.#decoder.end(), onLine);
+    if (this.#skipping) {
+      this.#skipping = false;
+      return;
+    }
+    if (this.#pending.length === 0) return;
+    const line = this.#pending;
+    this.#pending = "";
+    this.#emit(line, onLine);
+  }
+
+  #text(text: string, onLine: (line: string) => void): void {
     let start = 0;
-    while (start < chunk.length) {
-      const end = chunk.indexOf(newline, start);
+    while (start < text.length) {
+      const end = text.indexOf("\n", start);
       if (end === -1) {
-        this.#keep(chunk.subarray(start));
+        this.#keep(start === 0 ? text : text.slice(start));
         return;
       }
       if (this.#skipping) {
         this.#skipping = false;
-      } else if (this.#pendingBytes + (end - start) > this.maxLineBytes) {
-        this.#drop();
+      } else if (this.#pending.length + (end - start) > this.maxLineLength) {
+        this.#pending = "";
+        this.stats.skippedLines += 1;
       } else {
-        const piece = chunk.subarray(start, end);
-        const line = this.#pendingBytes === 0 ? piece : Buffer.concat([...this.#pending, piece]);
-        this.#pending = [];
-        this.#pendingBytes = 0;
+        const piece = text.slice(start, end);
+        const line = this.#pending.length === 0 ? piece : this.#pending + piece;
+        this.#pending = "";
         this.#emit(line, onLine);
       }
       start = end + 1;
     }
   }
 
-  /** Hands out a last line that had no newline. */
-  end(onLine: (line: string) => void): void {
-    if (this.#skipping) {
-      this.#skipping = false;
-      return;
-    }
-    if (this.#pendingBytes === 0) return;
-    const line = Buffer.concat(this.#pending);
-    this.#pending = [];
-    this.#pendingBytes = 0;
-    this.#emit(line, onLine);
-  }
-
-  #keep(piece: Buffer): void {
+  #keep(piece: string): void {
     if (this.#skipping || piece.length === 0) return;
-    if (this.#pendingBytes + piece.length > this.maxLineBytes) {
-      this.#drop();
+    if (this.#pending.length + piece.length > this.maxLineLength) {
+      this.#pending = "";
+      this.stats.skippedLines += 1;
       this.#skipping = true;
       return;
     }
-    // Copy: the caller may reuse its chunk buffer.
-    this.#pending.push(Buffer.from(piece));
-    this.#pendingBytes += piece.length;
+    this.#pending += piece;
   }
 
-  #drop(): void {
-    this.#pending = [];
-    this.#pendingBytes = 0;
-    this.stats.skippedLines += 1;
-  }
-
-  #emit(line: Buffer, onLine: (line: string) => void): void {
-    const length = line.length > 0 && line[line.length - 1] === 0x0d ? line.length - 1 : line.length;
+  #emit(line: string, onLine: (line: string) => void): void {
     this.stats.lines += 1;
-    onLine(line.toString("utf8", 0, length));
+    onLine(line.endsWith("\r") ? line.slice(0, -1) : line);
   }
 }

@@ -1,6 +1,11 @@
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { processGroupAlive, processGroupMembers, stopProcessGroup } from "./process-group";
+import {
+  processDescendants,
+  processGroupAlive,
+  processGroupMembers,
+  stopProcessGroup,
+} from "./process-group";
 
 function startGroup(script: string) {
   const child = spawn("sh", ["-c", script], { detached: true, stdio: "ignore" });
@@ -39,5 +44,21 @@ describe("stopProcessGroup", () => {
     while (processGroupAlive(group) && Date.now() < deadline)
       await new Promise((resolve) => setTimeout(resolve, 20));
     expect(await stopProcessGroup(group)).toEqual({ signalled: [], remaining: [] });
+  });
+
+  it("also stops descendants the leader moved into process groups of their own", async () => {
+    const group = startGroup("setsid sleep 301 & trap '' TERM; while true; do sleep 1; done");
+    let detached: { pid: number; processGroupId: number } | undefined;
+    const deadline = Date.now() + 10_000;
+    while (!detached && Date.now() < deadline) {
+      detached = processDescendants(group).find((descendant) => descendant.processGroupId !== group);
+      if (!detached) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(detached).toBeDefined();
+    expect(processGroupAlive(detached!.processGroupId)).toBe(true);
+    const outcome = await stopProcessGroup(group, { graceMilliseconds: 300 });
+    expect(outcome.remaining).toEqual([]);
+    expect(processGroupAlive(group)).toBe(false);
+    expect(processGroupAlive(detached!.processGroupId)).toBe(false);
   });
 });

@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterEach, describe, expect, it } from "vitest";
-import { processGroupAlive } from "./process-group";
+import { processDescendants, processGroupAlive } from "./process-group";
 import { decideRetry } from "./retry-policy";
 import { startAgent } from "./start-agent";
 import { restrictionsToDisallowedTools } from "./tool-permissions";
@@ -225,5 +225,39 @@ describe("startAgent with the real Claude Code CLI and a scripted model", () => 
     expect(result.failure?.kind).toBe("timeout");
     expect(processGroupAlive(agent.pid!)).toBe(false);
     expect(existsSync(cwd)).toBe(true);
+  }, 60_000);
+
+  it("cancels a session in the middle of a long tool: the tool's own process group is gone too", async () => {
+    const { env, cwd } = await scriptedSetup({
+      script: [scripted.bash('node -e "setTimeout(() => {}, 300000)"', "Wait for the server")],
+    });
+    const agent = startAgent({
+      agent: "claude",
+      binary: claude,
+      prompt: "Start the server.",
+      cwd,
+      env,
+      allowedTools: ["Bash(node:*)"],
+      killGraceMs: 3_000,
+    });
+    let tool: { pid: number; processGroupId: number } | undefined;
+    await waitFor(() => {
+      tool = processDescendants(agent.pid!).find((descendant) => descendant.processGroupId !== agent.pid);
+      return tool !== undefined;
+    });
+    await agent.cancel("taking too long");
+    expect((await agent.done).cancelled).toBe(true);
+    expect(processGroupAlive(agent.pid!)).toBe(false);
+    expect(processGroupAlive(tool!.processGroupId)).toBe(false);
+  }, 60_000);
+
+  it("hands a prompt too long for one argument to the CLI on stdin", async () => {
+    const { model, env, cwd } = await scriptedSetup({ script: [scripted.text("Read it all.")] });
+    const prompt = `BEGIN ${"a learning worth keeping. ".repeat(8_000)}END`;
+    const result = await startAgent({ agent: "claude", binary: claude, prompt, cwd, env }).done;
+    expect(result.failure).toBeUndefined();
+    const received = model.agentRequests()[0]!.promptText;
+    expect(received).toContain("BEGIN a learning worth keeping.");
+    expect(received).toContain("a learning worth keeping. END");
   }, 60_000);
 });

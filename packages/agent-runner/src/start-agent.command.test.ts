@@ -145,7 +145,7 @@ describe("startAgent with a configured command (Codex-style JSON lines)", () => 
       prompt: "x",
       cwd: temporaryFolder("command-agent-cwd-"),
       command: { command: [process.execPath, program] },
-      maxLineBytes: 64 * 1024,
+      maxLineLength: 64 * 1024,
       onEvent: (event) => events.push(event),
     }).done;
     expect(result.progress).toMatchObject({ skippedLines: 1, lastAssistantText: "after", turns: 2 });
@@ -186,5 +186,42 @@ describe("startAgent with a configured command (Codex-style JSON lines)", () => 
         .slice(0, 100),
     );
     expect(result.progress.lastAssistantText).toBe("line 999");
+  });
+
+  it("keeps following the run when a caller's callback throws", async () => {
+    const program = agentProgram(
+      `console.log(JSON.stringify({ type: "message", role: "assistant", content: "one" })); console.log("two");`,
+    );
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.message);
+    process.on("warning", onWarning);
+    try {
+      const result = await startAgent({
+        agent: "custom",
+        prompt: "x",
+        cwd: temporaryFolder("command-agent-cwd-"),
+        command: { command: [process.execPath, program] },
+        onEvent: () => {
+          throw new Error("listener broke");
+        },
+      }).done;
+      expect(result.failure).toBeUndefined();
+      expect(result.progress.lastAssistantText).toBe("two");
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.some((message) => message.includes("listener broke"))).toBe(true);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+
+  it("refuses a working directory that does not exist", () => {
+    expect(() =>
+      startAgent({
+        agent: "custom",
+        prompt: "x",
+        cwd: "/nonexistent/project",
+        command: { command: ["/bin/true"] },
+      }),
+    ).toThrow(/does not exist/);
   });
 });

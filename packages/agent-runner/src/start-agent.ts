@@ -1,5 +1,16 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { closeSync, createWriteStream, openSync, type WriteStream } from "node:fs";
+import {
+  closeSync,
+  createWriteStream,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  type WriteStream,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
 import type { AgentCommand } from "@gstack/contracts";
 import { adapterFor } from "./agent-adapter";
 import type { AgentFailure } from "./agent-failure";
@@ -37,8 +48,8 @@ export interface StartAgentOptions {
   streamFile?: string;
   /** Default 64 MiB. */
   streamFileMaxBytes?: number;
-  /** Longest output line parsed; longer lines are skipped and counted. Default 8 MiB. */
-  maxLineBytes?: number;
+  /** Longest output line parsed, in characters; longer lines are skipped and counted. Default 8 Mi. */
+  maxLineLength?: number;
   /** Every parsed output event, as it arrives. */
   onEvent?: (event: unknown) => void;
   /** Progress, at most every `progressIntervalMs` (default 500 ms) and once at the end. */
@@ -93,27 +104,29 @@ export interface RunningAgent {
 
 const stderrTailBytes = 16 * 1024;
 
-function currentHead(cwd: string): string | undefined {
+/**
+ * Whether `cwd` is in a git work tree and which commit HEAD is, in one git call
+ * (`rev-parse` prints `true` before failing on a repository without commits).
+ */
+function gitStart(cwd: string): { repository: boolean; head?: string; directories: string[] } {
+  let output: string;
   try {
-    return (
-      execFileSync("git", ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], {
+    output = execFileSync(
+      "git",
+      ["rev-parse", "--is-inside-work-tree", "--absolute-git-dir", "--git-common-dir", "HEAD"],
+      {
         cwd,
         stdio: ["ignore", "pipe", "ignore"],
         encoding: "utf8",
-      }).trim() || undefined
+      },
     );
-  } catch {
-    return undefined;
+  } catch (error) {
+    output = String((error as { stdout?: unknown }).stdout ?? "");
   }
-}
-
-function isGitRepository(cwd: string): boolean {
-  try {
-    execFileSync("git", ["rev-parse", "--git-dir"], { cwd, stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
+  const [inside, gitDirectory = "", commonDirectory = "", head] = output.trim().split("\n");
+  if (inside !== "true") return { repository: false, directories: [] };
+  const directories = [...new Set([gitDirectory, resolve(cwd, commonDirectory)].filter(Boolean))];
+  return { repository: true, head: head && /^[0-9a-f]{40,64}$/.test(head) ? head : undefined, directories };
 }
 
 function environmentOf(options: StartAgentOptions, adapterEnv: Record<string, string>): NodeJS.ProcessEnv {
@@ -134,7 +147,10 @@ function environmentOf(options: StartAgentOptions, adapterEnv: Record<string, st
  */
 export function startAgent(options: StartAgentOptions): RunningAgent {
   const adapter = adapterFor(options.agent, options.command);
+  const start: ReturnType<typeof gitStart> =
+    options.trackGit === false ? { repository: false, directories: [] } : gitStart(options.cwd);
   const commandLine = adapter.commandLine({
+    gitDirectories: start.directories,
     prompt: options.prompt,
     allowedTools: options.allowedTools,
     disallowedTools: options.disallowedTools,
@@ -145,10 +161,10 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) {
     throw new AgentRunnerError("invalid_option", `timeoutMs must be positive, got ${options.timeoutMs}.`);
   }
-  const trackGit = options.trackGit !== false && isGitRepository(options.cwd);
-  const startSha = trackGit ? currentHead(options.cwd) : undefined;
+  const trackGit = start.repository;
+  const startSha = start.head;
   const tracker = adapter.createTracker();
-  const splitter = new LineSplitter({ maxLineBytes: options.maxLineBytes });
+  const splitter = new LineSplitter({ maxLineLength: options.maxLineLength });
   const startedAt = new Date();
   const killGraceMs = options.killGraceMs ?? 5_000;
   const progressInterval = options.progressIntervalMs ?? 500;
@@ -168,7 +184,10 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   const teeLimit = options.streamFileMaxBytes ?? 64 * 1024 * 1024;
   if (options.streamFile) tee = createWriteStream(options.streamFile, { flags: "w", mode: 0o600 });
 
-  const stdin = openSync("/dev/null", "r");
+  if (!existsSync(options.cwd)) {
+    throw new AgentRunnerError("invalid_option", `The working directory ${options.cwd} does not exist.`);
+  }
+  const stdin = openStdin(commandLine.stdin);
   let child: ChildProcess;
   try {
     child = spawn(commandLine.file, commandLine.args, {
@@ -188,12 +207,13 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
     if (!force && now - lastProgressAt < progressInterval) return;
     lastProgressAt = now;
     tracker.account({ skippedLines: splitter.stats.skippedLines, outputBytes: splitter.stats.bytes });
-    options.onProgress(snapshotProgress(tracker.progress()));
+    const snapshot = snapshotProgress(tracker.progress());
+    guarded("onProgress", () => options.onProgress?.(snapshot));
   };
 
   const onLine = (line: string) => {
     const event = tracker.line(line);
-    if (event !== undefined) options.onEvent?.(event);
+    if (event !== undefined && options.onEvent) guarded("onEvent", () => options.onEvent?.(event));
   };
 
   child.stdout?.on("data", (chunk: Buffer) => {
@@ -223,6 +243,7 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   const timer =
     options.timeoutMs !== undefined
       ? setTimeout(() => {
+          if (leaderExited || cancelled) return;
           timedOut = true;
           void stop();
         }, options.timeoutMs)
@@ -318,6 +339,33 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
     },
     gitProgress: () => (trackGit ? gitProgress(options.cwd, startSha) : Promise.resolve(undefined)),
   };
+}
+
+/**
+ * A readable stdin for the agent: `/dev/null`, or a private temporary file holding `text`. The
+ * file is removed at once; the open descriptor keeps it readable for the child.
+ */
+function openStdin(text: string | undefined): number {
+  if (text === undefined) return openSync("/dev/null", "r");
+  const folder = mkdtempSync(join(tmpdir(), "agent-runner-stdin-"));
+  try {
+    const file = join(folder, "prompt.txt");
+    writeFileSync(file, text, { mode: 0o600 });
+    return openSync(file, "r");
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+/** A caller's callback must not break the bookkeeping of the run: its errors become warnings. */
+function guarded(name: string, callback: () => void): void {
+  try {
+    callback();
+  } catch (error) {
+    process.emitWarning(
+      `startAgent ${name} callback threw: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
 }
 
 function delay(milliseconds: number): Promise<void> {

@@ -2,7 +2,10 @@ export type { AnswerOptions, ContentBlock, StreamEvent } from "./messages-stream
 export { answerOf, chunksOf, encodeStreamEvent, messageBodyOf, streamEventsOf } from "./messages-stream";
 export type { MessagesRequestBody } from "./request-text";
 export { firstUserTextOf, promptTextOf, textOfContent, toolResultCountOf } from "./request-text";
+export type { ResponsesAnswerOptions } from "./responses-stream";
+export { responseBodyOf, responseItemsOf, responsesEventsOf } from "./responses-stream";
 export type {
+  ModelApi,
   RecordedRequest,
   RequestKind,
   ScriptedModel,

@@ -137,4 +137,59 @@ describe("startScriptedModel", () => {
     expect(response.status).toBe(404);
     expect((await json(response)).error.type).toBe("not_found_error");
   });
+
+  it("streams a slow answer in separate pieces that still add up to the scripted text", async () => {
+    const text = "a slow answer, delivered piece by piece";
+    model = await startScriptedModel({ script: [scripted.text(text, { chunkDelayMs: 10 })], chunkSize: 8 });
+    const response = await post(model.url, { stream: true, tools, messages: [] });
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let reads = 0;
+    let body = "";
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      reads += 1;
+      body += decoder.decode(value, { stream: true });
+    }
+    expect(reads).toBeGreaterThan(1);
+    const said = eventsOf(body)
+      .filter((event) => event.event === "content_block_delta")
+      .map((event) => event.data.delta.text)
+      .join("");
+    expect(said).toBe(text);
+  });
+
+  it("answers the Responses API with output items, a function call for a tool use", async () => {
+    model = await startScriptedModel({
+      script: [scripted.toolUse("exec_command", { cmd: "ls" }, { text: "Looking." })],
+    });
+    const response = await post(
+      model.url,
+      {
+        stream: true,
+        tools: [{ type: "function", name: "exec_command" }],
+        input: [{ role: "user", content: [{ type: "input_text", text: "list" }] }],
+      },
+      "/v1/responses",
+    );
+    const events = eventsOf(await response.text());
+    expect(events[0]!.event).toBe("response.created");
+    const completed = events.at(-1)!;
+    expect(completed.event).toBe("response.completed");
+    expect(completed.data.response.output.map((item: { type: string }) => item.type)).toEqual([
+      "message",
+      "function_call",
+    ]);
+    expect(JSON.parse(completed.data.response.output[1].arguments)).toEqual({ cmd: "ls" });
+    expect(model.agentRequests()[0]).toMatchObject({ api: "openai-responses", firstUserText: "list" });
+    const failing = await startScriptedModel({ script: [scripted.rateLimited()] });
+    try {
+      const refused = await post(failing.url, { tools: [{ type: "function" }], input: "x" }, "/v1/responses");
+      expect(refused.status).toBe(429);
+      expect((await json(refused)).error.type).toBe("rate_limit_error");
+    } finally {
+      await failing.close();
+    }
+  });
 });

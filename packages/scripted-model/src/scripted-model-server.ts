@@ -1,9 +1,15 @@
 import { randomBytes } from "node:crypto";
+import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { encodeStreamEvent, messageBodyOf, streamEventsOf } from "./messages-stream";
+import { join } from "node:path";
+import { encodeStreamEvent, messageBodyOf, type StreamEvent, streamEventsOf } from "./messages-stream";
 import { firstUserTextOf, type MessagesRequestBody, promptTextOf, toolResultCountOf } from "./request-text";
+import { responseBodyOf, responsesEventsOf } from "./responses-stream";
 import { errorTypeForStatus, type ScriptedStep } from "./scripted-turn";
+
+/** Which wire protocol a model request used. */
+export type ModelApi = "anthropic-messages" | "openai-responses";
 
 /** What kind of request the scripted model saw. */
 export type RequestKind = "agent" | "side" | "count_tokens" | "probe" | "other";
@@ -24,6 +30,8 @@ export interface RecordedRequest {
    * `side`: a Messages call without tools (titles, summaries; answered with a short text).
    */
   kind: RequestKind;
+  /** The protocol of a model request (agent or side). */
+  api?: ModelApi;
   /** System prompt and all message text, joined. */
   promptText: string;
   /** The first user message: the task prompt. */
@@ -71,6 +79,16 @@ export interface ScriptedModel {
   hangingCount(): number;
   /** Environment for a Claude Code process pointed at this server (no real key, no telemetry). */
   claudeEnv(home: string): Record<string, string>;
+  /**
+   * A Codex CLI `config.toml` whose model provider is this server (Responses API, no retries).
+   * Write it to `$CODEX_HOME/config.toml` and set `OPENAI_API_KEY` to anything.
+   */
+  codexConfigToml(): string;
+  /**
+   * Prepares `home/.codex/config.toml` for the Codex CLI and returns the environment that points
+   * the CLI at this server (`HOME`, `CODEX_HOME`, a placeholder `OPENAI_API_KEY`).
+   */
+  codexEnv(home: string): Promise<Record<string, string>>;
   /** Stops listening and drops every open connection, hanging ones included. */
   close(): Promise<void>;
 }
@@ -121,6 +139,12 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
       }
     }
     const kind = kindOf(request.method ?? "GET", path, body);
+    const api: ModelApi | undefined =
+      kind === "agent" || kind === "side"
+        ? path === "/v1/responses"
+          ? "openai-responses"
+          : "anthropic-messages"
+        : undefined;
     const recorded: RecordedRequest = {
       sequence: requests.length,
       method: request.method ?? "GET",
@@ -129,6 +153,7 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
       headers: { ...request.headers },
       body,
       kind,
+      api,
       promptText: body ? promptTextOf(body) : "",
       firstUserText: body ? firstUserTextOf(body) : "",
       toolResultCount: body ? toolResultCountOf(body) : 0,
@@ -193,35 +218,60 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
     if (step.type === "error") {
       const headers: Record<string, string> = {};
       if (step.retryAfterSeconds !== undefined) headers["retry-after"] = String(step.retryAfterSeconds);
-      sendError(
+      const type = step.errorType ?? errorTypeForStatus(step.status);
+      const message = step.message ?? `Scripted error ${step.status}`;
+      if (recorded.api === "openai-responses") {
+        sendJson(response, step.status, { error: { message, type, code: type, param: null } }, headers);
+      } else {
+        sendError(response, step.status, type, message, headers);
+      }
+      return;
+    }
+    const model_ = body?.model ?? model;
+    const inputTokens = Math.max(1, Math.ceil(recorded.promptText.length / 4));
+    if (recorded.api === "openai-responses") {
+      const responseOptions = {
+        responseId: `resp_scripted_${randomBytes(8).toString("hex")}`,
+        itemId: `item_scripted_${randomBytes(8).toString("hex")}`,
+        callId: `call_scripted_${randomBytes(8).toString("hex")}`,
+        model: model_,
+        inputTokens,
+      };
+      if (body?.stream !== true) {
+        sendJson(response, 200, responseBodyOf(step, responseOptions));
+        return;
+      }
+      await streamEvents(
         response,
-        step.status,
-        step.errorType ?? errorTypeForStatus(step.status),
-        step.message ?? `Scripted error ${step.status}`,
-        headers,
+        responsesEventsOf(step, responseOptions, options.chunkSize),
+        step.chunkDelayMs,
       );
       return;
     }
     const answerOptions = {
       messageId: `msg_scripted_${randomBytes(8).toString("hex")}`,
       toolUseId: `toolu_scripted_${randomBytes(8).toString("hex")}`,
-      model: body?.model ?? model,
-      inputTokens: Math.max(1, Math.ceil(recorded.promptText.length / 4)),
+      model: model_,
+      inputTokens,
     };
     if (body?.stream !== true) {
       sendJson(response, 200, messageBodyOf(step, answerOptions));
       return;
     }
+    await streamEvents(response, streamEventsOf(step, answerOptions, options.chunkSize), step.chunkDelayMs);
+  };
+
+  const streamEvents = async (response: ServerResponse, events: StreamEvent[], chunkDelayMs?: number) => {
     response.writeHead(200, {
       "content-type": "text/event-stream",
       "cache-control": "no-cache",
       connection: "keep-alive",
       "request-id": `req_scripted_${randomBytes(6).toString("hex")}`,
     });
-    for (const event of streamEventsOf(step, answerOptions, options.chunkSize)) {
+    for (const event of events) {
       if (response.destroyed) return;
       response.write(encodeStreamEvent(event));
-      if (step.chunkDelayMs) await delay(step.chunkDelayMs);
+      if (chunkDelayMs) await delay(chunkDelayMs);
     }
     response.end();
   };
@@ -236,6 +286,20 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
   const address = server.address() as AddressInfo;
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const url = `http://${host}:${address.port}`;
+  const codexConfigToml = () =>
+    [
+      'model = "scripted-model"',
+      'model_provider = "scripted"',
+      "",
+      "[model_providers.scripted]",
+      'name = "Scripted model"',
+      `base_url = "${url}/v1"`,
+      'env_key = "OPENAI_API_KEY"',
+      'wire_api = "responses"',
+      "request_max_retries = 0",
+      "stream_max_retries = 0",
+      "",
+    ].join("\n");
 
   return {
     url,
@@ -251,6 +315,13 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
       HOME: home,
       XDG_CONFIG_HOME: `${home}/.config`,
     }),
+    codexConfigToml,
+    async codexEnv(home: string) {
+      const codexHome = join(home, ".codex");
+      await mkdir(codexHome, { recursive: true });
+      await writeFile(join(codexHome, "config.toml"), codexConfigToml());
+      return { HOME: home, CODEX_HOME: codexHome, OPENAI_API_KEY: "scripted-model-key" };
+    },
     close: () =>
       new Promise<void>((resolve) => {
         for (const response of hanging) response.destroy();
@@ -264,7 +335,7 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
 function kindOf(method: string, path: string, body: MessagesRequestBody | undefined): RequestKind {
   if ((method === "HEAD" || method === "GET") && path === "/") return "probe";
   if (method === "POST" && path === "/v1/messages/count_tokens") return "count_tokens";
-  if (method === "POST" && path === "/v1/messages") {
+  if (method === "POST" && (path === "/v1/messages" || path === "/v1/responses")) {
     return Array.isArray(body?.tools) && body.tools.length > 0 ? "agent" : "side";
   }
   return "other";
