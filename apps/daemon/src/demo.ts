@@ -46,7 +46,8 @@ const CONTRIBUTING = `# Contributing to widget
 `;
 
 function rule(title: string): string {
-  return `\n\x1b[1m── ${title} ${"─".repeat(Math.max(4, 72 - title.length))}\x1b[0m\n`;
+  const line = `── ${title} ${"─".repeat(Math.max(4, 72 - title.length))}`;
+  return process.stdout.isTTY ? `\n\x1b[1m${line}\x1b[0m\n` : `\n${line}\n`;
 }
 
 /**
