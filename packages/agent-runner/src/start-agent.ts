@@ -36,6 +36,10 @@ export interface StartAgentOptions {
   /** Claude Code tool patterns refused (see `restrictionsToDisallowedTools`). */
   disallowedTools?: readonly string[];
   maxTurns?: number;
+  /** Model for agents that take one (Claude Code, Codex). */
+  model?: string;
+  /** Further arguments for the default command line (Claude Code, Codex); bypass flags are refused. */
+  extraArgs?: readonly string[];
   /** A configured command line replacing the adapter's default (`{prompt}` placeholder). */
   command?: AgentCommand;
   /** The program to run, e.g. an absolute path to `claude`. */
@@ -155,6 +159,8 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
     allowedTools: options.allowedTools,
     disallowedTools: options.disallowedTools,
     maxTurns: options.maxTurns,
+    model: options.model,
+    extraArgs: options.extraArgs,
     binary: options.binary,
     command: options.command,
   });
