@@ -46,6 +46,8 @@ export interface AgentAdapter {
   readonly defaultBinary: string;
   /** Whether a finished run must end with a structured result (absence is then a failure). */
   readonly expectsResult: boolean;
+  /** Whether the command line needs the project's git directories (even when git is not tracked). */
+  readonly needsGitDirectories?: boolean;
   commandLine(options: AdapterRunOptions): CommandLine;
   createTracker(): OutputTracker;
 }
@@ -119,6 +121,7 @@ export const codexAdapter: AgentAdapter = {
   agent: "codex",
   defaultBinary: "codex",
   expectsResult: false,
+  needsGitDirectories: true,
   commandLine(options) {
     if (options.command) return expandCommand(options.command, options.prompt, "codex", options.binary);
     const args = ["exec", "--json", "--sandbox", "workspace-write", "--skip-git-repo-check"];
