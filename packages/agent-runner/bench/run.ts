@@ -89,19 +89,23 @@ async function memory() {
   const start = performance.now();
   const generator = join(import.meta.dirname, "generate-stream.mjs");
   const sample = join(cwd, "sample.jsonl");
-  writeFileSync(sample, `${sampleLines().join("\n")}\n`);
-  const agent = startAgent({
-    agent: "claude",
-    prompt: "unused",
-    cwd,
-    trackGit: false,
-    command: { command: [process.execPath, generator, sample, String(bytes)] },
-  });
-  const result = await agent.done;
+  let result: Awaited<ReturnType<typeof startAgent>["done"]>;
+  try {
+    writeFileSync(sample, `${sampleLines().join("\n")}\n`);
+    const agent = startAgent({
+      agent: "claude",
+      prompt: "unused",
+      cwd,
+      trackGit: false,
+      command: { command: [process.execPath, generator, sample, String(bytes)] },
+    });
+    result = await agent.done;
+  } finally {
+    clearInterval(sampler);
+    rmSync(cwd, { recursive: true, force: true });
+  }
   const elapsed = performance.now() - start;
-  clearInterval(sampler);
   peak = Math.max(peak, process.memoryUsage().rss);
-  rmSync(cwd, { recursive: true, force: true });
   if (result.failure) throw new Error(`stream run failed: ${result.failure.message}`);
   const read = result.progress.outputBytes;
   console.log(

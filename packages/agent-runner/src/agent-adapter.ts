@@ -11,6 +11,10 @@ export interface AdapterRunOptions {
   allowedTools?: readonly string[];
   disallowedTools?: readonly string[];
   maxTurns?: number;
+  /** Model name for agents that take one (Claude Code `--model`). */
+  model?: string;
+  /** Further arguments for the default command line, checked like everything else. */
+  extraArgs?: readonly string[];
   /** Program to run instead of the adapter's default (e.g. an absolute path to `claude`). */
   binary?: string;
   /** A configured command line (`{prompt}` is replaced by the prompt) that replaces the default. */
@@ -42,6 +46,8 @@ export interface AgentAdapter {
   readonly defaultBinary: string;
   /** Whether a finished run must end with a structured result (absence is then a failure). */
   readonly expectsResult: boolean;
+  /** Whether the command line needs the project's git directories (even when git is not tracked). */
+  readonly needsGitDirectories?: boolean;
   commandLine(options: AdapterRunOptions): CommandLine;
   createTracker(): OutputTracker;
 }
@@ -82,6 +88,8 @@ export const claudeAdapter: AgentAdapter = {
         allowedTools: options.allowedTools,
         disallowedTools: options.disallowedTools,
         maxTurns: options.maxTurns,
+        model: options.model,
+        extraArgs: options.extraArgs,
         promptOnStdin,
       }),
       env: {},
@@ -113,9 +121,13 @@ export const codexAdapter: AgentAdapter = {
   agent: "codex",
   defaultBinary: "codex",
   expectsResult: false,
+  needsGitDirectories: true,
   commandLine(options) {
     if (options.command) return expandCommand(options.command, options.prompt, "codex", options.binary);
     const args = ["exec", "--json", "--sandbox", "workspace-write", "--skip-git-repo-check"];
+    if (options.model) args.push("--model", options.model);
+    args.push(...(options.extraArgs ?? []));
+    assertSafeArguments(args, "codex");
     if (options.gitDirectories && options.gitDirectories.length > 0) {
       args.push("-c", `sandbox_workspace_write.writable_roots=${JSON.stringify(options.gitDirectories)}`);
     }

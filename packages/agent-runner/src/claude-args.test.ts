@@ -78,6 +78,32 @@ describe("buildClaudeArgs", () => {
     ).not.toThrow();
   });
 
+  it("passes a model and extra arguments through the adapters, refusing bypass flags", () => {
+    const claudeLine = adapterFor("claude").commandLine({
+      prompt: "p",
+      model: "opus",
+      extraArgs: ["--append-system-prompt", "Be brief."],
+    });
+    expect(claudeLine.args.slice(-6)).toEqual([
+      "--model",
+      "opus",
+      "--append-system-prompt",
+      "Be brief.",
+      "--",
+      "p",
+    ]);
+    expect(adapterFor("codex").commandLine({ prompt: "p", model: "o4" }).args).toContain("o4");
+    expect(() =>
+      adapterFor("codex").commandLine({
+        prompt: "p",
+        extraArgs: ["--dangerously-bypass-approvals-and-sandbox"],
+      }),
+    ).toThrow(AgentRunnerError);
+    expect(() =>
+      adapterFor("claude").commandLine({ prompt: "p", extraArgs: ["--dangerously-skip-permissions"] }),
+    ).toThrow(AgentRunnerError);
+  });
+
   it("sends a long prompt on stdin instead of as an argument", () => {
     const long = "x".repeat(70 * 1024);
     const line = adapterFor("claude").commandLine({ prompt: long });

@@ -142,7 +142,8 @@ export async function stopProcessGroup(
   const grace = options.graceMilliseconds ?? 5_000;
   const poll = options.pollMilliseconds ?? 50;
   const signalled: NodeJS.Signals[] = [];
-  const descendants = processDescendants(processGroupId);
+  // Descendants are linked through their parent; once the leader is gone there is nothing to walk.
+  const descendants = processAlive(processGroupId) ? processDescendants(processGroupId) : [];
   const descendantIds = new Set(descendants.map((descendant) => descendant.pid));
   // Only groups led by the agent or one of its descendants: never a group the agent merely joined.
   const groups = [

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
@@ -259,5 +259,36 @@ describe("startAgent with the real Claude Code CLI and a scripted model", () => 
     const received = model.agentRequests()[0]!.promptText;
     expect(received).toContain("BEGIN a learning worth keeping.");
     expect(received).toContain("a learning worth keeping. END");
+  }, 60_000);
+
+  it("applies write and read restrictions as disallowed Claude Code tools", async () => {
+    const { env, cwd } = await scriptedSetup({
+      script: [
+        scripted.write("secrets/key.txt", "leaked\n"),
+        scripted.toolUse("Read", { file_path: "private.env" }),
+        scripted.write("notes.txt", "fine\n"),
+        scripted.text("Done."),
+      ],
+    });
+    writeFileSync(join(cwd, "private.env"), "TOKEN=1\n");
+    const result = await startAgent({
+      agent: "claude",
+      binary: claude,
+      prompt: "Write the files.",
+      cwd,
+      env,
+      disallowedTools: restrictionsToDisallowedTools([
+        { block: "write", pattern: "secrets/**" },
+        { block: "read", pattern: "private.env" },
+      ]),
+    }).done;
+    expect(existsSync(join(cwd, "secrets/key.txt"))).toBe(false);
+    expect(readFileSync(join(cwd, "notes.txt"), "utf8")).toBe("fine\n");
+    expect(result.progress.toolErrors).toBe(2);
+    // The CLI reports the paths it refused as absolute paths.
+    expect(result.progress.permissionDenials.map((denial) => denial.action)).toEqual([
+      `Write ${join(cwd, "secrets/key.txt")}`,
+      `Read ${join(cwd, "private.env")}`,
+    ]);
   }, 60_000);
 });

@@ -60,6 +60,7 @@ describe("startAgent with the real Codex CLI and a scripted model", () => {
       cwd,
       env,
     });
+    expect(agent.startSha).toMatch(/^[0-9a-f]{40}$/);
     const result = await agent.done;
     expect(result.failure).toBeUndefined();
     expect(result.exitCode).toBe(0);
@@ -101,4 +102,26 @@ describe("startAgent with the real Codex CLI and a scripted model", () => {
     },
     90_000,
   );
+
+  it("still lets Codex commit when the caller does not track git", async () => {
+    const { env, cwd } = await scriptedSetup({
+      script: [
+        scripted.toolUse("exec_command", { cmd: "git commit -q --allow-empty -m 'Empty'" }),
+        scripted.text("Committed."),
+      ],
+    });
+    const result = await startAgent({
+      agent: "codex",
+      binary: codex,
+      prompt: "Commit.",
+      cwd,
+      env,
+      trackGit: false,
+    }).done;
+    expect(result.failure).toBeUndefined();
+    expect(result.git).toBeUndefined();
+    expect(execFileSync("git", ["log", "--format=%s"], { cwd, encoding: "utf8" }).trim().split("\n")).toEqual(
+      ["Empty", "Start"],
+    );
+  }, 90_000);
 });

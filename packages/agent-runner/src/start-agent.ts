@@ -36,6 +36,10 @@ export interface StartAgentOptions {
   /** Claude Code tool patterns refused (see `restrictionsToDisallowedTools`). */
   disallowedTools?: readonly string[];
   maxTurns?: number;
+  /** Model for agents that take one (Claude Code, Codex). */
+  model?: string;
+  /** Further arguments for the default command line (Claude Code, Codex); bypass flags are refused. */
+  extraArgs?: readonly string[];
   /** A configured command line replacing the adapter's default (`{prompt}` placeholder). */
   command?: AgentCommand;
   /** The program to run, e.g. an absolute path to `claude`. */
@@ -147,22 +151,29 @@ function environmentOf(options: StartAgentOptions, adapterEnv: Record<string, st
  */
 export function startAgent(options: StartAgentOptions): RunningAgent {
   const adapter = adapterFor(options.agent, options.command);
-  const start: ReturnType<typeof gitStart> =
-    options.trackGit === false ? { repository: false, directories: [] } : gitStart(options.cwd);
+  if (!existsSync(options.cwd)) {
+    throw new AgentRunnerError("invalid_option", `The working directory ${options.cwd} does not exist.`);
+  }
+  const inspectGit = options.trackGit !== false || adapter.needsGitDirectories === true;
+  const start: ReturnType<typeof gitStart> = inspectGit
+    ? gitStart(options.cwd)
+    : { repository: false, directories: [] };
   const commandLine = adapter.commandLine({
     gitDirectories: start.directories,
     prompt: options.prompt,
     allowedTools: options.allowedTools,
     disallowedTools: options.disallowedTools,
     maxTurns: options.maxTurns,
+    model: options.model,
+    extraArgs: options.extraArgs,
     binary: options.binary,
     command: options.command,
   });
   if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) {
     throw new AgentRunnerError("invalid_option", `timeoutMs must be positive, got ${options.timeoutMs}.`);
   }
-  const trackGit = start.repository;
-  const startSha = start.head;
+  const trackGit = options.trackGit !== false && start.repository;
+  const startSha = trackGit ? start.head : undefined;
   const tracker = adapter.createTracker();
   const splitter = new LineSplitter({ maxLineLength: options.maxLineLength });
   const startedAt = new Date();
@@ -184,9 +195,6 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   const teeLimit = options.streamFileMaxBytes ?? 64 * 1024 * 1024;
   if (options.streamFile) tee = createWriteStream(options.streamFile, { flags: "w", mode: 0o600 });
 
-  if (!existsSync(options.cwd)) {
-    throw new AgentRunnerError("invalid_option", `The working directory ${options.cwd} does not exist.`);
-  }
   const stdin = openStdin(commandLine.stdin);
   let child: ChildProcess;
   try {
