@@ -224,4 +224,18 @@ describe("startAgent with a configured command (Codex-style JSON lines)", () => 
       }),
     ).toThrow(/does not exist/);
   });
+
+  it("finishes the run when the output copy cannot be written", async () => {
+    const program = agentProgram(`console.log("working"); console.log("done");`);
+    const result = await startAgent({
+      agent: "custom",
+      prompt: "x",
+      cwd: temporaryFolder("command-agent-cwd-"),
+      command: { command: [process.execPath, program] },
+      streamFile: "/nonexistent/folder/out.log",
+    }).done;
+    expect(result.failure).toBeUndefined();
+    expect(result.progress.lastAssistantText).toBe("done");
+    expect(result.streamFile?.error).toContain("ENOENT");
+  });
 });

@@ -86,7 +86,7 @@ export interface AgentRunResult {
   /** The last part of stderr. */
   stderrTail: string;
   /** The raw output copy, when asked for. */
-  streamFile?: { path: string; bytes: number; truncated: boolean };
+  streamFile?: { path: string; bytes: number; truncated: boolean; error?: string };
 }
 
 /** A started agent. */
@@ -193,10 +193,19 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   let teeBytes = 0;
   let teeTruncated = false;
   const teeLimit = options.streamFileMaxBytes ?? 64 * 1024 * 1024;
-  if (options.streamFile) tee = createWriteStream(options.streamFile, { flags: "w", mode: 0o600 });
+  let teeError: string | undefined;
+  if (options.streamFile) {
+    tee = createWriteStream(options.streamFile, { flags: "w", mode: 0o600 });
+    // The copy is a convenience: failing to write it must not fail or crash the run.
+    tee.on("error", (error) => {
+      teeError = error.message;
+      teeTruncated = true;
+      child?.stdout?.resume();
+    });
+  }
 
   const stdin = openStdin(commandLine.stdin);
-  let child: ChildProcess;
+  let child: ChildProcess | undefined;
   try {
     child = spawn(commandLine.file, commandLine.args, {
       cwd: options.cwd,
@@ -207,7 +216,8 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   } finally {
     closeSync(stdin);
   }
-  const pid = child.pid;
+  const running = child;
+  const pid = running.pid;
 
   const reportProgress = (force: boolean) => {
     if (!options.onProgress) return;
@@ -224,7 +234,7 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
     if (event !== undefined && options.onEvent) guarded("onEvent", () => options.onEvent?.(event));
   };
 
-  child.stdout?.on("data", (chunk: Buffer) => {
+  running.stdout?.on("data", (chunk: Buffer) => {
     splitter.push(chunk, onLine);
     if (tee && !teeTruncated) {
       const room = teeLimit - teeBytes;
@@ -232,13 +242,13 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
       if (piece.length < chunk.length) teeTruncated = true;
       teeBytes += piece.length;
       if (piece.length > 0 && !tee.write(piece)) {
-        child.stdout?.pause();
-        tee.once("drain", () => child.stdout?.resume());
+        running.stdout?.pause();
+        tee.once("drain", () => running.stdout?.resume());
       }
     }
     reportProgress(false);
   });
-  child.stderr?.on("data", (chunk: Buffer) => {
+  running.stderr?.on("data", (chunk: Buffer) => {
     stderrTail = (stderrTail + chunk.toString("utf8")).slice(-stderrTailBytes);
   });
 
@@ -258,16 +268,16 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
       : undefined;
 
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once("error", (error) => {
+    running.once("error", (error) => {
       spawnError = error;
       if (pid === undefined) resolve({ code: null, signal: null });
     });
-    child.once("exit", (code, signal) => {
+    running.once("exit", (code, signal) => {
       leaderExited = true;
       resolve({ code, signal });
     });
   });
-  const outputClosed = new Promise<void>((resolve) => child.once("close", () => resolve()));
+  const outputClosed = new Promise<void>((resolve) => running.once("close", () => resolve()));
 
   const done = (async (): Promise<AgentRunResult> => {
     const { code, signal } = await exited;
@@ -278,7 +288,7 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
     if (pid !== undefined) await Promise.race([outputClosed, delay(2_000)]);
     splitter.end(onLine);
     tracker.account({ skippedLines: splitter.stats.skippedLines, outputBytes: splitter.stats.bytes });
-    if (tee) await new Promise<void>((resolve) => tee!.end(() => resolve()));
+    if (tee && !teeError) await new Promise<void>((resolve) => tee!.end(() => resolve()));
     const result = tracker.result();
     const progress = snapshotProgress(tracker.progress());
     let failure: AgentFailure | undefined;
@@ -323,7 +333,12 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
       startSha,
       stderrTail,
       streamFile: options.streamFile
-        ? { path: options.streamFile, bytes: teeBytes, truncated: teeTruncated }
+        ? {
+            path: options.streamFile,
+            bytes: teeBytes,
+            truncated: teeTruncated,
+            ...(teeError ? { error: teeError } : {}),
+          }
         : undefined,
     };
   })();
