@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
 import { access, constants, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
 import { basename, delimiter, dirname, isAbsolute, join } from "node:path";
 import { defaultAgentCommands, restrictionsToDisallowedTools } from "@gstack/agent-runner";
@@ -17,8 +18,10 @@ import {
   isoWeekOf,
   parseJson,
   parseValue,
+  resolveOpenClawWorkspace,
   writeFileAtomic,
 } from "@gstack/contracts";
+import { syncProject } from "@gstack/learnings";
 import { type FSWatcher, watch } from "chokidar";
 import type { AgentFailure, AgentRunResult, AgentStarter, RunningAgent } from "./agent-types";
 import { clearOutbox, endpointAnswers, postJson, readOutbox, writeOutbox } from "./callback";
@@ -66,6 +69,11 @@ export interface DaemonOptions {
   maxDispatchBytes?: number;
   /** Clock, for tests of expiry. */
   now?: () => Date;
+  /**
+   * The OpenClaw workspace whose memory receives a dispatch's learnings, or `false` for none.
+   * Default: the workspace `resolveOpenClawWorkspace` names, when that folder exists.
+   */
+  openclawWorkspace?: string | false;
 }
 
 interface LiveSession {
@@ -848,6 +856,7 @@ export class Daemon {
         dispatch_id: state.id,
         detail: { count: learnings.length, project: dispatch.project },
       });
+      await this.shareLearnings(state.id, dispatch.project);
     }
     const activity: ActivityEntry = parseValue("activity-entry", {
       ts: finishedAt.toISOString(),
@@ -986,6 +995,22 @@ export class Daemon {
       })
       .catch((error: Error) => this.log(`could not save the queue: ${error.message}`));
     await this.persistChain;
+  }
+
+  /** Brings the project's learnings into the OpenClaw memory, so the other runtime knows them too. */
+  private async shareLearnings(dispatchId: string, project: string): Promise<void> {
+    const configured = this.options.openclawWorkspace;
+    const workspace = configured === undefined ? resolveOpenClawWorkspace(process.env) : configured;
+    if (workspace === false || !existsSync(workspace)) return;
+    try {
+      const report = await syncProject({ root: this.layout.root, workspace, project });
+      await this.audit("learnings_recorded", {
+        dispatch_id: dispatchId,
+        detail: { project, memory_file: report.memoryFile, exported: report.exported },
+      });
+    } catch (error) {
+      this.log(`could not share learnings of ${project} with OpenClaw memory: ${(error as Error).message}`);
+    }
   }
 
   private async audit(

@@ -4,7 +4,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { gstackLayout, isoWeekOf } from "@gstack/contracts";
+import { gstackLayout, isoWeekOf, openClawLayout } from "@gstack/contracts";
 import { Daemon } from "./daemon";
 import { DaemonError } from "./errors";
 import { submitDispatch } from "./submit";
@@ -71,8 +71,10 @@ export async function runDemo(options: { keep: boolean; out: (text: string) => v
   const root = join(base, "gstack");
   const repo = join(base, "widget");
   const claudeHome = join(base, "claude-home");
+  const workspace = join(base, "openclaw-workspace");
   const layout = gstackLayout(root);
   await mkdir(claudeHome, { recursive: true });
+  await mkdir(workspace, { recursive: true });
   await mkdir(repo, { recursive: true });
   const git = (...args: string[]) => execFileSync("git", ["-C", repo, ...args], { encoding: "utf8" });
   git("init", "-q", "-b", "main");
@@ -105,6 +107,7 @@ export async function runDemo(options: { keep: boolean; out: (text: string) => v
     root,
     claudeBinary: claude,
     agentEnv: { ...model.claudeEnv(claudeHome), CLAUDE_CODE_MAX_RETRIES: "0" },
+    openclawWorkspace: workspace,
     log: (line) => out(`  ${new Date().toISOString().slice(11, 19)}  ${line}\n`),
   });
   let ok = false;
@@ -157,6 +160,9 @@ export async function runDemo(options: { keep: boolean; out: (text: string) => v
       );
     }
     if (learningLines.length === 0) out("(none)\n");
+    const memoryFile = openClawLayout(workspace).gstackMemory("acme-widget");
+    out(rule(`OpenClaw memory  ${memoryFile}`));
+    out(existsSync(memoryFile) ? await readFile(memoryFile, "utf8") : "(not written)\n");
     ok = completion.status === "completed" && completion.commits === 1;
     out(rule(ok ? "result: completed with 1 commit" : `result: ${completion.status}`));
   } finally {
