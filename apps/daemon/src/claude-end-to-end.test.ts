@@ -58,6 +58,7 @@ async function start(
 ) {
   model = await startScriptedModel(options);
   daemon = new Daemon({
+    openclawWorkspace: false,
     root: world.root,
     claudeBinary: claude,
     agentEnv: { ...model.claudeEnv(home), CLAUDE_CODE_MAX_RETRIES: "0" },

@@ -1,6 +1,7 @@
-import { readdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { isoWeekOf, parseJsonLines, signDocument } from "@gstack/contracts";
+import { isoWeekOf, openClawLayout, parseJsonLines, signDocument } from "@gstack/contracts";
+import { parseMemoryFile } from "@gstack/learnings";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Daemon, type DaemonOptions } from "./daemon";
 import { requestCancel, submitDispatch } from "./submit";
@@ -24,6 +25,7 @@ async function startDaemon(options: Partial<DaemonOptions> = {}, settings: Recor
     root: world.root,
     claudeBinary: "/nonexistent/claude",
     retryDelayMs: { rateLimit: 50, other: 50 },
+    openclawWorkspace: false,
     ...options,
     settings: {
       trusted_repos: [world.base],
@@ -36,6 +38,24 @@ async function startDaemon(options: Partial<DaemonOptions> = {}, settings: Recor
 }
 
 describe("a dispatch that commits", () => {
+  it("shares the learnings it reports with the OpenClaw memory", async () => {
+    const workspace = join(world.base, "openclaw-workspace");
+    await mkdir(workspace);
+    await startDaemon({ openclawWorkspace: workspace });
+    await submitDispatch(world.layout, dispatchFor(world, "dispatch-memory", "commit hello.txt"));
+    await waitFor(() => completionOf(world.layout, "dispatch-memory"));
+    const memory = await readFile(openClawLayout(workspace).gstackMemory("acme-widget"), "utf8");
+    expect(memory).toContain("> The repo uses plain node for tests");
+    const parsed = parseMemoryFile(memory);
+    expect(parsed.generated.map((section) => section.entry)).toEqual([
+      expect.objectContaining({ type: "tool", origin: "dispatch:dispatch-memory" }),
+    ]);
+    const shared = (await auditOf(world.layout)).filter((event) => event.event === "learnings_recorded");
+    expect(shared.map((event) => event.detail)).toContainEqual(
+      expect.objectContaining({ project: "acme-widget", exported: 1 }),
+    );
+  });
+
   it("ends completed with one commit, a full report, activity, learnings and audit", async () => {
     await startDaemon();
     await submitDispatch(world.layout, dispatchFor(world, "dispatch-one", "commit hello.txt"));
