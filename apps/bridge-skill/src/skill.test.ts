@@ -1,17 +1,20 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import {
+  callbackErrorCodeSchema,
   documentKinds,
+  failureKindSchema,
   gstackLayout,
   openClawLayout,
   parseJsonLines,
   parseValue,
   parseYaml,
+  writeDispatchFile,
 } from "@gstack/contracts";
 import { validateOpenClawSkill } from "@gstack/generator";
 import { importProject } from "@gstack/learnings";
@@ -215,6 +218,22 @@ describe(
         const manifest = JSON.parse(await readFile(daemonPackage, "utf8")) as { bin: Record<string, string> };
         const cli = join(dirname(daemonPackage), manifest.bin["gstack-dispatch"]!);
         expect(await checkAgainstHelp("gstack-dispatch", cli)).toEqual([]);
+        const root = await mkdtemp(join(tmpdir(), "bridge-skill-submit-"));
+        try {
+          const example = files
+            .flatMap((file) => fencedBlocks(file.content))
+            .find((block) => block.info[1] === "dispatch")!;
+          const input = join(root, "example.json");
+          await writeFile(input, example.body);
+          await run(process.execPath, [cli, "submit", input, "--root", root]);
+          const id = (JSON.parse(example.body) as { id: string }).id;
+          parseValue(
+            "dispatch",
+            JSON.parse(await readFile(join(gstackLayout(root).dispatch.incoming, `${id}.json`), "utf8")),
+          );
+        } finally {
+          await rm(root, { recursive: true, force: true });
+        }
         return;
       }
       // The daemon's CLI as its README and src/cli.ts define it (branch `daemon`).
@@ -241,6 +260,22 @@ describe(
     });
   },
 );
+
+describe("what the skill says about failures covers every code contracts defines", () => {
+  it("says what to do for every callback error code, in SKILL.md and in the reference", () => {
+    const reference = files.find((file) => file.file === "references/dispatch.md")!.content;
+    for (const code of callbackErrorCodeSchema.options) {
+      expect(skillMd, code).toMatch(new RegExp(`^- \`${code}\`: .+`, "m"));
+      expect(reference, code).toMatch(new RegExp(`^- \`${code}\`: .+`, "m"));
+    }
+  });
+
+  it("says what to do for every failure kind of a completion report", () => {
+    const reference = files.find((file) => file.file === "references/reports.md")!.content;
+    for (const kind of failureKindSchema.options)
+      expect(reference, kind).toMatch(new RegExp(`^- \`${kind}\`: .+`, "m"));
+  });
+});
 
 describe("every path the skill names is part of the contracts layout", () => {
   it("names many paths, all known", () => {
@@ -310,6 +345,20 @@ describe("the examples are valid documents", () => {
     const written = JSON.parse(block.body) as Record<string, unknown>;
     expect(written).not.toHaveProperty("source_signature");
     expect(written).not.toHaveProperty("target_agent");
+  });
+
+  it("the example dispatch is handed over the way the skill says: written in dispatch/tmp, renamed into dispatch/", async () => {
+    const root = await mkdtemp(join(tmpdir(), "bridge-skill-dispatch-"));
+    try {
+      const block = labelled().find((candidate) => candidate.kind === "dispatch")!;
+      const layout = gstackLayout(root);
+      const written = await writeDispatchFile(layout, JSON.parse(block.body));
+      expect(written.path).toBe(join(layout.dispatch.incoming, `${written.id}.json`));
+      expect(await readdir(layout.dispatch.tmp)).toEqual([]);
+      parseValue("dispatch", JSON.parse(await readFile(written.path, "utf8")));
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 
   it("the completion report example has completion frontmatter and the four sections SKILL.md lists", () => {
