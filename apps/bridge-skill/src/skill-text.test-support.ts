@@ -143,7 +143,9 @@ export function namedPaths(markdown: string): string[] {
 }
 
 const SENTINEL = "PLACEHOLDERNAME";
+const DISPATCH_SENTINEL = "PLACEHOLDERDISPATCH";
 const WEEK = "2026-W01";
+const DISPATCH_PATTERN = String.raw`(?:\{id\}|dispatch-[A-Za-z0-9_-]+)`;
 const NAME_PATTERN = String.raw`(?:\{[a-z_]+\}|[A-Za-z0-9][A-Za-z0-9._-]*)`;
 const WEEK_PATTERN = "(?:YYYY-Www|[0-9]{4}-W[0-9]{2})";
 
@@ -152,13 +154,17 @@ function escapeRegex(text: string): string {
 }
 
 function patternOf(path: string): string {
-  return escapeRegex(path).replaceAll(SENTINEL, NAME_PATTERN).replaceAll(WEEK, WEEK_PATTERN);
+  return escapeRegex(path)
+    .replaceAll(DISPATCH_SENTINEL, DISPATCH_PATTERN)
+    .replaceAll(SENTINEL, NAME_PATTERN)
+    .replaceAll(WEEK, WEEK_PATTERN);
 }
 
 /**
  * Checks the paths a skill names against the contracts layouts (gstack state root at
  * `~/.gstack`, OpenClaw workspace at `~/.openclaw/workspace`). `{id}`-style placeholders
- * and concrete names stand for file-name parts; `YYYY-Www` for an ISO week. A path is known
+ * and concrete names stand for file-name parts (a dispatch file needs `{id}` or a
+ * `dispatch-…` id); `YYYY-Www` for an ISO week. A path is known
  * when it is a file or folder of a layout, or lies inside a folder whose contents are free
  * (the dispatch temporary folder, a session folder, rejected dispatches, OpenClaw memory and
  * skills). Returns the unknown paths.
@@ -176,15 +182,15 @@ export function unknownPaths(paths: readonly string[]): string[] {
     gstack.clawvisorToken,
     gstack.dispatchSecret,
     gstack.dispatch.incoming,
-    join(gstack.dispatch.incoming, `${SENTINEL}.json`),
+    join(gstack.dispatch.incoming, `${DISPATCH_SENTINEL}.json`),
     gstack.dispatch.tmp,
     gstack.dispatch.claimed,
-    gstack.dispatch.claimedFile(SENTINEL),
+    gstack.dispatch.claimedFile(DISPATCH_SENTINEL),
     gstack.dispatch.sessions,
-    gstack.dispatch.sessionDir(SENTINEL),
+    gstack.dispatch.sessionDir(DISPATCH_SENTINEL),
     gstack.dispatch.completed,
-    gstack.dispatch.completedReport(SENTINEL),
-    gstack.dispatch.completedJson(SENTINEL),
+    gstack.dispatch.completedReport(DISPATCH_SENTINEL),
+    gstack.dispatch.completedJson(DISPATCH_SENTINEL),
     gstack.dispatch.rejected,
     gstack.dispatch.queue,
     gstack.dispatch.audit,
@@ -211,7 +217,7 @@ export function unknownPaths(paths: readonly string[]): string[] {
   ];
   const open = [
     gstack.dispatch.tmp,
-    gstack.dispatch.sessionDir(SENTINEL),
+    gstack.dispatch.sessionDir(DISPATCH_SENTINEL),
     gstack.dispatch.rejected,
     project.checkpoints,
     openclaw.memoryDir,
