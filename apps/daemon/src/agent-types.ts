@@ -1,0 +1,62 @@
+import type { FailureKind } from "@gstack/contracts";
+
+/** What the daemon knows about a running agent, updated as its output arrives. */
+export interface AgentProgress {
+  sessionId?: string;
+  turns: number;
+  toolUses: number;
+  lastText?: string;
+  lastAction?: string;
+  costUsd?: number;
+}
+
+/** Why an agent run failed and what a retry should do about it. */
+export interface AgentFailure {
+  kind: FailureKind;
+  retryable: boolean;
+  message: string;
+  /** True when the retry should leave the dispatch's learnings out of the prompt. */
+  retryWithoutLearnings: boolean;
+}
+
+/** How an agent run ended. */
+export interface AgentRunResult {
+  exitCode: number | null;
+  signal: string | null;
+  cancelled: boolean;
+  timedOut: boolean;
+  progress: AgentProgress;
+  /** The agent's final answer, when it gave one. */
+  result?: string;
+  failure?: AgentFailure;
+}
+
+/** A started agent process (leader of its own process group). */
+export interface RunningAgent {
+  pid: number;
+  done: Promise<AgentRunResult>;
+  /** Signals the whole process group: SIGTERM, then SIGKILL after a grace period. */
+  cancel(reason?: string): void;
+  progress(): AgentProgress;
+}
+
+/** Options for one agent run. */
+export interface StartAgentOptions {
+  agent: "claude" | "codex" | "cursor" | "gemini";
+  prompt: string;
+  cwd: string;
+  env?: Record<string, string | undefined>;
+  allowedTools?: string[];
+  disallowedTools?: string[];
+  /** Program and arguments for non-Claude agents; `{prompt}` is replaced by the prompt. */
+  command?: string[];
+  /** The Claude Code binary to run (default `claude` on PATH). */
+  binary?: string;
+  timeoutMs?: number;
+  /** Where the agent's raw output is kept for later reading. */
+  streamFile?: string;
+  onProgress?: (progress: AgentProgress) => void;
+}
+
+/** Starts an agent. The daemon takes this as a parameter so the runner can be swapped. */
+export type AgentStarter = (options: StartAgentOptions) => RunningAgent;

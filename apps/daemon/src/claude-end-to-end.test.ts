@@ -1,0 +1,159 @@
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Daemon } from "./daemon";
+import { requestCancel, submitDispatch } from "./submit";
+import { auditOf, completionOf, makeWorld, type TestWorld, waitFor } from "./test-support";
+
+/** The real Claude Code CLI installed as this package's devDependency. */
+const claude = join(import.meta.dirname, "..", "node_modules", ".bin", "claude");
+
+const REPORT = [
+  "Added hello.txt and committed it.",
+  "",
+  "## What shipped",
+  "- hello.txt with a greeting",
+  "## Decisions made",
+  "- Plain text, no template",
+  "## Learnings logged",
+  "- tool: Commits in this repo need no hooks",
+  "## Needs human judgment",
+  "- None",
+].join("\n");
+
+const COMMIT_SCRIPT = [
+  scripted.write("hello.txt", "hello from the scripted model\n"),
+  scripted.bash("git add hello.txt"),
+  scripted.bash("git commit -m 'Add hello.txt'"),
+  scripted.text(REPORT),
+];
+
+let world: TestWorld;
+let model: ScriptedModel | undefined;
+let daemon: Daemon | undefined;
+let home: string;
+
+beforeEach(async () => {
+  world = await makeWorld();
+  execFileSync("git", ["-C", world.repo, "config", "user.name", "Scripted Agent"]);
+  execFileSync("git", ["-C", world.repo, "config", "user.email", "agent@example.invalid"]);
+  home = await mkdtemp(join(tmpdir(), "gstack-claude-home-"));
+});
+
+afterEach(async () => {
+  await daemon?.stop(0);
+  daemon = undefined;
+  await model?.close();
+  model = undefined;
+  await rm(home, { recursive: true, force: true });
+  await world.cleanup();
+});
+
+async function start(
+  options: Parameters<typeof startScriptedModel>[0],
+  settings: Record<string, unknown> = {},
+) {
+  model = await startScriptedModel(options);
+  daemon = new Daemon({
+    root: world.root,
+    claudeBinary: claude,
+    agentEnv: { ...model.claudeEnv(home), CLAUDE_CODE_MAX_RETRIES: "0" },
+    retryDelayMs: { rateLimit: 100, other: 100 },
+    settings: { trusted_repos: [world.base], ...settings },
+  });
+  await daemon.start();
+}
+
+function dispatch(id: string) {
+  return {
+    id,
+    dispatched_by: "wintermute",
+    task: "Add hello.txt with a greeting and commit it",
+    project: "acme-widget",
+    project_dir: world.repo,
+    learnings: ["The widget repo keeps docs in docs/"],
+  };
+}
+
+describe("the daemon with the real Claude Code CLI and a scripted model", () => {
+  it("completes a dispatch that writes a file and commits it", async () => {
+    await start({ script: COMMIT_SCRIPT });
+    await submitDispatch(world.layout, dispatch("dispatch-claude-commit"));
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-claude-commit"), 60_000);
+    expect(completion).toMatchObject({ status: "completed", commits: 1, retries: 0, agent: "claude" });
+    expect(completion.session_id).toEqual(expect.any(String));
+    expect(Number(completion.turns)).toBeGreaterThan(0);
+    expect(await readFile(join(world.repo, "hello.txt"), "utf8")).toBe("hello from the scripted model\n");
+    const report = await readFile(world.layout.dispatch.completedReport("dispatch-claude-commit"), "utf8");
+    expect(report).toContain("## What shipped\n\n- hello.txt with a greeting");
+    expect(report).toContain("## Decisions made\n\n- Plain text, no template");
+    expect(report).toContain("## Needs human judgment\n\n- None");
+    const learnings = await readFile(world.layout.project("acme-widget").learnings, "utf8");
+    expect(JSON.parse(learnings.trim())).toMatchObject({
+      type: "tool",
+      insight: "Commits in this repo need no hooks",
+    });
+    const firstPrompt = model?.agentRequests()[0]?.promptText ?? "";
+    expect(firstPrompt).toContain("dispatch-claude-commit");
+    expect(firstPrompt).toContain("The widget repo keeps docs in docs/");
+  });
+
+  it("classifies a 429 as a rate limit and retries once as is", async () => {
+    await start({
+      respond: (request) =>
+        request.promptText.includes("This is attempt 2") ? undefined : scripted.rateLimited(),
+      script: COMMIT_SCRIPT,
+    });
+    await submitDispatch(world.layout, dispatch("dispatch-claude-429"));
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-claude-429"), 60_000);
+    expect(completion).toMatchObject({ status: "completed", commits: 1, retries: 1 });
+    const retried = (await auditOf(world.layout)).find((event) => event.event === "retried");
+    expect(retried?.reason).toMatch(/^rate_limit/);
+    expect(retried?.detail).toMatchObject({ without_learnings: false });
+  });
+
+  it("classifies prompt-too-long as a context overflow and retries without learnings", async () => {
+    await start({
+      respond: (request) =>
+        request.promptText.includes("What the dispatcher already knows")
+          ? scripted.promptTooLong()
+          : undefined,
+      script: COMMIT_SCRIPT,
+    });
+    await submitDispatch(world.layout, dispatch("dispatch-claude-long"));
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-claude-long"), 60_000);
+    expect(completion).toMatchObject({ status: "completed", retries: 1 });
+    const retried = (await auditOf(world.layout)).find((event) => event.event === "retried");
+    expect(retried?.reason).toMatch(/^context_overflow/);
+    expect(retried?.detail).toMatchObject({ without_learnings: true });
+  });
+
+  it("escalates when the retry fails too", async () => {
+    await start({ script: [scripted.rateLimited()] });
+    await submitDispatch(world.layout, dispatch("dispatch-claude-twice"));
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-claude-twice"), 60_000);
+    expect(completion).toMatchObject({ status: "failed", error_kind: "rate_limit", retries: 1 });
+  });
+
+  it("cancels a hung session and leaves no process behind", async () => {
+    await start({ script: [scripted.hang()] });
+    await submitDispatch(world.layout, dispatch("dispatch-claude-hang"));
+    await waitFor(() => (model && model.hangingCount() > 0 ? true : undefined), 60_000);
+    const spawned = (await auditOf(world.layout)).find((event) => event.event === "spawned");
+    await requestCancel(world.layout, "dispatch-claude-hang");
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-claude-hang"), 30_000);
+    expect(completion).toMatchObject({ status: "cancelled" });
+    const gone = await waitFor(() => {
+      try {
+        process.kill(-Number(spawned?.pid), 0);
+        return undefined;
+      } catch {
+        return true;
+      }
+    }, 10_000);
+    expect(gone).toBe(true);
+  });
+});

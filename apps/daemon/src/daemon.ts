@@ -1,0 +1,1151 @@
+import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { access, constants, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
+import { basename, delimiter, dirname, isAbsolute, join } from "node:path";
+import { defaultAgentCommands, restrictionsToDisallowedTools } from "@gstack/agent-runner";
+import {
+  type ActivityEntry,
+  type AuditEvent,
+  type AuditEventName,
+  appendJsonLines,
+  type Completion,
+  type CompletionStatus,
+  type Dispatch,
+  type DispatchSettings,
+  type FailureKind,
+  type GstackLayout,
+  gstackLayout,
+  isoWeekOf,
+  parseJson,
+  parseValue,
+  resolveOpenClawWorkspace,
+  writeFileAtomic,
+} from "@gstack/contracts";
+import { syncProject } from "@gstack/learnings";
+import { type FSWatcher, watch } from "chokidar";
+import type { AgentFailure, AgentRunResult, AgentStarter, RunningAgent } from "./agent-types";
+import { clearOutbox, endpointAnswers, postJson, readOutbox, writeOutbox } from "./callback";
+import { DaemonError } from "./errors";
+import { commitsSince, currentBranch, headCommit } from "./git";
+import {
+  checkDispatch,
+  checkProjectDir,
+  claimIncoming,
+  expiresAt,
+  inspectIncoming,
+  isDispatchFileName,
+  MAX_DISPATCH_BYTES,
+  type Refusal,
+  readClaimed,
+  rejectFile,
+  settleClaim,
+} from "./intake";
+import { extractLearnings } from "./learnings";
+import { buildPrompt } from "./prompt";
+import { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
+import { startRunnerAgent } from "./runner-agent";
+import { readAllStates, readQueueFile, type SessionState, writeQueueFile, writeState } from "./session-state";
+import { DEFAULT_DISALLOWED_TOOLS, loadRestrictions, loadSettings } from "./settings";
+import { readCallbackToken, readDispatchSecret } from "./token";
+
+/** How to start a daemon. Everything but `root` has a sensible default. */
+export interface DaemonOptions {
+  /** The gstack state root (see `resolveGstackHome`). */
+  root: string;
+  /** How agents are started; defaults to the built-in process runner. */
+  startAgent?: AgentStarter;
+  /** The Claude Code binary; defaults to the configured command or `claude` on PATH. */
+  claudeBinary?: string;
+  /** Extra environment for agents. */
+  agentEnv?: Record<string, string>;
+  /** Receives one human-readable line per event. */
+  log?: (line: string) => void;
+  /** Wait before retrying after a rate limit (default 30 s) or another retryable failure (default 5 s). */
+  retryDelayMs?: { rateLimit: number; other: number };
+  /** Waits between callback attempts (default 1 s, 5 s, 25 s). */
+  callbackDelaysMs?: number[];
+  /** Settings that override config.yaml, mostly for tests. */
+  settings?: Partial<DispatchSettings>;
+  maxDispatchBytes?: number;
+  /** Clock, for tests of expiry. */
+  now?: () => Date;
+  /**
+   * The OpenClaw workspace whose memory receives a dispatch's learnings, or `false` for none.
+   * Default: the workspace `resolveOpenClawWorkspace` names, when that folder exists.
+   */
+  openclawWorkspace?: string | false;
+}
+
+interface LiveSession {
+  state: SessionState;
+  dispatch: Dispatch;
+  agent?: RunningAgent;
+  cancelReason?: "cancel" | "shutdown";
+  firstStarted?: number;
+  retryTimer?: NodeJS.Timeout;
+  persistTimer?: NodeJS.Timeout;
+  /** True from the moment the session takes a slot until it is finished or queued again. */
+  holdsSlot?: boolean;
+}
+
+/** Lock files held by daemons in this process. */
+const heldLocks = new Set<string>();
+
+const AGENT_NAMES = ["claude", "codex", "cursor", "gemini"] as const;
+
+async function findOnPath(program: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const candidates = isAbsolute(program)
+    ? [program]
+    : (env.PATH ?? "").split(delimiter).map((dir) => join(dir, program));
+  for (const candidate of candidates) {
+    try {
+      await access(candidate, constants.X_OK);
+      return candidate;
+    } catch {}
+  }
+  return undefined;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+function processGroupOf(pid: number): Promise<number | undefined> {
+  return new Promise((resolve) => {
+    execFile("ps", ["-o", "pgid=", "-p", String(pid)], (error, stdout) => {
+      const value = Number.parseInt(stdout.trim(), 10);
+      resolve(error || !Number.isFinite(value) ? undefined : value);
+    });
+  });
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The dispatch daemon: takes dispatch files from `dispatch/`, queues them, runs coding
+ * agents, writes completion reports, activity and learnings, and posts callbacks. Every
+ * state change is on disk before it matters, so a restart resumes where it stopped.
+ */
+export class Daemon {
+  readonly layout: GstackLayout;
+  settings!: DispatchSettings;
+  private readonly options: DaemonOptions;
+  private readonly startAgent: AgentStarter;
+  private readonly log: (line: string) => void;
+  private readonly now: () => Date;
+  private queue: string[] = [];
+  private readonly sessions = new Map<string, LiveSession>();
+  private watcher?: FSWatcher;
+  private heartbeatTimer?: NodeJS.Timeout;
+  private secret?: string;
+  private token?: string;
+  private claudeBinary?: string;
+  private knownAgents: string[] = [];
+  private disallowedTools: string[] = [];
+  private stopping = false;
+  private intakeChain: Promise<void> = Promise.resolve();
+  private persistChain: Promise<void> = Promise.resolve();
+  private readonly pendingCallbacks = new Set<Promise<void>>();
+  private startedAt = new Date();
+  private lockHeld = false;
+  /** The queue as last written to disk, to skip writes that change nothing. */
+  private writtenQueue?: string;
+  /** Resolves when the daemon has stopped. */
+  readonly stopped: Promise<void>;
+  private resolveStopped!: () => void;
+
+  constructor(options: DaemonOptions) {
+    this.options = options;
+    this.layout = gstackLayout(options.root);
+    this.startAgent = options.startAgent ?? startRunnerAgent;
+    this.log = options.log ?? (() => {});
+    this.now = options.now ?? (() => new Date());
+    this.stopped = new Promise((resolve) => {
+      this.resolveStopped = resolve;
+    });
+  }
+
+  /** Local-only mode: no Clawvisor URL, so completions stay on disk. */
+  get mode(): "local-only" | "clawvisor" {
+    return this.settings.clawvisor_url ? "clawvisor" : "local-only";
+  }
+
+  /** Ids of running and queued dispatches, for tests and status. */
+  snapshot(): { running: string[]; queued: string[] } {
+    return {
+      running: [...this.sessions.values()]
+        .filter((session) => session.agent)
+        .map((session) => session.state.id),
+      queued: [...this.queue],
+    };
+  }
+
+  /**
+   * Checks the environment, takes the single-instance lock, recovers unfinished work, then
+   * starts watching. Throws a {@link DaemonError} with one readable sentence on any problem.
+   */
+  async start(): Promise<void> {
+    const loaded = await loadSettings(this.layout).catch((error: Error) => {
+      throw new DaemonError(error.message, { cause: error });
+    });
+    this.settings = { ...loaded.settings, ...this.options.settings } as DispatchSettings;
+    for (const warning of loaded.warnings) this.log(`warning: ${warning}`);
+    const folders = this.layout.dispatch;
+    for (const folder of [
+      folders.incoming,
+      folders.tmp,
+      folders.claimed,
+      folders.sessions,
+      folders.completed,
+      folders.rejected,
+      folders.control,
+    ]) {
+      await mkdir(folder, { recursive: true });
+    }
+    await this.takeLock();
+    try {
+      await this.checkEnvironment();
+      await this.recover();
+    } catch (error) {
+      await this.releaseLock();
+      throw error;
+    }
+    this.startedAt = this.now();
+    await this.audit("daemon_started", {
+      detail: { mode: this.mode, max_concurrent: this.settings.max_concurrent, agents: this.knownAgents },
+    });
+    this.log(
+      `gstack-dispatch started (pid ${process.pid}, ${this.mode}, max ${this.settings.max_concurrent} at once, agents: ${this.knownAgents.join(", ")})`,
+    );
+    this.log(`watching ${folders.incoming}`);
+    await this.writeHeartbeat();
+    this.heartbeatTimer = setInterval(() => {
+      void this.replayOutboxes();
+    }, this.settings.heartbeat_seconds * 1000);
+    this.watcher = watch([folders.incoming, folders.control], {
+      depth: 0,
+      ignoreInitial: true,
+      ignored: (path: string) =>
+        path.split(/[\\/]/).pop()?.startsWith(".") === true && path !== folders.incoming,
+    });
+    this.watcher.on("add", (path) => this.onFile(path));
+    this.watcher.on("error", (error) => this.log(`watch error: ${(error as Error).message}`));
+    await new Promise<void>((resolve) => this.watcher?.once("ready", () => resolve()));
+    await this.scanIncoming();
+    await this.scanControl();
+    void this.replayOutboxes();
+    this.pump();
+  }
+
+  private async takeLock(): Promise<void> {
+    const path = this.layout.dispatch.lock;
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      try {
+        const handle = await open(path, "wx", 0o600);
+        await handle.writeFile(
+          `${JSON.stringify({ pid: process.pid, started_at: new Date().toISOString() })}\n`,
+        );
+        await handle.close();
+        this.lockHeld = true;
+        heldLocks.add(path);
+        return;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      }
+      let holder: number | undefined;
+      try {
+        holder = (JSON.parse(await readFile(path, "utf8")) as { pid?: number }).pid;
+      } catch {}
+      const ours = holder === process.pid && heldLocks.has(path);
+      if (holder !== undefined && (ours || (holder !== process.pid && processAlive(holder)))) {
+        throw new DaemonError(
+          `another gstack-dispatch daemon (pid ${holder}) is already running for ${this.layout.root}`,
+        );
+      }
+      await rm(path, { force: true });
+    }
+    throw new DaemonError(`could not take the daemon lock ${path}`);
+  }
+
+  private async releaseLock(): Promise<void> {
+    if (!this.lockHeld) return;
+    this.lockHeld = false;
+    heldLocks.delete(this.layout.dispatch.lock);
+    await rm(this.layout.dispatch.lock, { force: true });
+  }
+
+  private async checkEnvironment(): Promise<void> {
+    const env = process.env;
+    this.secret = await readDispatchSecret(this.layout).catch((error: Error) => {
+      throw new DaemonError(`dispatch secret: ${error.message.split("\n").join(" ")}`, { cause: error });
+    });
+    if (this.settings.require_signature && !this.secret) {
+      throw new DaemonError(
+        `require_signature is set but there is no secret at ${this.layout.dispatchSecret}`,
+      );
+    }
+    const agents = this.settings.agents ?? {};
+    const claude = this.options.claudeBinary ?? agents.claude?.command[0] ?? "claude";
+    const claudePath = await findOnPath(claude, env);
+    const known: string[] = [];
+    if (claudePath) {
+      this.claudeBinary = claudePath;
+      known.push("claude");
+    }
+    for (const name of AGENT_NAMES) {
+      if (name === "claude") continue;
+      const configured = agents[name]?.command[0];
+      const program = configured ?? defaultAgentCommands[name].command[0];
+      if (!program) continue;
+      if (await findOnPath(program, env)) known.push(name);
+      else if (configured) {
+        this.log(
+          `warning: agent '${name}' is configured but '${program}' is not on PATH; its dispatches are refused`,
+        );
+      }
+    }
+    if (known.length === 0) {
+      throw new DaemonError(
+        `'${claude}' is not on PATH (${env.PATH ?? ""}); install Claude Code or set dispatch.agents in ${this.layout.config}`,
+      );
+    }
+    this.knownAgents = known;
+    if (this.settings.clawvisor_url) {
+      const problem = await endpointAnswers(this.settings.clawvisor_url);
+      if (problem) {
+        throw new DaemonError(
+          `the Clawvisor endpoint ${this.settings.clawvisor_url} does not answer (${problem})`,
+        );
+      }
+      this.token = await readCallbackToken(this.layout).catch((error: Error) => {
+        throw new DaemonError(`callback token: ${error.message.split("\n").join(" ")}`, { cause: error });
+      });
+    }
+    const restrictions = await loadRestrictions(this.layout).catch((error: Error) => {
+      throw new DaemonError(error.message, { cause: error });
+    });
+    this.disallowedTools = [
+      ...DEFAULT_DISALLOWED_TOOLS,
+      ...restrictionsToDisallowedTools(restrictions),
+      ...(this.settings.disallowed_tools ?? []),
+    ];
+  }
+
+  // ---------------------------------------------------------------- recovery
+
+  private async recover(): Promise<void> {
+    const order = await readQueueFile(this.layout);
+    const states = await readAllStates(this.layout);
+    const unfinished = states.filter((state) => state.status !== "finished");
+    const rank = (state: SessionState) => {
+      const index = order.indexOf(state.id);
+      // Interrupted runs go first, then the persisted queue order.
+      return state.status === "queued" ? (index < 0 ? order.length : index) : -1;
+    };
+    unfinished.sort((a, b) => rank(a) - rank(b) || a.queued_at.localeCompare(b.queued_at));
+    for (const state of unfinished) {
+      let dispatch: Dispatch;
+      try {
+        dispatch = parseJson("dispatch", await readFile(state.claimed_file, "utf8"), {
+          source: state.claimed_file,
+        });
+      } catch (error) {
+        await this.audit("failed", {
+          dispatch_id: state.id,
+          reason: `cannot recover: ${(error as Error).message}`,
+        });
+        state.status = "finished";
+        state.outcome = "failed";
+        await writeState(this.layout, state);
+        continue;
+      }
+      if (state.pid !== undefined && (state.status === "running" || state.status === "retrying")) {
+        await this.killOrphan(state);
+      }
+      const wasRunning = state.status !== "queued";
+      state.status = "queued";
+      delete state.pid;
+      delete state.pgid;
+      state.updated_at = this.now().toISOString();
+      await writeState(this.layout, state);
+      this.sessions.set(state.id, { state, dispatch });
+      this.queue.push(state.id);
+      await this.audit("recovered", {
+        dispatch_id: state.id,
+        detail: { was: wasRunning ? "running" : "queued", attempt: state.attempt },
+      });
+      this.log(`recovered ${state.id} (${wasRunning ? "interrupted run, starting again" : "still queued"})`);
+    }
+    // Claimed files with no state yet: the daemon stopped between claim and queue.
+    for (const name of await readdir(this.layout.dispatch.claimed)) {
+      const path = join(this.layout.dispatch.claimed, name);
+      if (name.startsWith(".claim-")) {
+        await this.takeClaimed(path, name, this.now());
+        continue;
+      }
+      const id = name.replace(/\.json$/, "");
+      if (!name.endsWith(".json") || this.sessions.has(id)) continue;
+      if (states.some((state) => state.id === id)) continue;
+      await this.takeClaimed(path, name, this.now(), true);
+    }
+    await this.persistQueue();
+  }
+
+  private async killOrphan(state: SessionState): Promise<void> {
+    const pid = state.pid;
+    if (pid === undefined || pid <= 1 || !processAlive(pid)) return;
+    const group = await processGroupOf(pid);
+    // Only a process still leading the group recorded for this session is ours.
+    if (group === undefined || group <= 1 || group !== (state.pgid ?? pid)) return;
+    try {
+      process.kill(-group, "SIGTERM");
+    } catch {}
+    for (let waited = 0; waited < 3000 && processAlive(pid); waited += 100) await sleep(100);
+    try {
+      process.kill(-group, "SIGKILL");
+    } catch {}
+    await this.audit("orphan_killed", { dispatch_id: state.id, pid, detail: { pgid: group } });
+    this.log(`killed the orphaned agent of ${state.id} (process group ${group})`);
+  }
+
+  // ---------------------------------------------------------------- intake
+
+  private onFile(path: string): void {
+    const name = basename(path);
+    const folder = dirname(path);
+    if (folder === this.layout.dispatch.control) {
+      void this.onControl(path, name);
+      return;
+    }
+    if (folder !== this.layout.dispatch.incoming || !isDispatchFileName(name)) return;
+    if (path === this.layout.dispatch.queue) return;
+    this.intakeChain = this.intakeChain
+      .then(() => this.intake(path, name))
+      .catch((error: Error) => {
+        this.log(`intake error on ${name}: ${error.message}`);
+      });
+  }
+
+  private async scanIncoming(): Promise<void> {
+    const names = (await readdir(this.layout.dispatch.incoming))
+      .filter(
+        (name) =>
+          isDispatchFileName(name) &&
+          join(this.layout.dispatch.incoming, name) !== this.layout.dispatch.queue,
+      )
+      .sort();
+    for (const name of names) this.onFile(join(this.layout.dispatch.incoming, name));
+    await this.intakeChain;
+  }
+
+  /** Waits until every file seen so far has been taken or refused. */
+  async idle(): Promise<void> {
+    await this.intakeChain;
+    await this.persistChain;
+  }
+
+  private async intake(path: string, name: string): Promise<void> {
+    if (this.stopping) return;
+    const firstSeen = this.now();
+    let problem: Refusal | undefined;
+    try {
+      problem = await inspectIncoming(path, this.options.maxDispatchBytes ?? MAX_DISPATCH_BYTES);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+      throw error;
+    }
+    const claimed = await claimIncoming(path, this.layout.dispatch.claimed);
+    if (!claimed) return;
+    await this.audit("received", { detail: { file: name } });
+    if (problem) {
+      await this.refuse(claimed, name, problem);
+      return;
+    }
+    await this.takeClaimed(claimed, name, firstSeen);
+  }
+
+  private async takeClaimed(
+    claimed: string,
+    name: string,
+    firstSeen: Date,
+    alreadySettled = false,
+  ): Promise<void> {
+    let text: string;
+    try {
+      text = await readClaimed(claimed, this.options.maxDispatchBytes ?? MAX_DISPATCH_BYTES);
+    } catch (error) {
+      await this.refuse(claimed, name, { rule: "size", reason: (error as Error).message, event: "rejected" });
+      return;
+    }
+    const checked = checkDispatch(text, {
+      source: name,
+      now: this.now(),
+      firstSeen,
+      knownAgents: this.knownAgents,
+      ...(this.secret ? { secret: this.secret } : {}),
+    });
+    if (!checked.ok) {
+      await this.refuse(claimed, name, checked.refusal);
+      return;
+    }
+    const dispatch = checked.dispatch;
+    const project = await checkProjectDir(dispatch.project_dir, this.settings.trusted_repos);
+    if (!project.ok) {
+      await this.refuse(claimed, name, { ...project.refusal, id: dispatch.id });
+      return;
+    }
+    const finalPath = this.layout.dispatch.claimedFile(dispatch.id);
+    if (!alreadySettled) {
+      const known =
+        this.sessions.has(dispatch.id) || (await exists(this.layout.dispatch.completedJson(dispatch.id)));
+      if (known || !(await settleClaim(claimed, finalPath))) {
+        await this.refuse(claimed, name, {
+          rule: "duplicate",
+          reason: `a dispatch with id ${dispatch.id} was already taken`,
+          event: "rejected",
+          id: dispatch.id,
+        });
+        return;
+      }
+    }
+    await this.audit("validated", {
+      dispatch_id: dispatch.id,
+      detail: { project: dispatch.project, agent: dispatch.target_agent },
+    });
+    const now = this.now().toISOString();
+    const state: SessionState = {
+      id: dispatch.id,
+      project: dispatch.project,
+      project_dir: project.path,
+      agent: dispatch.target_agent,
+      status: "queued",
+      claimed_file: finalPath,
+      first_seen: firstSeen.toISOString(),
+      queued_at: now,
+      attempt: 1,
+      retries: 0,
+      include_learnings: true,
+      updated_at: now,
+    };
+    await writeState(this.layout, state);
+    this.sessions.set(dispatch.id, { state, dispatch });
+    this.queue.push(dispatch.id);
+    await this.audit("queued", { dispatch_id: dispatch.id, detail: { position: this.queue.length } });
+    this.log(`queued ${dispatch.id} (${dispatch.project}: ${dispatch.task.split("\n")[0]?.slice(0, 60)})`);
+    this.pump();
+    await this.persistQueue();
+  }
+
+  private async refuse(path: string | undefined, name: string, refusal: Refusal): Promise<void> {
+    const ts = this.now().toISOString();
+    const saved = await rejectFile(path, this.layout.dispatch.rejected, { ...refusal, original: name, ts });
+    await this.audit(refusal.event, {
+      ...(refusal.id ? { dispatch_id: refusal.id } : {}),
+      reason: `${refusal.rule}: ${refusal.reason}`,
+      detail: { file: name, saved_as: `${saved}.json` },
+    });
+    this.log(`${refusal.event} ${name}: ${refusal.reason.split("\n")[0]}`);
+  }
+
+  // ---------------------------------------------------------------- control
+
+  private async scanControl(): Promise<void> {
+    for (const name of await readdir(this.layout.dispatch.control)) {
+      await this.onControl(join(this.layout.dispatch.control, name), name);
+    }
+  }
+
+  private async onControl(path: string, name: string): Promise<void> {
+    const match = /^(dispatch-[A-Za-z0-9_-]{1,120})\.cancel$/.exec(name);
+    await rm(path, { force: true });
+    if (!match?.[1]) return;
+    await this.cancel(match[1], "cancel requested");
+  }
+
+  /** Cancels a queued or running dispatch. Returns false when the id is unknown. */
+  async cancel(id: string, reason: string): Promise<boolean> {
+    const session = this.sessions.get(id);
+    if (!session) {
+      this.log(`cancel ${id}: no such queued or running dispatch`);
+      return false;
+    }
+    if (session.agent) {
+      session.cancelReason = "cancel";
+      this.log(`cancelling ${id}: ${reason}`);
+      session.agent.cancel(reason);
+      return true;
+    }
+    this.queue = this.queue.filter((queued) => queued !== id);
+    if (session.retryTimer) clearTimeout(session.retryTimer);
+    await this.persistQueue();
+    await this.finish(session, "cancelled", {
+      failure: { kind: "cancelled", retryable: false, message: reason, retryWithoutLearnings: false },
+    });
+    return true;
+  }
+
+  // ---------------------------------------------------------------- running
+
+  private activeCount(): number {
+    let count = 0;
+    for (const session of this.sessions.values()) if (session.holdsSlot) count += 1;
+    return count;
+  }
+
+  private pump(): void {
+    while (!this.stopping && this.queue.length > 0 && this.activeCount() < this.settings.max_concurrent) {
+      const id = this.queue.shift();
+      const session = id ? this.sessions.get(id) : undefined;
+      if (!session) continue;
+      session.holdsSlot = true;
+      void this.persistQueue();
+      void this.launch(session).catch((error: Error) => {
+        this.log(`could not start ${session.state.id}: ${error.message}`);
+        void this.finish(session, "failed", {
+          failure: {
+            kind: "spawn_error",
+            retryable: false,
+            message: error.message,
+            retryWithoutLearnings: false,
+          },
+        });
+      });
+    }
+  }
+
+  private async launch(session: LiveSession): Promise<void> {
+    const { state, dispatch } = session;
+    const expiry = expiresAt(dispatch, new Date(state.first_seen));
+    if (state.attempt === 1 && expiry && expiry.getTime() <= this.now().getTime()) {
+      await this.audit("expired", {
+        dispatch_id: state.id,
+        reason: `expired at ${expiry.toISOString()} while queued`,
+      });
+      await this.finish(session, "cancelled", {
+        failure: {
+          kind: "cancelled",
+          retryable: false,
+          message: `expired at ${expiry.toISOString()} before it could start`,
+          retryWithoutLearnings: false,
+        },
+      });
+      return;
+    }
+    if (state.started_at === undefined) {
+      state.started_at = this.now().toISOString();
+      const [baseSha, branch] = await Promise.all([
+        headCommit(state.project_dir),
+        currentBranch(state.project_dir),
+      ]);
+      if (baseSha) state.base_sha = baseSha;
+      if (branch) state.branch = branch;
+    }
+    session.firstStarted ??= new Date(state.started_at).getTime();
+    const agentConfig = this.settings.agents?.[state.agent];
+    const prompt = buildPrompt(dispatch, {
+      dispatchFile: state.claimed_file,
+      includeLearnings: state.include_learnings,
+      attempt: state.attempt,
+    });
+    const sessionDir = this.layout.dispatch.sessionDir(state.id);
+    const agent = this.startAgent({
+      agent: state.agent,
+      prompt,
+      cwd: state.project_dir,
+      env: {
+        ...agentConfig?.env,
+        ...this.options.agentEnv,
+        GSTACK_DISPATCH_ID: state.id,
+        GSTACK_HOME: this.layout.root,
+      },
+      allowedTools: this.settings.allowed_tools ?? [],
+      disallowedTools: this.disallowedTools,
+      ...(state.agent !== "claude" && agentConfig ? { command: agentConfig.command } : {}),
+      ...(this.claudeBinary ? { binary: this.claudeBinary } : {}),
+      timeoutMs: Math.max(
+        1000,
+        this.settings.session_timeout_seconds * 1000 - (this.now().getTime() - session.firstStarted),
+      ),
+      streamFile: join(sessionDir, `stream-${state.attempt}.jsonl`),
+      onProgress: (progress) => {
+        state.progress = progress;
+        this.schedulePersist(session);
+      },
+    });
+    session.agent = agent;
+    state.status = state.attempt > 1 ? "retrying" : "running";
+    if (agent.pid > 1) {
+      state.pid = agent.pid;
+      state.pgid = agent.pid;
+    }
+    state.updated_at = this.now().toISOString();
+    await writeState(this.layout, state);
+    await this.audit("spawned", {
+      dispatch_id: state.id,
+      pid: agent.pid,
+      detail: { attempt: state.attempt, agent: state.agent },
+    });
+    this.log(`started ${state.id} with ${state.agent} (pid ${agent.pid}, attempt ${state.attempt})`);
+    const result = await agent.done;
+    session.agent = undefined;
+    if (session.persistTimer) clearTimeout(session.persistTimer);
+    session.persistTimer = undefined;
+    state.progress = result.progress;
+    await this.settle(session, result);
+  }
+
+  private schedulePersist(session: LiveSession): void {
+    if (session.persistTimer) return;
+    session.persistTimer = setTimeout(() => {
+      session.persistTimer = undefined;
+      session.state.updated_at = this.now().toISOString();
+      void writeState(this.layout, session.state).catch(() => undefined);
+    }, 500);
+  }
+
+  private async settle(session: LiveSession, result: AgentRunResult): Promise<void> {
+    const { state } = session;
+    if (result.cancelled && session.cancelReason === "shutdown") {
+      // Interrupted by the daemon stopping: keep it for the next start.
+      state.status = "queued";
+      delete state.pid;
+      delete state.pgid;
+      await writeState(this.layout, state);
+      session.holdsSlot = false;
+      this.queue.unshift(state.id);
+      await this.persistQueue();
+      await this.audit("cancelled", {
+        dispatch_id: state.id,
+        reason: "daemon stopping; queued again for the next start",
+      });
+      this.sessions.delete(state.id);
+      this.maybeStopped();
+      return;
+    }
+    if (result.cancelled) {
+      await this.finish(session, "cancelled", { result });
+      return;
+    }
+    if (result.timedOut) {
+      await this.finish(session, "timeout", { result });
+      return;
+    }
+    const failure = result.failure ?? (result.exitCode === 0 ? undefined : unknownFailure(result));
+    if (!failure) {
+      await this.finish(session, "completed", { result });
+      return;
+    }
+    state.last_failure = { kind: failure.kind, message: failure.message };
+    if (failure.retryable && state.retries === 0 && !this.stopping) {
+      state.retries = 1;
+      state.attempt += 1;
+      if (failure.retryWithoutLearnings) state.include_learnings = false;
+      state.status = "retrying";
+      delete state.pid;
+      await writeState(this.layout, state);
+      const delays = this.options.retryDelayMs ?? { rateLimit: 30_000, other: 5_000 };
+      const wait = failure.kind === "rate_limit" ? delays.rateLimit : delays.other;
+      await this.audit("retried", {
+        dispatch_id: state.id,
+        reason: `${failure.kind}: ${failure.message.slice(0, 300)}`,
+        detail: { attempt: state.attempt, delay_ms: wait, without_learnings: !state.include_learnings },
+      });
+      this.log(`retrying ${state.id} in ${Math.round(wait / 1000)} s after ${failure.kind}`);
+      session.retryTimer = setTimeout(() => {
+        session.retryTimer = undefined;
+        if (this.stopping) {
+          void this.settle(session, { ...result, cancelled: true });
+          return;
+        }
+        void this.launch(session).catch((error: Error) => {
+          void this.finish(session, "failed", {
+            failure: {
+              kind: "spawn_error",
+              retryable: false,
+              message: error.message,
+              retryWithoutLearnings: false,
+            },
+          });
+        });
+      }, wait);
+      session.cancelReason = this.stopping ? "shutdown" : session.cancelReason;
+      return;
+    }
+    await this.finish(session, "failed", { result, failure });
+  }
+
+  // ---------------------------------------------------------------- output
+
+  private async finish(
+    session: LiveSession,
+    status: CompletionStatus,
+    outcome: { result?: AgentRunResult; failure?: AgentFailure },
+  ): Promise<void> {
+    const { state, dispatch } = session;
+    const finishedAt = this.now();
+    const commits = state.started_at ? await commitsSince(state.project_dir, state.base_sha) : [];
+    const failure =
+      outcome.failure ??
+      outcome.result?.failure ??
+      (status === "timeout"
+        ? {
+            kind: "timeout" as FailureKind,
+            message: `no result within ${this.settings.session_timeout_seconds} s`,
+            retryable: false,
+            retryWithoutLearnings: false,
+          }
+        : undefined);
+    const progress = outcome.result?.progress ?? state.progress;
+    const started = state.started_at ? new Date(state.started_at) : finishedAt;
+    const completion: Completion = parseValue("completion", {
+      dispatch_id: state.id,
+      status,
+      duration: Math.max(0, Math.round((finishedAt.getTime() - started.getTime()) / 1000)),
+      commits: commits.length,
+      ...(status !== "completed" && failure
+        ? { error: failure.message.slice(0, 2000), error_kind: failure.kind }
+        : {}),
+      retries: state.retries,
+      project: dispatch.project,
+      agent: state.agent,
+      ...(progress?.sessionId ? { session_id: progress.sessionId } : {}),
+      ...(state.started_at ? { started_at: state.started_at } : {}),
+      finished_at: finishedAt.toISOString(),
+      ...((state.branch ?? dispatch.branch) ? { branch: state.branch ?? dispatch.branch } : {}),
+      commit_shas: commits.map((commit) => commit.sha),
+      artifacts: commits.map((commit) => `commit:${commit.sha.slice(0, 12)}`),
+      ...(progress ? { turns: progress.turns } : {}),
+      ...(progress?.costUsd !== undefined ? { cost_usd: progress.costUsd } : {}),
+    });
+    let finalText = outcome.result?.result ?? progress?.lastText;
+    let parsed = finalText ? parseReportSections(finalText) : undefined;
+    if (!parsed) {
+      // Agents that print plain text report over many lines; read them back from the kept output.
+      const plain = await plainTextTail(
+        join(this.layout.dispatch.sessionDir(state.id), `stream-${state.attempt}.jsonl`),
+      );
+      const fromStream = plain ? parseReportSections(plain) : undefined;
+      if (fromStream) {
+        parsed = fromStream;
+        finalText = plain;
+      }
+    }
+    const learningLines = parsed ? bulletItems(parsed["Learnings logged"]) : [];
+    const learnings = extractLearnings(learningLines, { dispatchId: state.id, ts: finishedAt.toISOString() });
+    const sections = completeSections(parsed, completion, {
+      task: dispatch.task,
+      ...(finalText ? { finalText } : {}),
+      commitSubjects: commits.map((commit) => `${commit.sha.slice(0, 7)} ${commit.subject}`),
+      learningsRecorded: learnings.map((learning) => learning.key),
+    });
+    if (learnings.length > 0) {
+      completion.artifacts = [...(completion.artifacts ?? []), `learnings:${learnings.length}`];
+    }
+    await writeFileAtomic(
+      this.layout.dispatch.completedReport(state.id),
+      renderReport(completion, sections, dispatch.task),
+    );
+    if (learnings.length > 0) {
+      await appendJsonLines(this.layout.project(dispatch.project).learnings, learnings);
+      await this.audit("learnings_recorded", {
+        dispatch_id: state.id,
+        detail: { count: learnings.length, project: dispatch.project },
+      });
+      await this.shareLearnings(state.id, dispatch.project);
+    }
+    const activity: ActivityEntry = parseValue("activity-entry", {
+      ts: finishedAt.toISOString(),
+      project: dispatch.project,
+      skill: dispatch.task_type ?? "dispatch",
+      artifacts: completion.artifacts ?? [],
+      duration: completion.duration,
+      dispatch: dispatch.dispatched_by,
+      dispatch_id: state.id,
+      ...(completion.branch ? { branch: completion.branch } : {}),
+      outcome: status === "completed" ? "success" : status,
+      ...(completion.session_id ? { session: completion.session_id } : {}),
+      source: "daemon",
+    });
+    await appendJsonLines(this.layout.activity.week(isoWeekOf(finishedAt)), [activity]);
+    await this.audit("activity_recorded", { dispatch_id: state.id });
+    const sessionDir = this.layout.dispatch.sessionDir(state.id);
+    try {
+      await rename(state.claimed_file, join(sessionDir, "dispatch.json"));
+      state.claimed_file = join(sessionDir, "dispatch.json");
+    } catch {}
+    state.status = "finished";
+    state.outcome = status;
+    delete state.pid;
+    state.updated_at = finishedAt.toISOString();
+    await writeState(this.layout, state);
+    session.holdsSlot = false;
+    this.sessions.delete(state.id);
+    const event: AuditEventName =
+      status === "completed"
+        ? "completed"
+        : status === "failed"
+          ? "failed"
+          : status === "timeout"
+            ? "timeout"
+            : "cancelled";
+    await this.audit(event, {
+      dispatch_id: state.id,
+      ...(completion.error ? { reason: `${completion.error_kind}: ${completion.error.slice(0, 300)}` } : {}),
+      detail: { commits: completion.commits, duration: completion.duration, retries: completion.retries },
+    });
+    // The JSON is written last: once it exists, the report, activity and audit are complete.
+    await writeFileAtomic(
+      this.layout.dispatch.completedJson(state.id),
+      `${JSON.stringify(completion, null, 2)}\n`,
+    );
+    this.log(
+      `${status} ${state.id} in ${completion.duration} s, ${completion.commits} commit${completion.commits === 1 ? "" : "s"}${completion.error ? ` (${completion.error_kind}: ${completion.error.split("\n")[0]?.slice(0, 120)})` : ""} → ${this.layout.dispatch.completedReport(state.id)}`,
+    );
+    if (dispatch.callback_url) {
+      if (this.mode === "clawvisor") {
+        await writeOutbox(sessionDir, {
+          dispatch_id: state.id,
+          url: dispatch.callback_url,
+          body: completion,
+          attempts: 0,
+        });
+        this.trackCallback(this.deliver(sessionDir));
+      } else {
+        this.log(`local-only mode: the report for ${state.id} stays on disk (callback_url not used)`);
+      }
+    }
+    this.pump();
+    if (this.stopping) this.maybeStopped();
+  }
+
+  private trackCallback(promise: Promise<void>): void {
+    this.pendingCallbacks.add(promise);
+    void promise.finally(() => this.pendingCallbacks.delete(promise));
+  }
+
+  private readonly delivering = new Set<string>();
+
+  private async deliver(sessionDir: string): Promise<void> {
+    if (this.delivering.has(sessionDir)) return;
+    this.delivering.add(sessionDir);
+    try {
+      const delays = this.options.callbackDelaysMs ?? [1000, 5000, 25_000];
+      for (let round = 0; round <= delays.length; round += 1) {
+        const entry = await readOutbox(sessionDir);
+        if (!entry) return;
+        const problem = await postJson(entry.url, entry.body, {
+          ...(this.token ? { token: this.token } : {}),
+          idempotencyKey: entry.dispatch_id,
+        });
+        entry.attempts += 1;
+        if (!problem) {
+          await clearOutbox(sessionDir);
+          await this.audit("callback_sent", {
+            dispatch_id: entry.dispatch_id,
+            detail: { url: entry.url, attempts: entry.attempts },
+          });
+          this.log(`callback sent for ${entry.dispatch_id}`);
+          return;
+        }
+        entry.last_error = problem;
+        await writeOutbox(sessionDir, entry);
+        await this.audit("callback_failed", {
+          dispatch_id: entry.dispatch_id,
+          reason: problem,
+          detail: { url: entry.url, attempts: entry.attempts },
+        });
+        const wait = delays[round];
+        if (wait === undefined || this.stopping) break;
+        await sleep(wait);
+      }
+      this.log(
+        `callback for ${sessionDir.split(/[\\/]/).pop()} not delivered yet; kept in the outbox and retried later`,
+      );
+    } finally {
+      this.delivering.delete(sessionDir);
+    }
+  }
+
+  private async replayOutboxes(): Promise<void> {
+    if (this.mode !== "clawvisor" || this.stopping) return;
+    let names: string[] = [];
+    try {
+      names = await readdir(this.layout.dispatch.sessions);
+    } catch {}
+    for (const name of names) {
+      const sessionDir = join(this.layout.dispatch.sessions, name);
+      if (await readOutbox(sessionDir)) this.trackCallback(this.deliver(sessionDir));
+    }
+  }
+
+  // ---------------------------------------------------------------- files
+
+  private async persistQueue(): Promise<void> {
+    this.persistChain = this.persistChain
+      .then(async () => {
+        const content = JSON.stringify(this.queue);
+        if (content === this.writtenQueue) return;
+        await writeQueueFile(this.layout, this.queue);
+        this.writtenQueue = content;
+      })
+      .catch((error: Error) => this.log(`could not save the queue: ${error.message}`));
+    await this.persistChain;
+  }
+
+  /** Brings the project's learnings into the OpenClaw memory, so the other runtime knows them too. */
+  private async shareLearnings(dispatchId: string, project: string): Promise<void> {
+    const configured = this.options.openclawWorkspace;
+    const workspace = configured === undefined ? resolveOpenClawWorkspace(process.env) : configured;
+    if (workspace === false || !existsSync(workspace)) return;
+    try {
+      const report = await syncProject({ root: this.layout.root, workspace, project });
+      await this.audit("learnings_recorded", {
+        dispatch_id: dispatchId,
+        detail: { project, memory_file: report.memoryFile, exported: report.exported },
+      });
+    } catch (error) {
+      this.log(`could not share learnings of ${project} with OpenClaw memory: ${(error as Error).message}`);
+    }
+  }
+
+  private async audit(
+    event: AuditEventName,
+    fields: { dispatch_id?: string; pid?: number; reason?: string; detail?: Record<string, unknown> } = {},
+  ): Promise<void> {
+    const entry: AuditEvent = {
+      ts: this.now().toISOString(),
+      event,
+      ...fields,
+      ...(fields.reason ? { reason: fields.reason.slice(0, 1500) } : {}),
+    };
+    if (fields.pid === undefined) entry.pid = process.pid;
+    await appendJsonLines(this.layout.dispatch.audit, [entry]).catch((error: Error) =>
+      this.log(`could not write the audit log: ${error.message}`),
+    );
+  }
+
+  private async writeHeartbeat(): Promise<void> {
+    const heartbeat = {
+      ts: this.now().toISOString(),
+      active: this.activeCount(),
+      queued: this.queue.length,
+      pid: process.pid,
+      started_at: this.startedAt.toISOString(),
+      mode: this.mode,
+      max_concurrent: this.settings.max_concurrent,
+    };
+    await writeFileAtomic(this.layout.dispatch.heartbeat, `${JSON.stringify(heartbeat)}\n`).catch(
+      () => undefined,
+    );
+  }
+
+  // ---------------------------------------------------------------- shutdown
+
+  private stopWaiters: Array<() => void> = [];
+
+  private maybeStopped(): void {
+    if (this.activeCount() === 0) for (const resolve of this.stopWaiters.splice(0)) resolve();
+  }
+
+  /**
+   * Stops gracefully: no new work, running sessions get `shutdown_grace_seconds` to finish,
+   * then they are cancelled and queued again for the next start; state is saved.
+   */
+  async stop(graceMs = this.settings.shutdown_grace_seconds * 1000): Promise<void> {
+    if (this.stopping) return this.stopped;
+    this.stopping = true;
+    await this.audit("daemon_stopping", {
+      detail: { active: this.activeCount(), queued: this.queue.length },
+    });
+    this.log(`stopping: ${this.activeCount()} running, ${this.queue.length} queued`);
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    await this.watcher?.close();
+    await this.intakeChain;
+    for (const session of this.sessions.values()) {
+      if (session.retryTimer) {
+        clearTimeout(session.retryTimer);
+        session.retryTimer = undefined;
+        session.holdsSlot = false;
+        session.state.status = "queued";
+        await writeState(this.layout, session.state);
+        this.queue.unshift(session.state.id);
+      }
+    }
+    if (this.activeCount() > 0) {
+      const allDone = new Promise<void>((resolve) => this.stopWaiters.push(resolve));
+      const timer = new Promise<"late">((resolve) => setTimeout(() => resolve("late"), graceMs));
+      if ((await Promise.race([allDone, timer])) === "late") {
+        this.log("grace period over: cancelling running sessions (they start again next time)");
+        const running = [...this.sessions.values()].filter((session) => session.agent);
+        for (const session of running) {
+          session.cancelReason = "shutdown";
+          session.agent?.cancel("daemon stopping");
+        }
+        await Promise.all(running.map((session) => session.agent?.done));
+        await sleep(50);
+        await this.waitForSettled();
+      }
+    }
+    await this.persistQueue();
+    await Promise.race([Promise.all([...this.pendingCallbacks]), sleep(2000)]);
+    await this.writeHeartbeat();
+    await this.audit("daemon_stopped");
+    await this.releaseLock();
+    this.log("stopped");
+    this.resolveStopped();
+  }
+
+  private async waitForSettled(): Promise<void> {
+    for (let waited = 0; waited < 10_000; waited += 50) {
+      if ([...this.sessions.values()].every((session) => !session.holdsSlot)) return;
+      await sleep(50);
+    }
+  }
+}
+
+function unknownFailure(result: AgentRunResult): AgentFailure {
+  return {
+    kind: "unknown",
+    retryable: false,
+    message: `the agent exited with ${result.signal ? `signal ${result.signal}` : `code ${result.exitCode}`}`,
+    retryWithoutLearnings: false,
+  };
+}
+
+/** The non-JSON lines of the last 64 KiB of an agent's kept output. */
+async function plainTextTail(path: string): Promise<string | undefined> {
+  try {
+    const handle = await open(path, "r");
+    try {
+      const { size } = await handle.stat();
+      const length = Math.min(size, 64 * 1024);
+      const buffer = Buffer.alloc(length);
+      await handle.read(buffer, 0, length, size - length);
+      const lines = buffer.toString("utf8").split("\n");
+      if (size > length) lines.shift();
+      const text = lines
+        .filter((line) => !line.trimStart().startsWith("{"))
+        .join("\n")
+        .trim();
+      return text || undefined;
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return undefined;
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,30 @@
+export type {
+  AgentFailure,
+  AgentProgress,
+  AgentRunResult,
+  AgentStarter,
+  RunningAgent,
+  StartAgentOptions,
+} from "./agent-types";
+export type { DaemonOptions } from "./daemon";
+export { Daemon } from "./daemon";
+export { DaemonError } from "./errors";
+export type { DispatchCheckContext, Refusal } from "./intake";
+export { checkDispatch, checkProjectDir, expiresAt, MAX_DISPATCH_BYTES } from "./intake";
+export { extractLearnings, learningKey } from "./learnings";
+export { buildPrompt, REPORT_SECTIONS } from "./prompt";
+export type { ReportFacts, ReportSections } from "./report";
+export { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
+export { startRunnerAgent } from "./runner-agent";
+export type { ServiceSpec } from "./service-unit";
+export {
+  renderLaunchdPlist,
+  renderSystemdUnit,
+  SERVICE_LABEL,
+  SYSTEMD_UNIT,
+  servicePath,
+} from "./service-unit";
+export type { SessionState } from "./session-state";
+export type { DaemonStatus } from "./status";
+export { formatStatus, readStatus } from "./status";
+export { requestCancel, submitDispatch } from "./submit";

@@ -1,0 +1,279 @@
+import { randomBytes } from "node:crypto";
+import { link, lstat, open, realpath, rename, stat, unlink } from "node:fs/promises";
+import { basename, join, sep } from "node:path";
+import {
+  ContractError,
+  type Dispatch,
+  dispatchIdSchema,
+  expandHome,
+  isSafeName,
+  parseJson,
+  verifyDocument,
+  writeFileAtomic,
+} from "@gstack/contracts";
+import picomatch from "picomatch";
+
+/** Dispatch files larger than this are refused before they are read. */
+export const MAX_DISPATCH_BYTES = 256 * 1024;
+
+/** Why a dispatch was refused: a rule name and a sentence a person can act on. */
+export interface Refusal {
+  rule: string;
+  reason: string;
+  /** `expired` dispatches are audited as such; everything else as `rejected`. */
+  event: "rejected" | "expired";
+  /** The dispatch id when the file had a usable one. */
+  id?: string;
+}
+
+/** True for names the daemon takes from `dispatch/`: visible `*.json` files. */
+export function isDispatchFileName(name: string): boolean {
+  return name.endsWith(".json") && !name.startsWith(".") && name.length > ".json".length;
+}
+
+/**
+ * Checks an incoming entry before touching its content: it must be a regular file (not a
+ * symbolic link) no larger than the cap.
+ */
+export async function inspectIncoming(
+  path: string,
+  maxBytes = MAX_DISPATCH_BYTES,
+): Promise<Refusal | undefined> {
+  const info = await lstat(path);
+  if (info.isSymbolicLink()) {
+    return {
+      rule: "symlink",
+      reason: "is a symbolic link; dispatch files must be regular files",
+      event: "rejected",
+    };
+  }
+  if (!info.isFile()) return { rule: "file-type", reason: "is not a regular file", event: "rejected" };
+  if (info.size > maxBytes) {
+    return {
+      rule: "size",
+      reason: `is ${info.size} bytes, more than the ${maxBytes}-byte limit`,
+      event: "rejected",
+    };
+  }
+  return undefined;
+}
+
+/**
+ * Takes an incoming file: renames it to a name private to this daemon inside `claimedDir`.
+ * Exactly one of several racing daemons wins; the others get undefined.
+ */
+export async function claimIncoming(path: string, claimedDir: string): Promise<string | undefined> {
+  const privateName = join(claimedDir, `.claim-${process.pid}-${randomBytes(6).toString("hex")}`);
+  try {
+    await rename(path, privateName);
+    return privateName;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+}
+
+/**
+ * Gives a claimed file its final name `{id}.json` without ever replacing another file: a
+ * hard link fails when the name is taken, which is how a duplicate id is noticed.
+ */
+export async function settleClaim(privatePath: string, finalPath: string): Promise<boolean> {
+  try {
+    await link(privatePath, finalPath);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw error;
+  }
+  await unlink(privatePath);
+  return true;
+}
+
+/** Reads a claimed file through a descriptor, refusing it if it grew past the cap. */
+export async function readClaimed(path: string, maxBytes = MAX_DISPATCH_BYTES): Promise<string> {
+  const handle = await open(path, "r");
+  try {
+    const info = await handle.stat();
+    if (info.size > maxBytes)
+      throw new RangeError(`is ${info.size} bytes, more than the ${maxBytes}-byte limit`);
+    return await handle.readFile("utf8");
+  } finally {
+    await handle.close();
+  }
+}
+
+/** What a dispatch is checked against. */
+export interface DispatchCheckContext {
+  source: string;
+  now: Date;
+  /** When the daemon first saw the file; anchors ttl_seconds without created_at. */
+  firstSeen: Date;
+  /** Set when dispatches must carry a valid signature. */
+  secret?: string;
+  knownAgents: readonly string[];
+}
+
+/**
+ * Parses and checks a dispatch's content: the schema, the signature, the ttl and the
+ * target agent. Pure; the project folder is checked separately by {@link checkProjectDir}.
+ */
+export function checkDispatch(
+  text: string,
+  context: DispatchCheckContext,
+): { ok: true; dispatch: Dispatch } | { ok: false; refusal: Refusal } {
+  let dispatch: Dispatch;
+  let raw: unknown;
+  try {
+    dispatch = parseJson("dispatch", text, { source: context.source });
+    raw = JSON.parse(text);
+  } catch (error) {
+    const id = idOf(text);
+    if (ContractError.isInstance(error)) {
+      const issue = error.issues[0];
+      return {
+        ok: false,
+        refusal: {
+          rule: issue?.rule === "json" ? "json" : "schema",
+          reason: error.message,
+          event: "rejected",
+          ...(id ? { id } : {}),
+        },
+      };
+    }
+    throw error;
+  }
+  const refuse = (rule: string, reason: string, event: Refusal["event"] = "rejected") => ({
+    ok: false as const,
+    refusal: { rule, reason, event, id: dispatch.id },
+  });
+  if (context.secret !== undefined) {
+    const check = verifyDocument(raw as Record<string, unknown>, context.secret);
+    if (!check.ok) {
+      const why = {
+        missing: "is not signed, and this daemon requires signed dispatches (source_signature)",
+        malformed: "has a malformed source_signature",
+        mismatch: "has a source_signature that does not match its content (forged or altered)",
+      }[check.reason];
+      return refuse(`signature-${check.reason}`, why);
+    }
+  }
+  const expiry = expiresAt(dispatch, context.firstSeen);
+  if (expiry !== undefined && expiry.getTime() <= context.now.getTime()) {
+    return refuse(
+      "ttl",
+      `expired at ${expiry.toISOString()} (ttl_seconds ${dispatch.ttl_seconds})`,
+      "expired",
+    );
+  }
+  if (!context.knownAgents.includes(dispatch.target_agent)) {
+    return refuse(
+      "target-agent",
+      `targets '${dispatch.target_agent}', which is not configured here (known: ${context.knownAgents.join(", ")})`,
+    );
+  }
+  return { ok: true, dispatch };
+}
+
+/** When a dispatch expires: created_at (else first seen) plus ttl_seconds; undefined without a ttl. */
+export function expiresAt(dispatch: Dispatch, firstSeen: Date): Date | undefined {
+  if (dispatch.ttl_seconds === undefined) return undefined;
+  const anchor = dispatch.created_at ? new Date(dispatch.created_at) : firstSeen;
+  return new Date(anchor.getTime() + dispatch.ttl_seconds * 1000);
+}
+
+function idOf(text: string): string | undefined {
+  try {
+    const value = JSON.parse(text) as { id?: unknown };
+    return dispatchIdSchema.safeParse(value?.id).success ? (value.id as string) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const GLOB = /[*?[\]{}]/;
+
+/**
+ * Resolves `project_dir` (`~` expanded, symbolic links followed) and checks that it is an
+ * existing folder inside one of the trusted repos (folders or globs). Returns the real
+ * path, or a refusal.
+ */
+export async function checkProjectDir(
+  projectDir: string,
+  trustedRepos: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ ok: true; path: string } | { ok: false; refusal: Refusal }> {
+  const refuse = (rule: string, reason: string) => ({
+    ok: false as const,
+    refusal: { rule, reason, event: "rejected" as const },
+  });
+  let real: string;
+  try {
+    real = await realpath(expandHome(projectDir, env));
+    if (!(await stat(real)).isDirectory())
+      return refuse("project-dir", `project_dir ${projectDir} is not a folder`);
+  } catch {
+    return refuse("project-dir", `project_dir ${projectDir} does not exist`);
+  }
+  if (trustedRepos.length === 0) {
+    return refuse(
+      "trusted-repos",
+      "no trusted repos are configured; add the folder to dispatch.trusted_repos in config.yaml",
+    );
+  }
+  for (const entry of trustedRepos) {
+    const expanded = expandHome(entry, env);
+    if (GLOB.test(expanded)) {
+      if (picomatch(expanded, { dot: true })(real)) return { ok: true, path: real };
+      continue;
+    }
+    let trusted: string;
+    try {
+      trusted = await realpath(expanded);
+    } catch {
+      continue;
+    }
+    if (real === trusted || real.startsWith(trusted.endsWith(sep) ? trusted : trusted + sep)) {
+      return { ok: true, path: real };
+    }
+  }
+  return refuse("trusted-repos", `project_dir ${projectDir} (${real}) is outside the trusted repos`);
+}
+
+/**
+ * Moves a refused file into `rejectedDir` as `{id}.json` next to `{id}.reason.json`. The
+ * name is the dispatch id when usable, else a generated one; an existing pair is never
+ * replaced (a suffix is added). A file that cannot be moved stays where it is.
+ */
+export async function rejectFile(
+  filePath: string | undefined,
+  rejectedDir: string,
+  refusal: Refusal & { original: string; ts: string },
+): Promise<string> {
+  const stem =
+    refusal.id && isSafeName(refusal.id) ? refusal.id : `rejected-${refusal.ts.replace(/[^0-9]/g, "")}`;
+  let name = stem;
+  while (await exists(join(rejectedDir, `${name}.reason.json`)))
+    name = `${stem}-${randomBytes(3).toString("hex")}`;
+  let kept: string | undefined = filePath;
+  if (filePath) {
+    try {
+      await rename(filePath, join(rejectedDir, `${name}.json`));
+      kept = join(rejectedDir, `${name}.json`);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") kept = undefined;
+    }
+  }
+  await writeFileAtomic(
+    join(rejectedDir, `${name}.reason.json`),
+    `${JSON.stringify({ file: basename(refusal.original), kept_at: kept, ...refusal }, null, 2)}\n`,
+  );
+  return name;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await lstat(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,49 @@
+import type { Dispatch } from "@gstack/contracts";
+
+/** The report sections the agent is asked to end with, in order. */
+export const REPORT_SECTIONS = [
+  "What shipped",
+  "Decisions made",
+  "Learnings logged",
+  "Needs human judgment",
+] as const;
+
+/**
+ * The prompt a coding agent gets for a dispatch: the task, the dispatcher's learnings
+ * (left out on a retry after a context overflow), constraints, where the dispatch file
+ * is, and the report sections to end with.
+ */
+export function buildPrompt(
+  dispatch: Dispatch,
+  options: { dispatchFile: string; includeLearnings: boolean; attempt: number },
+): string {
+  const lines: string[] = [
+    `You are working on dispatch ${dispatch.id} from ${dispatch.dispatched_by}, without a person at the keyboard:`,
+    "do not ask questions; make reasonable decisions and list the ones a person must make at the end.",
+    `The full dispatch (JSON) is at ${options.dispatchFile}.`,
+    "",
+    "## Task",
+    dispatch.task,
+  ];
+  if (dispatch.branch) lines.push("", `Work on the branch '${dispatch.branch}'.`);
+  if (dispatch.constraints && dispatch.constraints.length > 0) {
+    lines.push("", "## Constraints", ...dispatch.constraints.map((item) => `- ${item}`));
+  }
+  if (options.includeLearnings && dispatch.learnings && dispatch.learnings.length > 0) {
+    lines.push("", "## What the dispatcher already knows", ...dispatch.learnings.map((item) => `- ${item}`));
+  }
+  if (options.attempt > 1) {
+    lines.push(
+      "",
+      `This is attempt ${options.attempt}; an earlier attempt failed. Check the working tree first.`,
+    );
+  }
+  lines.push(
+    "",
+    "## When you finish",
+    "Commit your work with git. End your final message with these Markdown sections:",
+    ...REPORT_SECTIONS.map((section) => `## ${section}`),
+    "Under 'Learnings logged', one bullet per fact about this project worth remembering.",
+  );
+  return lines.join("\n");
+}

@@ -1,0 +1,95 @@
+import { parseValue } from "@gstack/contracts";
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
+import { REPORT_SECTIONS } from "./prompt";
+import {
+  bulletItems,
+  completeSections,
+  parseReportSections,
+  type ReportSections,
+  renderReport,
+} from "./report";
+
+const completion = parseValue("completion", {
+  dispatch_id: "dispatch-x",
+  status: "completed",
+  duration: 3,
+  commits: 1,
+});
+
+describe("parseReportSections", () => {
+  it("finds the four sections at any heading level and case, ignoring text before them", () => {
+    const sections = parseReportSections(
+      "Done!\n\n### what shipped\n- a\n## Decisions Made\n- b\n# Learnings logged\n- c\n## Needs human judgment\n- d\n",
+    );
+    expect(sections).toEqual({
+      "What shipped": "- a",
+      "Decisions made": "- b",
+      "Learnings logged": "- c",
+      "Needs human judgment": "- d",
+    });
+  });
+
+  it("stops a section at an unrelated heading after the report starts", () => {
+    expect(parseReportSections("## What shipped\n- a\n## Appendix\nnoise")?.["What shipped"]).toBe("- a");
+  });
+
+  it("returns undefined when the agent wrote no report", () => {
+    expect(parseReportSections("I changed some files.")).toBeUndefined();
+  });
+
+  it("reads back what renderReport wrote, for any section text", () => {
+    const line = fc
+      .string({ minLength: 1, maxLength: 40 })
+      .filter((text) => !/^\s*#/.test(text) && !/[\r\n]/.test(text));
+    const body = fc
+      .array(line, { minLength: 1, maxLength: 4 })
+      .map((lines) => lines.join("\n").trim())
+      .filter(Boolean);
+    fc.assert(
+      fc.property(fc.tuple(body, body, body, body), (bodies) => {
+        const sections = Object.fromEntries(
+          REPORT_SECTIONS.map((name, index) => [name, bodies[index]]),
+        ) as ReportSections;
+        const markdown = renderReport(completion, sections, "A task");
+        const frontmatter = markdown.split("\n---\n")[0]?.replace(/^---\n/, "") ?? "";
+        expect(parseValue("completion", parseYaml(frontmatter))).toEqual(completion);
+        const parsed = parseReportSections(markdown);
+        for (const name of REPORT_SECTIONS) expect(parsed?.[name]).toBe(sections[name].trim());
+      }),
+    );
+  });
+});
+
+describe("completeSections", () => {
+  it("says what is known when the agent wrote no report", () => {
+    const failed = parseValue("completion", {
+      dispatch_id: "dispatch-x",
+      status: "failed",
+      duration: 3,
+      error: "API Error: 500",
+      error_kind: "tool_failure",
+    });
+    const sections = completeSections(undefined, failed, {
+      task: "t",
+      finalText: "I gave up",
+      commitSubjects: ["abc1234 First"],
+      learningsRecorded: [],
+    });
+    expect(sections["What shipped"]).toContain("1 commit:\n- abc1234 First");
+    expect(sections["What shipped"]).toContain("> I gave up");
+    expect(sections["Needs human judgment"]).toContain("ended **failed** (tool_failure): API Error: 500");
+    expect(sections["Decisions made"]).toBe("None reported.");
+  });
+});
+
+describe("bulletItems", () => {
+  it("joins wrapped lines and drops 'none'", () => {
+    expect(bulletItems("- one\n  continued\n* two\n1. three\n- None")).toEqual([
+      "one continued",
+      "two",
+      "three",
+    ]);
+  });
+});

@@ -1,0 +1,115 @@
+import type { Completion } from "@gstack/contracts";
+import { stringify } from "yaml";
+import { REPORT_SECTIONS } from "./prompt";
+
+/** The four sections of a completion report, as Markdown bodies (empty when unknown). */
+export type ReportSections = Record<(typeof REPORT_SECTIONS)[number], string>;
+
+const HEADING = /^#{1,4}\s+(.+?)\s*#*\s*$/;
+
+function normalize(title: string): string {
+  return title
+    .toLowerCase()
+    .replace(/[^a-z ]/g, "")
+    .trim();
+}
+
+/**
+ * Finds the report sections in an agent's final text. Headings of any level from `#` to
+ * `####` count, in any order and letter case; text before the first one is ignored.
+ * Returns undefined when none of the sections is there.
+ */
+export function parseReportSections(text: string): ReportSections | undefined {
+  const wanted = new Map(REPORT_SECTIONS.map((section) => [normalize(section), section]));
+  const sections: Partial<Record<string, string[]>> = {};
+  let current: string[] | undefined;
+  let found = false;
+  for (const line of text.split(/\r?\n/)) {
+    const heading = HEADING.exec(line);
+    if (heading?.[1]) {
+      const section = wanted.get(normalize(heading[1]));
+      if (section) {
+        current = [];
+        sections[section] = current;
+        found = true;
+        continue;
+      }
+      if (found) current = undefined;
+      continue;
+    }
+    current?.push(line);
+  }
+  if (!found) return undefined;
+  const result = {} as ReportSections;
+  for (const section of REPORT_SECTIONS) result[section] = (sections[section] ?? []).join("\n").trim();
+  return result;
+}
+
+/** Bullet items of a Markdown section (`-`, `*` or `1.`), joined across wrapped lines. */
+export function bulletItems(body: string): string[] {
+  const items: string[] = [];
+  for (const line of body.split(/\r?\n/)) {
+    const bullet = /^\s*(?:[-*+]|\d+[.)])\s+(.*)$/.exec(line);
+    if (bullet?.[1] !== undefined) items.push(bullet[1].trim());
+    else if (line.trim() && items.length > 0) items[items.length - 1] += ` ${line.trim()}`;
+  }
+  return items.filter((item) => item.length > 0 && !/^(none|n\/a|nothing)\.?$/i.test(item));
+}
+
+/** What is known about a dispatch when the report is written, besides the completion fields. */
+export interface ReportFacts {
+  task: string;
+  finalText?: string;
+  commitSubjects: string[];
+  learningsRecorded: string[];
+}
+
+/**
+ * Fills the sections the agent did not write from what the daemon knows: the commits,
+ * the error, the last thing the agent said.
+ */
+export function completeSections(
+  parsed: ReportSections | undefined,
+  completion: Completion,
+  facts: ReportFacts,
+): ReportSections {
+  const sections: ReportSections = parsed
+    ? { ...parsed }
+    : { "What shipped": "", "Decisions made": "", "Learnings logged": "", "Needs human judgment": "" };
+  if (!sections["What shipped"]) {
+    const commits = facts.commitSubjects.map((subject) => `- ${subject}`);
+    sections["What shipped"] =
+      commits.length > 0
+        ? [`${commits.length} commit${commits.length === 1 ? "" : "s"}:`, ...commits].join("\n")
+        : "Nothing was committed.";
+    if (!parsed && facts.finalText) {
+      sections["What shipped"] += `\n\nThe agent's last words (it wrote no report):\n\n> ${facts.finalText
+        .trim()
+        .slice(0, 2000)
+        .replace(/\n/g, "\n> ")}`;
+    }
+  }
+  if (!sections["Decisions made"]) sections["Decisions made"] = "None reported.";
+  if (!sections["Learnings logged"]) sections["Learnings logged"] = "None reported.";
+  const judgment: string[] = [];
+  if (completion.status !== "completed") {
+    judgment.push(
+      `- The dispatch ended **${completion.status}**${completion.error_kind ? ` (${completion.error_kind})` : ""}: ${completion.error ?? "no reason given"}`,
+    );
+  }
+  if (!parsed) judgment.push("- The agent did not end with the requested report; review its work directly.");
+  if (judgment.length > 0) {
+    sections["Needs human judgment"] = [sections["Needs human judgment"], ...judgment]
+      .filter(Boolean)
+      .join("\n");
+  }
+  if (!sections["Needs human judgment"]) sections["Needs human judgment"] = "Nothing flagged.";
+  return sections;
+}
+
+/** The Markdown completion report: YAML frontmatter (the completion) and the four sections. */
+export function renderReport(completion: Completion, sections: ReportSections, task: string): string {
+  const title = task.split(/\r?\n/)[0]?.slice(0, 120) ?? completion.dispatch_id;
+  const body = REPORT_SECTIONS.map((section) => `## ${section}\n\n${sections[section]}\n`).join("\n");
+  return `---\n${stringify(completion, { lineWidth: 0 }).trimEnd()}\n---\n\n# ${title}\n\n${body}`;
+}

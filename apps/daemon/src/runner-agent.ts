@@ -1,0 +1,74 @@
+import {
+  type AgentProgress as RunnerProgress,
+  type AgentRunResult as RunnerResult,
+  startAgent,
+} from "@gstack/agent-runner";
+import type { AgentProgress, AgentRunResult, AgentStarter } from "./agent-types";
+
+function progressOf(progress: RunnerProgress): AgentProgress {
+  return {
+    turns: progress.turns,
+    toolUses: progress.toolUses,
+    ...(progress.sessionId ? { sessionId: progress.sessionId } : {}),
+    ...(progress.lastAssistantText ? { lastText: progress.lastAssistantText } : {}),
+    ...(progress.lastAction ? { lastAction: progress.lastAction } : {}),
+    ...(progress.costUsd !== undefined ? { costUsd: progress.costUsd } : {}),
+  };
+}
+
+function resultOf(run: RunnerResult): AgentRunResult {
+  const progress = progressOf(run.progress);
+  if (run.result?.sessionId && !progress.sessionId) progress.sessionId = run.result.sessionId;
+  if (run.result?.costUsd !== undefined) progress.costUsd = run.result.costUsd;
+  if (run.result?.numTurns !== undefined) progress.turns = run.result.numTurns;
+  const text = run.result?.text ?? run.progress.lastAssistantText;
+  return {
+    exitCode: run.exitCode,
+    signal: run.signal,
+    cancelled: run.cancelled,
+    timedOut: run.timedOut,
+    progress,
+    ...(text !== undefined ? { result: text } : {}),
+    ...(run.failure
+      ? {
+          failure: {
+            kind: run.failure.kind,
+            retryable: run.failure.retryable,
+            message: run.failure.message,
+            retryWithoutLearnings: run.failure.retryWithoutLearnings,
+          },
+        }
+      : {}),
+  };
+}
+
+/**
+ * Starts agents with `@gstack/agent-runner`: its own process group, stdin on /dev/null,
+ * stream-json followed with bounded memory, failures classified from structured fields.
+ */
+export const startRunnerAgent: AgentStarter = (options) => {
+  const running = startAgent({
+    agent: options.agent,
+    prompt: options.prompt,
+    cwd: options.cwd,
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.allowedTools ? { allowedTools: options.allowedTools } : {}),
+    ...(options.disallowedTools ? { disallowedTools: options.disallowedTools } : {}),
+    ...(options.command ? { command: { command: options.command } } : {}),
+    ...(options.binary ? { binary: options.binary } : {}),
+    ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.streamFile ? { streamFile: options.streamFile } : {}),
+    ...(options.onProgress
+      ? { onProgress: (progress: RunnerProgress) => options.onProgress?.(progressOf(progress)) }
+      : {}),
+    trackGit: false,
+  });
+  return {
+    pid: running.pid ?? -1,
+    done: running.done.then(resultOf),
+    cancel: (reason) => {
+      void running.cancel(reason);
+    },
+    progress: () => progressOf(running.progress()),
+  };
+};

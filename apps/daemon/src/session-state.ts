@@ -1,0 +1,88 @@
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { CompletionStatus, GstackLayout } from "@gstack/contracts";
+import { writeFileAtomic } from "@gstack/contracts";
+import type { AgentProgress } from "./agent-types";
+
+/** What the daemon keeps about one dispatch in `sessions/{id}/state.json`. */
+export interface SessionState {
+  id: string;
+  project: string;
+  project_dir: string;
+  agent: "claude" | "codex" | "cursor" | "gemini";
+  status: "queued" | "running" | "retrying" | "finished";
+  claimed_file: string;
+  first_seen: string;
+  queued_at: string;
+  started_at?: string;
+  attempt: number;
+  retries: number;
+  include_learnings: boolean;
+  pid?: number;
+  pgid?: number;
+  base_sha?: string;
+  branch?: string;
+  progress?: AgentProgress;
+  last_failure?: { kind: string; message: string };
+  outcome?: CompletionStatus;
+  updated_at: string;
+}
+
+/** The persisted FIFO order of queued dispatch ids. */
+export interface QueueFile {
+  queue: string[];
+}
+
+export async function writeState(layout: GstackLayout, state: SessionState): Promise<void> {
+  await writeFileAtomic(
+    join(layout.dispatch.sessionDir(state.id), "state.json"),
+    `${JSON.stringify(state, null, 2)}\n`,
+  );
+}
+
+export async function readState(layout: GstackLayout, id: string): Promise<SessionState | undefined> {
+  try {
+    return JSON.parse(
+      await readFile(join(layout.dispatch.sessionDir(id), "state.json"), "utf8"),
+    ) as SessionState;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every session state on disk, oldest queued first. */
+export async function readAllStates(layout: GstackLayout): Promise<SessionState[]> {
+  let names: string[];
+  try {
+    names = await readdir(layout.dispatch.sessions);
+  } catch {
+    return [];
+  }
+  const states: SessionState[] = [];
+  for (const name of names) {
+    let state: SessionState | undefined;
+    try {
+      state = await readState(layout, name);
+    } catch {
+      state = undefined;
+    }
+    if (state) states.push(state);
+  }
+  return states.sort((a, b) => a.queued_at.localeCompare(b.queued_at));
+}
+
+export async function readQueueFile(layout: GstackLayout): Promise<string[]> {
+  try {
+    const value = JSON.parse(await readFile(layout.dispatch.queue, "utf8")) as QueueFile;
+    return Array.isArray(value.queue) ? value.queue.filter((id) => typeof id === "string") : [];
+  } catch {
+    return [];
+  }
+}
+
+export async function writeQueueFile(layout: GstackLayout, ids: readonly string[]): Promise<void> {
+  await writeFileAtomic(
+    layout.dispatch.queue,
+    `${JSON.stringify({ queue: [...ids] } satisfies QueueFile, null, 2)}\n`,
+  );
+}

@@ -1,0 +1,95 @@
+import { readFile } from "node:fs/promises";
+import { type GstackLayout, type Heartbeat, type ListSessionsResponse, parseValue } from "@gstack/contracts";
+import { commitsSince } from "./git";
+import { readAllStates, readQueueFile } from "./session-state";
+
+/** The daemon's state as the `status` command shows it. */
+export interface DaemonStatus {
+  heartbeat?: Heartbeat;
+  /** True when the heartbeat is recent and its pid is alive. */
+  alive: boolean;
+  sessions: ListSessionsResponse;
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** Reads queue, session states and heartbeat from disk; counts commits live from git. */
+export async function readStatus(layout: GstackLayout, now = new Date()): Promise<DaemonStatus> {
+  let heartbeat: Heartbeat | undefined;
+  try {
+    heartbeat = parseValue("heartbeat", JSON.parse(await readFile(layout.dispatch.heartbeat, "utf8")));
+  } catch {}
+  const states = await readAllStates(layout);
+  const order = await readQueueFile(layout);
+  const running = states.filter((state) => state.status === "running" || state.status === "retrying");
+  const queued = states
+    .filter((state) => state.status === "queued")
+    .sort((a, b) => (order.indexOf(a.id) >>> 0) - (order.indexOf(b.id) >>> 0));
+  const sessions = await Promise.all(
+    running.map(async (state) => ({
+      id: state.id,
+      project: state.project,
+      elapsed: Math.max(
+        0,
+        Math.round((now.getTime() - new Date(state.started_at ?? state.queued_at).getTime()) / 1000),
+      ),
+      agent: state.agent,
+      turns: state.progress?.turns ?? 0,
+      tool_uses: state.progress?.toolUses ?? 0,
+      commits: (await commitsSince(state.project_dir, state.base_sha)).length,
+      ...(state.progress?.lastAction ? { last_action: state.progress.lastAction } : {}),
+      attempt: state.attempt,
+    })),
+  );
+  const response = parseValue("list-sessions", {
+    active: sessions.length,
+    max_concurrent: heartbeat?.max_concurrent ?? 2,
+    queued: queued.length,
+    sessions,
+    queue: queued.map((state) => ({
+      id: state.id,
+      project: state.project,
+      waiting: Math.max(0, Math.round((now.getTime() - new Date(state.queued_at).getTime()) / 1000)),
+    })),
+  });
+  const fresh = heartbeat
+    ? now.getTime() - new Date(heartbeat.ts).getTime() < 3 * 3600_000 && processAlive(heartbeat.pid)
+    : false;
+  return { ...(heartbeat ? { heartbeat } : {}), alive: fresh, sessions: response };
+}
+
+function formatSeconds(seconds: number): string {
+  if (seconds < 60) return `${seconds}s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, "0")}s`;
+  return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, "0")}m`;
+}
+
+/** The status as lines for a terminal. */
+export function formatStatus(status: DaemonStatus): string {
+  const lines: string[] = [];
+  const heartbeat = status.heartbeat;
+  lines.push(
+    status.alive && heartbeat
+      ? `daemon running (pid ${heartbeat.pid}, ${heartbeat.mode ?? "local-only"}, last heartbeat ${heartbeat.ts})`
+      : "daemon not running",
+  );
+  const { sessions } = status;
+  lines.push(`${sessions.active} running of ${sessions.max_concurrent}, ${sessions.queued} queued`);
+  for (const session of sessions.sessions) {
+    lines.push(
+      `  ▶ ${session.id}  ${session.project}  ${session.agent ?? ""}  ${formatSeconds(session.elapsed)}  turns ${session.turns ?? 0}  commits ${session.commits ?? 0}${session.attempt && session.attempt > 1 ? `  attempt ${session.attempt}` : ""}`,
+    );
+    if (session.last_action) lines.push(`      last: ${session.last_action}`);
+  }
+  for (const [index, item] of (sessions.queue ?? []).entries()) {
+    lines.push(`  ${index + 1}. ${item.id}  ${item.project}  waiting ${formatSeconds(item.waiting)}`);
+  }
+  return lines.join("\n");
+}

@@ -1,0 +1,146 @@
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type GstackLayout, gstackLayout } from "@gstack/contracts";
+
+/**
+ * A small real agent for tests: reads the prompt, and does what the task line says.
+ * `commit NAME` writes NAME and commits it; `sleep MS` waits; `hang` starts a child and
+ * waits forever; `rate-limit-once` / `too-long-once` fail like Claude Code on attempt 1;
+ * `fail` ends with a logic error. Every prompt is appended to prompts.log in the cwd's parent.
+ */
+export const TRIVIAL_AGENT = `
+const { execFileSync, spawn } = require("node:child_process");
+const fs = require("node:fs");
+const path = require("node:path");
+const prompt = process.argv[2] ?? "";
+const task = (prompt.split("## Task\\n")[1] ?? "").split("\\n")[0];
+const attempt = /This is attempt (\\d+)/.exec(prompt)?.[1] ?? "1";
+fs.appendFileSync(path.join(process.cwd(), "..", "prompts.log"), JSON.stringify({ id: process.env.GSTACK_DISPATCH_ID, attempt, prompt }) + "\\n");
+const [verb, arg] = task.split(" ");
+const report = (extra) => console.log("done\\n## What shipped\\n- " + task + "\\n## Decisions made\\n- none\\n## Learnings logged\\n- tool: The repo uses plain node for tests\\n" + (extra ?? "") + "\\n## Needs human judgment\\n- Nothing");
+const resultLine = (fields) => console.log(JSON.stringify({ type: "result", subtype: "success", is_error: true, ...fields }));
+if (verb === "commit") {
+  fs.writeFileSync(arg, "hello\\n");
+  execFileSync("git", ["add", arg]);
+  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "add " + arg]);
+  report();
+} else if (verb === "sleep-first") {
+  const marker = path.join(process.cwd(), "..", "slept-once");
+  if (fs.existsSync(marker)) report();
+  else {
+    fs.writeFileSync(marker, String(process.pid));
+    setTimeout(() => report(), Number(arg));
+  }
+} else if (verb === "sleep") {
+  setTimeout(() => report(), Number(arg));
+} else if (verb === "hang") {
+  const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
+  fs.writeFileSync(path.join(process.cwd(), "..", "child.pid"), String(child.pid));
+  setInterval(() => {}, 1000);
+} else if (verb === "rate-limit-once" && attempt === "1") {
+  resultLine({ api_error_status: 429, terminal_reason: "api_error", result: "API Error: Request rejected (429)" });
+  process.exit(1);
+} else if (verb === "too-long-once" && attempt === "1") {
+  resultLine({ api_error_status: 400, terminal_reason: "prompt_too_long", result: "Prompt is too long" });
+  process.exit(1);
+} else if (verb === "fail") {
+  resultLine({ result: "I cannot do this task" });
+  process.exit(1);
+} else {
+  report();
+}
+`;
+
+/** A temporary state root with a trusted scratch git repository and the trivial agent. */
+export interface TestWorld {
+  base: string;
+  root: string;
+  layout: GstackLayout;
+  repo: string;
+  agentScript: string;
+  cleanup(): Promise<void>;
+}
+
+export async function makeWorld(): Promise<TestWorld> {
+  const base = await mkdtemp(join(tmpdir(), "gstack-daemon-"));
+  const root = join(base, "state");
+  const repo = join(base, "repo");
+  execFileSync("git", ["init", "-q", "-b", "main", repo]);
+  execFileSync("git", [
+    "-C",
+    repo,
+    "-c",
+    "user.name=t",
+    "-c",
+    "user.email=t@t",
+    "commit",
+    "-q",
+    "--allow-empty",
+    "-m",
+    "start",
+  ]);
+  const agentScript = join(base, "agent.cjs");
+  await writeFile(agentScript, TRIVIAL_AGENT);
+  return {
+    base,
+    root,
+    layout: gstackLayout(root),
+    repo,
+    agentScript,
+    cleanup: () => rm(base, { recursive: true, force: true }),
+  };
+}
+
+/** A valid dispatch for the world's repository. */
+export function dispatchFor(world: TestWorld, id: string, task: string, extra: Record<string, unknown> = {}) {
+  return {
+    id,
+    dispatched_by: "wintermute",
+    task,
+    project: "acme-widget",
+    project_dir: world.repo,
+    target_agent: "codex",
+    learnings: ["The widget uses tabs"],
+    ...extra,
+  };
+}
+
+/** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
+export async function waitFor<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((done) => setTimeout(done, 50));
+  }
+}
+
+/** Reads a completion JSON when it exists. */
+export async function completionOf(
+  layout: GstackLayout,
+  id: string,
+): Promise<Record<string, unknown> | undefined> {
+  try {
+    return JSON.parse(await readFile(layout.dispatch.completedJson(id), "utf8")) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The audit log's events. */
+export async function auditOf(layout: GstackLayout): Promise<Array<Record<string, unknown>>> {
+  try {
+    return (await readFile(layout.dispatch.audit, "utf8"))
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as Record<string, unknown>);
+  } catch {
+    return [];
+  }
+}

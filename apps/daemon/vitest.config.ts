@@ -1,0 +1,10 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    testTimeout: 60_000,
+    hookTimeout: 30_000,
+    pool: "forks",
+    fileParallelism: false,
+  },
+});

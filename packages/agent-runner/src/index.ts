@@ -1,0 +1,40 @@
+export type { AdapterRunOptions, AgentAdapter, CommandLine } from "./agent-adapter";
+export {
+  adapterFor,
+  claudeAdapter,
+  codexAdapter,
+  commandAdapter,
+  defaultAgentCommands,
+  expandCommand,
+  maximumPromptArgumentBytes,
+} from "./agent-adapter";
+export type { AgentFailure, FailureKind } from "./agent-failure";
+export { failureKinds } from "./agent-failure";
+export type { AgentProgress, AgentResultSummary, ApiRetry, PermissionDenial } from "./agent-progress";
+export { emptyProgress, snapshotProgress } from "./agent-progress";
+export type { AgentRunnerErrorCode } from "./agent-runner-error";
+export { AgentRunnerError } from "./agent-runner-error";
+export type { RunOutcome } from "./classify-failure";
+export { classifyFailure } from "./classify-failure";
+export type { ClaudeArgsOptions } from "./claude-args";
+export { assertSafeArguments, buildClaudeArgs } from "./claude-args";
+export { ClaudeStreamTracker } from "./claude-stream-tracker";
+export { describeToolUse } from "./describe-tool-use";
+export type { GitProgress, ProgressCrossCheck, ReportedProgress } from "./git-progress";
+export { crossCheckProgress, gitProgress, headSha } from "./git-progress";
+export { JsonLinesTracker } from "./json-lines-tracker";
+export type { LineSplitterOptions, LineSplitterStats } from "./line-splitter";
+export { LineSplitter } from "./line-splitter";
+export type { OutputTracker } from "./output-tracker";
+export type { StopGroupOptions } from "./process-group";
+export {
+  processGroupAlive,
+  processGroupMembers,
+  signalProcessGroup,
+  stopProcessGroup,
+} from "./process-group";
+export type { RetryDecision, RetryPolicyOptions } from "./retry-policy";
+export { decideRetry } from "./retry-policy";
+export type { AgentRunResult, RunningAgent, StartAgentOptions } from "./start-agent";
+export { startAgent } from "./start-agent";
+export { defaultAllowedTools, findUnsafeArgument, restrictionsToDisallowedTools } from "./tool-permissions";

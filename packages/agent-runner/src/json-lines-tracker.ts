@@ -1,0 +1,149 @@
+import { type AgentProgress, type AgentResultSummary, emptyProgress } from "./agent-progress";
+import { describeToolUse } from "./describe-tool-use";
+import type { OutputTracker } from "./output-tracker";
+
+type Json = Record<string, unknown>;
+
+const maximumTextLength = 4000;
+
+function isObject(value: unknown): value is Json {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+function firstText(source: Json, ...names: string[]): string | undefined {
+  for (const name of names) {
+    const value = source[name];
+    if (typeof value === "string" && value.trim() !== "") return value;
+  }
+  return undefined;
+}
+
+function clip(value: string): string {
+  return value.length > maximumTextLength ? `${value.slice(0, maximumTextLength - 1)}…` : value;
+}
+
+/**
+ * Follows agents other than Claude Code. A line that parses as a JSON object is read loosely for
+ * the fields the common CLIs use (Codex `exec --json`: `thread.started`, `item.completed` with an
+ * `agent_message` or `command_execution`, `turn.completed`, `turn.failed`; Gemini and Cursor
+ * `stream-json`: `init`, `message`, `tool_use`, `result`); any other line is plain text and
+ * becomes the last thing the agent said.
+ */
+export class JsonLinesTracker implements OutputTracker {
+  #progress: AgentProgress = emptyProgress();
+  #result: AgentResultSummary | undefined;
+  #lastOutputAt: number | undefined;
+
+  line(line: string): unknown {
+    const trimmed = line.trim();
+    if (trimmed === "") return undefined;
+    this.#lastOutputAt = Date.now();
+    if (trimmed.startsWith("{")) {
+      try {
+        const event: unknown = JSON.parse(trimmed);
+        if (isObject(event)) {
+          this.#progress.events += 1;
+          this.#event(event);
+          return event;
+        }
+      } catch {
+        // Not JSON after all: treat it as text.
+      }
+    }
+    this.#progress.lastAssistantText = clip(trimmed);
+    return undefined;
+  }
+
+  account(counts: { skippedLines: number; outputBytes: number }): void {
+    this.#progress.skippedLines = counts.skippedLines;
+    this.#progress.outputBytes = counts.outputBytes;
+  }
+
+  progress(): AgentProgress {
+    if (this.#lastOutputAt !== undefined)
+      this.#progress.lastOutputAt = new Date(this.#lastOutputAt).toISOString();
+    return this.#progress;
+  }
+
+  result(): AgentResultSummary | undefined {
+    return this.#result;
+  }
+
+  #event(event: Json): void {
+    const progress = this.#progress;
+    const type = typeof event["type"] === "string" ? event["type"] : "";
+    const sessionId = firstText(event, "session_id", "thread_id", "sessionId");
+    if (sessionId && !progress.sessionId) progress.sessionId = sessionId;
+    if (type === "turn.started" || (type === "message" && event["role"] === "assistant" && !event["delta"])) {
+      progress.turns += 1;
+    }
+    const item = isObject(event["item"]) ? event["item"] : undefined;
+    if (item && type === "item.completed") this.#item(item);
+    if (type === "tool_use" || type === "tool_call") {
+      const name = firstText(event, "tool_name", "name") ?? "tool";
+      this.#toolUse(name, event["parameters"] ?? event["input"] ?? event["args"]);
+    }
+    if (type === "message" || type === "assistant" || type === "agent_message") {
+      const said = firstText(event, "content", "text", "message");
+      if (said && event["role"] !== "user") progress.lastAssistantText = clip(said);
+    }
+    if (type === "error") {
+      // Codex reports reconnects and retries this way; the turn itself fails with turn.failed.
+      progress.apiRetries += 1;
+      const message = firstText(event, "message");
+      progress.lastApiRetry = { error: message === undefined ? undefined : clip(message) };
+    }
+    if (type === "turn.failed") {
+      const error = isObject(event["error"]) ? event["error"] : event;
+      const message = firstText(error, "message", "error") ?? "The agent reported an error.";
+      this.#result = { subtype: "error", isError: true, text: clip(message), permissionDenials: 0 };
+    }
+    if (type === "turn.completed" && !this.#result?.isError) {
+      this.#result = {
+        subtype: "success",
+        isError: false,
+        text: progress.lastAssistantText,
+        permissionDenials: 0,
+      };
+    }
+    if (type === "result") {
+      const failed = event["is_error"] === true || event["status"] === "error" || isObject(event["error"]);
+      const error = isObject(event["error"]) ? event["error"] : undefined;
+      const text = (error && firstText(error, "message")) ?? firstText(event, "result", "response", "text");
+      this.#result = {
+        subtype: firstText(event, "subtype", "status") ?? (failed ? "error" : "success"),
+        isError: failed,
+        text: text === undefined ? undefined : clip(text),
+        sessionId: firstText(event, "session_id"),
+        permissionDenials: 0,
+      };
+    }
+    const usage = isObject(event["usage"]) ? event["usage"] : undefined;
+    const cost = event["total_cost_usd"] ?? usage?.["cost_usd"];
+    if (typeof cost === "number" && Number.isFinite(cost)) progress.costUsd = cost;
+  }
+
+  #item(item: Json): void {
+    const kind = item["type"];
+    if (kind === "agent_message" || kind === "assistant_message") {
+      const said = firstText(item, "text", "message");
+      if (said) this.#progress.lastAssistantText = clip(said);
+    } else if (kind === "command_execution") {
+      this.#toolUse("Bash", { command: item["command"] });
+      if (typeof item["exit_code"] === "number" && item["exit_code"] !== 0) this.#progress.toolErrors += 1;
+    } else if (kind === "file_change") {
+      const changes = Array.isArray(item["changes"]) ? item["changes"] : [];
+      const first = changes.find(isObject);
+      this.#toolUse("Edit", first ? { path: first["path"] } : {});
+    } else if (kind === "mcp_tool_call") {
+      this.#toolUse(firstText(item, "tool") ?? "mcp", item["arguments"]);
+    }
+  }
+
+  #toolUse(name: string, input: unknown): void {
+    const progress = this.#progress;
+    progress.toolUses += 1;
+    progress.toolUseCounts[name] = (progress.toolUseCounts[name] ?? 0) + 1;
+    progress.lastAction = describeToolUse(name, input);
+  }
+}

@@ -1,0 +1,64 @@
+import { spawn } from "node:child_process";
+import { describe, expect, it } from "vitest";
+import {
+  processDescendants,
+  processGroupAlive,
+  processGroupMembers,
+  stopProcessGroup,
+} from "./process-group";
+
+function startGroup(script: string) {
+  const child = spawn("sh", ["-c", script], { detached: true, stdio: "ignore" });
+  return child.pid!;
+}
+
+async function waitForMembers(processGroupId: number, count: number) {
+  const deadline = Date.now() + 10_000;
+  while (processGroupMembers(processGroupId).length < count) {
+    if (Date.now() > deadline) throw new Error("group did not start");
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+describe("stopProcessGroup", () => {
+  it("ends every process of the group with SIGTERM when they obey", async () => {
+    const group = startGroup("sleep 60 & sleep 60 & wait");
+    await waitForMembers(group, 3);
+    const outcome = await stopProcessGroup(group, { graceMilliseconds: 5_000 });
+    expect(outcome).toEqual({ signalled: ["SIGTERM"], remaining: [] });
+    expect(processGroupAlive(group)).toBe(false);
+  });
+
+  it("escalates to SIGKILL for a process that ignores SIGTERM", async () => {
+    const group = startGroup("trap '' TERM; sleep 60 & trap '' TERM; while true; do sleep 1; done");
+    await waitForMembers(group, 2);
+    const outcome = await stopProcessGroup(group, { graceMilliseconds: 300 });
+    expect(outcome.signalled).toEqual(["SIGTERM", "SIGKILL"]);
+    expect(outcome.remaining).toEqual([]);
+    expect(processGroupAlive(group)).toBe(false);
+  });
+
+  it("does nothing for a group that is already gone", async () => {
+    const group = startGroup("exit 0");
+    const deadline = Date.now() + 5_000;
+    while (processGroupAlive(group) && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(await stopProcessGroup(group)).toEqual({ signalled: [], remaining: [] });
+  });
+
+  it("also stops descendants the leader moved into process groups of their own", async () => {
+    const group = startGroup("setsid sleep 301 & trap '' TERM; while true; do sleep 1; done");
+    let detached: { pid: number; processGroupId: number } | undefined;
+    const deadline = Date.now() + 10_000;
+    while (!detached && Date.now() < deadline) {
+      detached = processDescendants(group).find((descendant) => descendant.processGroupId !== group);
+      if (!detached) await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    expect(detached).toBeDefined();
+    expect(processGroupAlive(detached!.processGroupId)).toBe(true);
+    const outcome = await stopProcessGroup(group, { graceMilliseconds: 300 });
+    expect(outcome.remaining).toEqual([]);
+    expect(processGroupAlive(group)).toBe(false);
+    expect(processGroupAlive(detached!.processGroupId)).toBe(false);
+  });
+});

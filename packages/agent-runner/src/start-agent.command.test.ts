@@ -1,0 +1,241 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { processGroupAlive, processGroupMembers } from "./process-group";
+import { startAgent } from "./start-agent";
+
+const folders: string[] = [];
+afterEach(() => {
+  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+});
+
+function temporaryFolder(prefix: string): string {
+  const folder = mkdtempSync(join(tmpdir(), prefix));
+  folders.push(folder);
+  return folder;
+}
+
+const identity = {
+  GIT_AUTHOR_NAME: "Agent",
+  GIT_AUTHOR_EMAIL: "agent@example.invalid",
+  GIT_COMMITTER_NAME: "Agent",
+  GIT_COMMITTER_EMAIL: "agent@example.invalid",
+};
+
+function scratchRepository(): string {
+  const cwd = temporaryFolder("command-agent-repo-");
+  execFileSync("git", ["init", "-q", "-b", "main"], { cwd });
+  execFileSync("git", ["commit", "-q", "--allow-empty", "-m", "Start"], {
+    cwd,
+    env: { ...process.env, ...identity },
+  });
+  return cwd;
+}
+
+/** Writes a small program standing in for an agent CLI and returns its path. */
+function agentProgram(source: string): string {
+  const file = join(temporaryFolder("command-agent-bin-"), "agent.mjs");
+  writeFileSync(file, source);
+  return file;
+}
+
+/** Prints Codex `exec --json` style events and really edits and commits in its working directory. */
+const codexLike = `
+import { execFileSync } from "node:child_process";
+import { writeFileSync, readFileSync } from "node:fs";
+const prompt = process.argv[2];
+const emit = (event) => process.stdout.write(JSON.stringify(event) + "\\n");
+const stdin = readFileSync(0, "utf8");
+emit({ type: "thread.started", thread_id: "thread-123" });
+emit({ type: "turn.started" });
+emit({ type: "item.completed", item: { id: "1", type: "agent_message", text: "Working on: " + prompt } });
+writeFileSync("notes.md", "# Notes\\n");
+emit({ type: "item.completed", item: { id: "2", type: "file_change", changes: [{ path: "notes.md", kind: "add" }] } });
+execFileSync("git", ["add", "notes.md"]);
+execFileSync("git", ["commit", "-q", "-m", "Add notes"]);
+emit({ type: "item.completed", item: { id: "3", type: "command_execution", command: "git commit -m 'Add notes'", exit_code: 0 } });
+emit({ type: "item.completed", item: { id: "4", type: "agent_message", text: "Added notes.md (stdin had " + stdin.length + " bytes)" } });
+emit({ type: "turn.completed", usage: { input_tokens: 10, output_tokens: 5 } });
+`;
+
+describe("startAgent with a configured command (Codex-style JSON lines)", () => {
+  it("runs the program in the project with /dev/null as stdin and follows its events and commits", async () => {
+    const cwd = scratchRepository();
+    const program = agentProgram(codexLike);
+    const agent = startAgent({
+      agent: "codex",
+      prompt: "write notes",
+      cwd,
+      env: identity,
+      command: { command: [process.execPath, program, "{prompt}"] },
+    });
+    const result = await agent.done;
+    expect(result.failure).toBeUndefined();
+    expect(result.exitCode).toBe(0);
+    expect(result.agent).toBe("codex");
+    expect(result.progress).toMatchObject({
+      sessionId: "thread-123",
+      turns: 1,
+      toolUses: 2,
+      toolUseCounts: { Edit: 1, Bash: 1 },
+      lastAction: "Bash: git commit -m 'Add notes'",
+      lastAssistantText: "Added notes.md (stdin had 0 bytes)",
+    });
+    expect(result.git).toMatchObject({ commitCount: 1, branch: "main" });
+    expect(readFileSync(join(cwd, "notes.md"), "utf8")).toBe("# Notes\n");
+  });
+
+  it("classifies a failed turn from the agent's JSON", async () => {
+    const program = agentProgram(`
+      process.stdout.write(JSON.stringify({ type: "turn.failed", error: { message: "stream error: 429 Too Many Requests" } }) + "\\n");
+      process.exit(1);
+    `);
+    const result = await startAgent({
+      agent: "codex",
+      prompt: "x",
+      cwd: temporaryFolder("command-agent-cwd-"),
+      command: { command: [process.execPath, program] },
+    }).done;
+    expect(result.result).toMatchObject({ isError: true, text: "stream error: 429 Too Many Requests" });
+    expect(result.failure).toMatchObject({ kind: "rate_limit", evidence: "prose" });
+    expect(result.git).toBeUndefined();
+  });
+
+  it("reads plain-text output and classifies a bare non-zero exit as a logic error", async () => {
+    const program = agentProgram(
+      `console.log("thinking"); console.log("giving up"); console.error("fatal: no plan"); process.exit(3);`,
+    );
+    const result = await startAgent({
+      agent: "custom",
+      prompt: "x",
+      cwd: temporaryFolder("command-agent-cwd-"),
+      command: { command: [process.execPath, program, "{prompt}"] },
+    }).done;
+    expect(result.progress.lastAssistantText).toBe("giving up");
+    expect(result.stderrTail).toContain("fatal: no plan");
+    expect(result.failure).toMatchObject({ kind: "logic_error", retryable: false });
+    expect(result.exitCode).toBe(3);
+  });
+
+  it("reports a program that cannot start as spawn_error", async () => {
+    const agent = startAgent({
+      agent: "custom",
+      prompt: "x",
+      cwd: temporaryFolder("command-agent-cwd-"),
+      command: { command: ["/nonexistent/agent-binary"] },
+    });
+    expect(agent.pid).toBeUndefined();
+    const result = await agent.done;
+    expect(result.failure).toMatchObject({ kind: "spawn_error", retryable: false });
+    expect(result.failure?.message).toContain("/nonexistent/agent-binary");
+  });
+
+  it("skips over-long output lines without keeping them, and parses the lines around them", async () => {
+    const program = agentProgram(`
+      const emit = (event) => process.stdout.write(JSON.stringify(event) + "\\n");
+      emit({ type: "message", role: "assistant", content: "before" });
+      process.stdout.write("x".repeat(300000) + "\\n");
+      emit({ type: "message", role: "assistant", content: "after" });
+    `);
+    const events: unknown[] = [];
+    const result = await startAgent({
+      agent: "gemini",
+      prompt: "x",
+      cwd: temporaryFolder("command-agent-cwd-"),
+      command: { command: [process.execPath, program] },
+      maxLineLength: 64 * 1024,
+      onEvent: (event) => events.push(event),
+    }).done;
+    expect(result.progress).toMatchObject({ skippedLines: 1, lastAssistantText: "after", turns: 2 });
+    expect(result.progress.outputBytes).toBeGreaterThan(300_000);
+    expect(events).toHaveLength(2);
+  });
+
+  it("stops what the agent left running in its group once the agent itself exits", async () => {
+    const cwd = temporaryFolder("command-agent-cwd-");
+    const result = startAgent({
+      agent: "custom",
+      prompt: "x",
+      cwd,
+      command: { command: ["sh", "-c", "sleep 120 >/dev/null 2>&1 & echo started; exit 0"] },
+      killGraceMs: 1_000,
+    });
+    const finished = await result.done;
+    expect(finished.failure).toBeUndefined();
+    expect(processGroupMembers(result.pid!)).toEqual([]);
+    expect(processGroupAlive(result.pid!)).toBe(false);
+  });
+
+  it("keeps a capped copy of the raw output when asked", async () => {
+    const program = agentProgram(`for (let i = 0; i < 1000; i++) console.log("line " + i);`);
+    const streamFile = join(temporaryFolder("command-agent-stream-"), "out.log");
+    const result = await startAgent({
+      agent: "custom",
+      prompt: "x",
+      cwd: temporaryFolder("command-agent-cwd-"),
+      command: { command: [process.execPath, program] },
+      streamFile,
+      streamFileMaxBytes: 100,
+    }).done;
+    expect(result.streamFile).toEqual({ path: streamFile, bytes: 100, truncated: true });
+    expect(readFileSync(streamFile, "utf8")).toBe(
+      Array.from({ length: 1000 }, (_, index) => `line ${index}\n`)
+        .join("")
+        .slice(0, 100),
+    );
+    expect(result.progress.lastAssistantText).toBe("line 999");
+  });
+
+  it("keeps following the run when a caller's callback throws", async () => {
+    const program = agentProgram(
+      `console.log(JSON.stringify({ type: "message", role: "assistant", content: "one" })); console.log("two");`,
+    );
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => warnings.push(warning.message);
+    process.on("warning", onWarning);
+    try {
+      const result = await startAgent({
+        agent: "custom",
+        prompt: "x",
+        cwd: temporaryFolder("command-agent-cwd-"),
+        command: { command: [process.execPath, program] },
+        onEvent: () => {
+          throw new Error("listener broke");
+        },
+      }).done;
+      expect(result.failure).toBeUndefined();
+      expect(result.progress.lastAssistantText).toBe("two");
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(warnings.some((message) => message.includes("listener broke"))).toBe(true);
+    } finally {
+      process.off("warning", onWarning);
+    }
+  });
+
+  it("refuses a working directory that does not exist", () => {
+    expect(() =>
+      startAgent({
+        agent: "custom",
+        prompt: "x",
+        cwd: "/nonexistent/project",
+        command: { command: ["/bin/true"] },
+      }),
+    ).toThrow(/does not exist/);
+  });
+
+  it("finishes the run when the output copy cannot be written", async () => {
+    const program = agentProgram(`console.log("working"); console.log("done");`);
+    const result = await startAgent({
+      agent: "custom",
+      prompt: "x",
+      cwd: temporaryFolder("command-agent-cwd-"),
+      command: { command: [process.execPath, program] },
+      streamFile: "/nonexistent/folder/out.log",
+    }).done;
+    expect(result.failure).toBeUndefined();
+    expect(result.progress.lastAssistantText).toBe("done");
+    expect(result.streamFile?.error).toContain("ENOENT");
+  });
+});

@@ -1,0 +1,396 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import {
+  closeSync,
+  createWriteStream,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  rmSync,
+  type WriteStream,
+  writeFileSync,
+} from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { AgentCommand } from "@gstack/contracts";
+import { adapterFor } from "./agent-adapter";
+import type { AgentFailure } from "./agent-failure";
+import { type AgentProgress, type AgentResultSummary, snapshotProgress } from "./agent-progress";
+import { AgentRunnerError } from "./agent-runner-error";
+import { classifyFailure } from "./classify-failure";
+import { type GitProgress, gitProgress } from "./git-progress";
+import { LineSplitter } from "./line-splitter";
+import { stopProcessGroup } from "./process-group";
+
+export interface StartAgentOptions {
+  /** `claude`, `codex`, `gemini`, `cursor`, or any name with a `command`. */
+  agent: string;
+  prompt: string;
+  /** The project directory: the agent's working directory. */
+  cwd: string;
+  /** Environment overrides on top of this process's environment; `undefined` removes a variable. */
+  env?: Record<string, string | undefined>;
+  /** Start from an empty environment instead of this process's (overrides still apply). */
+  inheritEnv?: boolean;
+  /** Claude Code tools granted beyond the defaults. */
+  allowedTools?: readonly string[];
+  /** Claude Code tool patterns refused (see `restrictionsToDisallowedTools`). */
+  disallowedTools?: readonly string[];
+  maxTurns?: number;
+  /** Model for agents that take one (Claude Code, Codex). */
+  model?: string;
+  /** Further arguments for the default command line (Claude Code, Codex); bypass flags are refused. */
+  extraArgs?: readonly string[];
+  /** A configured command line replacing the adapter's default (`{prompt}` placeholder). */
+  command?: AgentCommand;
+  /** The program to run, e.g. an absolute path to `claude`. */
+  binary?: string;
+  /** Stop the agent (whole process group) after this long. */
+  timeoutMs?: number;
+  /** Between SIGTERM and SIGKILL when stopping. Default 5 s. */
+  killGraceMs?: number;
+  /** Keep a copy of the raw output here (created with mode 0600), up to `streamFileMaxBytes`. */
+  streamFile?: string;
+  /** Default 64 MiB. */
+  streamFileMaxBytes?: number;
+  /** Longest output line parsed, in characters; longer lines are skipped and counted. Default 8 Mi. */
+  maxLineLength?: number;
+  /** Every parsed output event, as it arrives. */
+  onEvent?: (event: unknown) => void;
+  /** Progress, at most every `progressIntervalMs` (default 500 ms) and once at the end. */
+  onProgress?: (progress: AgentProgress) => void;
+  progressIntervalMs?: number;
+  /** Record git progress (commits since start) in the result. Default true. */
+  trackGit?: boolean;
+}
+
+/** How a run ended. */
+export interface AgentRunResult {
+  agent: string;
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  cancelled: boolean;
+  cancelReason?: string;
+  timedOut: boolean;
+  startedAt: string;
+  endedAt: string;
+  durationMs: number;
+  progress: AgentProgress;
+  /** Summary of the agent's final report, when it gave one. */
+  result?: AgentResultSummary;
+  /** Absent on success. */
+  failure?: AgentFailure;
+  /** Commits since the start, when the working directory is a git repository. */
+  git?: GitProgress;
+  /** HEAD when the run started. */
+  startSha?: string;
+  /** The last part of stderr. */
+  stderrTail: string;
+  /** The raw output copy, when asked for. */
+  streamFile?: { path: string; bytes: number; truncated: boolean; error?: string };
+}
+
+/** A started agent. */
+export interface RunningAgent {
+  /** Process id; also the process group id. Undefined when the program could not be started. */
+  pid: number | undefined;
+  /** HEAD when the run started, if `cwd` is a git repository with commits. */
+  startSha: string | undefined;
+  startedAt: Date;
+  /** Settles once the agent and every process of its group are gone. Never rejects. */
+  done: Promise<AgentRunResult>;
+  /** Stops the whole process group (SIGTERM, grace, SIGKILL) and waits for `done`. */
+  cancel(reason?: string): Promise<void>;
+  /** A snapshot of the progress so far. */
+  progress(): AgentProgress;
+  /** Git's view right now: commits since the start. */
+  gitProgress(): Promise<GitProgress | undefined>;
+}
+
+const stderrTailBytes = 16 * 1024;
+
+/**
+ * Whether `cwd` is in a git work tree and which commit HEAD is, in one git call
+ * (`rev-parse` prints `true` before failing on a repository without commits).
+ */
+function gitStart(cwd: string): { repository: boolean; head?: string; directories: string[] } {
+  let output: string;
+  try {
+    output = execFileSync(
+      "git",
+      ["rev-parse", "--is-inside-work-tree", "--absolute-git-dir", "--git-common-dir", "HEAD"],
+      {
+        cwd,
+        stdio: ["ignore", "pipe", "ignore"],
+        encoding: "utf8",
+      },
+    );
+  } catch (error) {
+    output = String((error as { stdout?: unknown }).stdout ?? "");
+  }
+  const [inside, gitDirectory = "", commonDirectory = "", head] = output.trim().split("\n");
+  if (inside !== "true") return { repository: false, directories: [] };
+  const directories = [...new Set([gitDirectory, resolve(cwd, commonDirectory)].filter(Boolean))];
+  return { repository: true, head: head && /^[0-9a-f]{40,64}$/.test(head) ? head : undefined, directories };
+}
+
+function environmentOf(options: StartAgentOptions, adapterEnv: Record<string, string>): NodeJS.ProcessEnv {
+  const environment: NodeJS.ProcessEnv = options.inheritEnv === false ? {} : { ...process.env };
+  for (const [name, value] of Object.entries({ ...adapterEnv, ...(options.env ?? {}) })) {
+    if (value === undefined) delete environment[name];
+    else environment[name] = value;
+  }
+  return environment;
+}
+
+/**
+ * Starts a coding agent for one task and follows it. The agent gets `cwd` as its working
+ * directory, a readable stdin that is at end of file (`/dev/null`, not closed: Claude Code exits
+ * silently without one) and its own process group, so cancel and timeout reach every process it
+ * started. Its output is parsed as it arrives with bounded memory. Throws only for options that
+ * are unsafe or invalid; everything that happens after the start is reported through `done`.
+ */
+export function startAgent(options: StartAgentOptions): RunningAgent {
+  const adapter = adapterFor(options.agent, options.command);
+  if (!existsSync(options.cwd)) {
+    throw new AgentRunnerError("invalid_option", `The working directory ${options.cwd} does not exist.`);
+  }
+  const inspectGit = options.trackGit !== false || adapter.needsGitDirectories === true;
+  const start: ReturnType<typeof gitStart> = inspectGit
+    ? gitStart(options.cwd)
+    : { repository: false, directories: [] };
+  const commandLine = adapter.commandLine({
+    gitDirectories: start.directories,
+    prompt: options.prompt,
+    allowedTools: options.allowedTools,
+    disallowedTools: options.disallowedTools,
+    maxTurns: options.maxTurns,
+    model: options.model,
+    extraArgs: options.extraArgs,
+    binary: options.binary,
+    command: options.command,
+  });
+  if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) {
+    throw new AgentRunnerError("invalid_option", `timeoutMs must be positive, got ${options.timeoutMs}.`);
+  }
+  const trackGit = options.trackGit !== false && start.repository;
+  const startSha = trackGit ? start.head : undefined;
+  const tracker = adapter.createTracker();
+  const splitter = new LineSplitter({ maxLineLength: options.maxLineLength });
+  const startedAt = new Date();
+  const killGraceMs = options.killGraceMs ?? 5_000;
+  const progressInterval = options.progressIntervalMs ?? 500;
+
+  let cancelled = false;
+  let cancelReason: string | undefined;
+  let timedOut = false;
+  let stopping: Promise<unknown> | undefined;
+  let stderrTail = "";
+  let lastProgressAt = 0;
+  let spawnError: Error | undefined;
+  let leaderExited = false;
+
+  let tee: WriteStream | undefined;
+  let teeBytes = 0;
+  let teeTruncated = false;
+  const teeLimit = options.streamFileMaxBytes ?? 64 * 1024 * 1024;
+  let teeError: string | undefined;
+  if (options.streamFile) {
+    tee = createWriteStream(options.streamFile, { flags: "w", mode: 0o600 });
+    // The copy is a convenience: failing to write it must not fail or crash the run.
+    tee.on("error", (error) => {
+      teeError = error.message;
+      teeTruncated = true;
+      child?.stdout?.resume();
+    });
+  }
+
+  const stdin = openStdin(commandLine.stdin);
+  let child: ChildProcess | undefined;
+  try {
+    child = spawn(commandLine.file, commandLine.args, {
+      cwd: options.cwd,
+      env: environmentOf(options, commandLine.env),
+      stdio: [stdin, "pipe", "pipe"],
+      detached: true,
+    });
+  } finally {
+    closeSync(stdin);
+  }
+  const running = child;
+  const pid = running.pid;
+
+  const reportProgress = (force: boolean) => {
+    if (!options.onProgress) return;
+    const now = Date.now();
+    if (!force && now - lastProgressAt < progressInterval) return;
+    lastProgressAt = now;
+    tracker.account({ skippedLines: splitter.stats.skippedLines, outputBytes: splitter.stats.bytes });
+    const snapshot = snapshotProgress(tracker.progress());
+    guarded("onProgress", () => options.onProgress?.(snapshot));
+  };
+
+  const onLine = (line: string) => {
+    const event = tracker.line(line);
+    if (event !== undefined && options.onEvent) guarded("onEvent", () => options.onEvent?.(event));
+  };
+
+  running.stdout?.on("data", (chunk: Buffer) => {
+    splitter.push(chunk, onLine);
+    if (tee && !teeTruncated) {
+      const room = teeLimit - teeBytes;
+      const piece = chunk.length <= room ? chunk : chunk.subarray(0, room);
+      if (piece.length < chunk.length) teeTruncated = true;
+      teeBytes += piece.length;
+      if (piece.length > 0 && !tee.write(piece)) {
+        running.stdout?.pause();
+        tee.once("drain", () => running.stdout?.resume());
+      }
+    }
+    reportProgress(false);
+  });
+  running.stderr?.on("data", (chunk: Buffer) => {
+    stderrTail = (stderrTail + chunk.toString("utf8")).slice(-stderrTailBytes);
+  });
+
+  const stop = () => {
+    if (pid === undefined) return Promise.resolve();
+    stopping ??= stopProcessGroup(pid, { graceMilliseconds: killGraceMs });
+    return stopping;
+  };
+
+  const timer =
+    options.timeoutMs !== undefined
+      ? setTimeout(() => {
+          if (leaderExited || cancelled) return;
+          timedOut = true;
+          void stop();
+        }, options.timeoutMs)
+      : undefined;
+
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    running.once("error", (error) => {
+      spawnError = error;
+      if (pid === undefined) resolve({ code: null, signal: null });
+    });
+    running.once("exit", (code, signal) => {
+      leaderExited = true;
+      resolve({ code, signal });
+    });
+  });
+  const outputClosed = new Promise<void>((resolve) => running.once("close", () => resolve()));
+
+  const done = (async (): Promise<AgentRunResult> => {
+    const { code, signal } = await exited;
+    if (timer) clearTimeout(timer);
+    // The leader is gone; anything it left in its group (a dev server, a hung tool) goes too,
+    // which also releases the output pipes those processes may hold.
+    await stop();
+    if (pid !== undefined) await Promise.race([outputClosed, delay(2_000)]);
+    splitter.end(onLine);
+    tracker.account({ skippedLines: splitter.stats.skippedLines, outputBytes: splitter.stats.bytes });
+    if (tee && !teeError) await new Promise<void>((resolve) => tee!.end(() => resolve()));
+    const result = tracker.result();
+    const progress = snapshotProgress(tracker.progress());
+    let failure: AgentFailure | undefined;
+    if (spawnError && pid === undefined) {
+      failure = {
+        kind: "spawn_error",
+        retryable: false,
+        retryWithoutLearnings: false,
+        message: `Could not start ${commandLine.file}: ${spawnError.message}`,
+        evidence: "spawn",
+      };
+    } else {
+      failure = classifyFailure({
+        exitCode: code,
+        signal,
+        cancelled,
+        cancelReason,
+        timedOut,
+        result,
+        progress,
+        stderrTail,
+        expectsResult: adapter.expectsResult,
+      });
+    }
+    const git = trackGit ? await gitProgress(options.cwd, startSha).catch(() => undefined) : undefined;
+    const endedAt = new Date();
+    reportProgress(true);
+    return {
+      agent: adapter.agent,
+      exitCode: code,
+      signal,
+      cancelled,
+      cancelReason,
+      timedOut,
+      startedAt: startedAt.toISOString(),
+      endedAt: endedAt.toISOString(),
+      durationMs: endedAt.getTime() - startedAt.getTime(),
+      progress,
+      result,
+      failure,
+      git,
+      startSha,
+      stderrTail,
+      streamFile: options.streamFile
+        ? {
+            path: options.streamFile,
+            bytes: teeBytes,
+            truncated: teeTruncated,
+            ...(teeError ? { error: teeError } : {}),
+          }
+        : undefined,
+    };
+  })();
+
+  return {
+    pid,
+    startSha,
+    startedAt,
+    done,
+    async cancel(reason?: string) {
+      if (!cancelled && !timedOut && !leaderExited) {
+        cancelled = true;
+        cancelReason = reason;
+      }
+      await stop();
+      await done;
+    },
+    progress() {
+      tracker.account({ skippedLines: splitter.stats.skippedLines, outputBytes: splitter.stats.bytes });
+      return snapshotProgress(tracker.progress());
+    },
+    gitProgress: () => (trackGit ? gitProgress(options.cwd, startSha) : Promise.resolve(undefined)),
+  };
+}
+
+/**
+ * A readable stdin for the agent: `/dev/null`, or a private temporary file holding `text`. The
+ * file is removed at once; the open descriptor keeps it readable for the child.
+ */
+function openStdin(text: string | undefined): number {
+  if (text === undefined) return openSync("/dev/null", "r");
+  const folder = mkdtempSync(join(tmpdir(), "agent-runner-stdin-"));
+  try {
+    const file = join(folder, "prompt.txt");
+    writeFileSync(file, text, { mode: 0o600 });
+    return openSync(file, "r");
+  } finally {
+    rmSync(folder, { recursive: true, force: true });
+  }
+}
+
+/** A caller's callback must not break the bookkeeping of the run: its errors become warnings. */
+function guarded(name: string, callback: () => void): void {
+  try {
+    callback();
+  } catch (error) {
+    process.emitWarning(
+      `startAgent ${name} callback threw: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+}
+
+function delay(milliseconds: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, milliseconds).unref());
+}
