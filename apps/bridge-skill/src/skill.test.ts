@@ -16,6 +16,7 @@ import {
   parseYaml,
   writeDispatchFile,
 } from "@gstack/contracts";
+import { bulletItems, extractLearnings, parseReportSections, REPORT_SECTIONS } from "@gstack/daemon";
 import { validateOpenClawSkill } from "@gstack/generator";
 import { importProject } from "@gstack/learnings";
 import JSON5 from "json5";
@@ -331,7 +332,7 @@ describe("the examples are valid documents", () => {
     }
   });
 
-  it("the completion report example has completion frontmatter and the four sections SKILL.md lists", () => {
+  it("the completion report example has completion frontmatter and the daemon's four sections, as SKILL.md lists them", () => {
     const block = labelled().find((candidate) => candidate.kind === "completion-report")!;
     const match = /^---\n([\s\S]*?)\n---\n([\s\S]*)$/.exec(block.body);
     expect(match).not.toBeNull();
@@ -341,7 +342,14 @@ describe("the examples are valid documents", () => {
     const listed = /Sections: (.+)\.$/m.exec(skillMd)?.[1];
     expect(listed).toBeDefined();
     expect(sections).toEqual([...listed!.matchAll(/`## ([^`]+)`/g)].map((item) => item[1]));
-    expect(sections).toEqual(["What shipped", "Decisions made", "Learnings logged", "Needs human judgment"]);
+    expect(sections).toEqual([...REPORT_SECTIONS]);
+    const parsed = parseReportSections(match![2]!);
+    for (const section of REPORT_SECTIONS) expect(parsed?.[section]?.trim(), section).not.toBe("");
+    const learnings = extractLearnings(bulletItems(parsed!["Learnings logged"]), {
+      dispatchId: completion.dispatch_id,
+      ts: "2026-11-22T09:23:20Z",
+    });
+    expect(learnings.map((learning) => learning.type)).toEqual(["pitfall"]);
   });
 });
 
