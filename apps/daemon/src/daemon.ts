@@ -1038,6 +1038,7 @@ export class Daemon {
       started_at: this.startedAt.toISOString(),
       mode: this.mode,
       max_concurrent: this.settings.max_concurrent,
+      interval_seconds: this.settings.heartbeat_seconds,
     };
     await writeFileAtomic(this.layout.dispatch.heartbeat, `${JSON.stringify(heartbeat)}\n`).catch(
       () => undefined,

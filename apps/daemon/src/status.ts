@@ -59,8 +59,11 @@ export async function readStatus(layout: GstackLayout, now = new Date()): Promis
       waiting: Math.max(0, Math.round((now.getTime() - new Date(state.queued_at).getTime()) / 1000)),
     })),
   });
+  // Three missed heartbeats mean the daemon is gone (or hung); older daemons did not write
+  // their interval, and wrote every 30 seconds by default.
+  const staleAfterMs = 3 * (heartbeat?.interval_seconds ?? 30) * 1000;
   const fresh = heartbeat
-    ? now.getTime() - new Date(heartbeat.ts).getTime() < 3 * 3600_000 && processAlive(heartbeat.pid)
+    ? now.getTime() - new Date(heartbeat.ts).getTime() < staleAfterMs && processAlive(heartbeat.pid)
     : false;
   return { ...(heartbeat ? { heartbeat } : {}), alive: fresh, sessions: response };
 }

@@ -12,6 +12,13 @@ export const heartbeatSchema = z
     version: z.string().optional(),
     mode: z.enum(["local-only", "clawvisor"]).optional(),
     max_concurrent: z.int().min(1).optional(),
+    interval_seconds: z
+      .int()
+      .min(1)
+      .optional()
+      .describe(
+        "Seconds between heartbeats; a heartbeat older than three intervals means the daemon is gone.",
+      ),
   })
   .describe("Proof of life written by the dispatch daemon.");
 export type Heartbeat = z.output<typeof heartbeatSchema>;
