@@ -7,16 +7,17 @@ import {
   gstackLayout,
   isoWeekOf,
   type LayoutEnv,
+  LockTimeoutError,
   parseJson,
   parseJsonLines,
   parseValue,
   resolveGstackHome,
+  withFileLock,
 } from "@gstack/contracts";
 import { ActivityError } from "./activity-error";
 import { type ActivityFilter, filterNeedles, matchesFilter, sortByTime } from "./activity-filter";
 import { type ActivitySummary, summarizeActivity } from "./activity-summary";
 import { entryIdentity } from "./entry-identity";
-import { withFileLock } from "./file-lock";
 import { scanLines } from "./line-scan";
 import { timelineToEntries } from "./timeline-entries";
 import { listWeeks } from "./week-files";
@@ -221,7 +222,14 @@ export function createActivityLog(options: ActivityLogOptions = {}): ActivityLog
         return { added, skipped };
       },
       lockOptions,
-    );
+    ).catch((error: unknown) => {
+      if (!LockTimeoutError.isInstance(error)) throw error;
+      throw new ActivityError(
+        "import-busy",
+        `another import${error.holderPid ? ` (pid ${error.holderPid})` : ""} holds ${error.path}; try again when it has finished`,
+        { cause: error },
+      );
+    });
   }
 
   async function readEntries(

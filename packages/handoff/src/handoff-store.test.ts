@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -131,6 +132,21 @@ describe("listHandoffs / findLatestHandoff / pickUpHandoff", () => {
       pickUpHandoff(record.ref, { by: "b" }, { root }),
     ]);
     expect(results.filter((result) => result.status === "fulfilled")).toHaveLength(1);
+    const loser = results.find((result) => result.status === "rejected");
+    expect(loser?.reason).toMatchObject({ code: "already-picked-up" });
+    expect(await readdir(gstackLayout(root).handoff.dir)).toEqual([`${record.ref}.md`]);
+  });
+
+  it("takes over a pick-up lock left by a process that has died", async () => {
+    const record = await writeHandoff(base, { root, now });
+    const dead = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
+      encoding: "utf8",
+    });
+    const lock = join(gstackLayout(root).handoff.dir, `.${record.ref}.lock`);
+    await writeFile(lock, `${dead.stdout}\n`);
+    const picked = await pickUpHandoff(record.ref, { by: "wintermute", now }, { root });
+    expect(picked.handoff.status).toBe("picked_up");
+    expect(await readdir(gstackLayout(root).handoff.dir)).toEqual([`${record.ref}.md`]);
   });
 
   it("picks a checkpoint up by importing it, leaving gstack's file untouched", async () => {

@@ -8,8 +8,10 @@ import {
   type Handoff,
   type HandoffInput,
   type LayoutEnv,
+  LockTimeoutError,
   parseValue,
   resolveGstackHome,
+  withFileLock,
   writeFileAtomic,
 } from "@gstack/contracts";
 import { checkpointToHandoff, parseCheckpoint } from "./checkpoint-handoff";
@@ -258,31 +260,20 @@ export async function findLatestHandoff(
   return (await listHandoffs(filter, options)).records[0];
 }
 
-const STALE_LOCK_MS = 60_000;
+/** How long a picker waits for another picker of the same handoff before reporting `busy`. */
+const PICKUP_LOCK_TIMEOUT_MS = 5_000;
 
-/** Runs `work` while holding `{name}.lock` in the handoff folder, so two pickers never both win. */
+/** Runs `work` while holding `.{name}.lock` in the handoff folder, so two pickers never both win. */
 async function withLock<T>(layout: GstackLayout, name: string, work: () => Promise<T>): Promise<T> {
-  await mkdir(layout.handoff.dir, { recursive: true });
-  const lock = join(layout.handoff.dir, `.${name}.lock`);
-  let handle: Awaited<ReturnType<typeof open>> | undefined;
-  for (let attempt = 0; attempt < 2 && !handle; attempt++) {
-    try {
-      handle = await open(lock, "wx", 0o600);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      const age = Date.now() - (await stat(lock).catch(() => ({ mtimeMs: Date.now() }))).mtimeMs;
-      if (attempt > 0 || age < STALE_LOCK_MS) {
-        throw new HandoffError("busy", `${name} is being picked up by another process; try again`);
-      }
-      await rm(lock, { force: true });
-    }
-  }
   try {
-    await handle!.writeFile(`${process.pid}\n`);
-    return await work();
-  } finally {
-    await handle!.close();
-    await rm(lock, { force: true });
+    return await withFileLock(join(layout.handoff.dir, `.${name}.lock`), work, {
+      timeoutMs: PICKUP_LOCK_TIMEOUT_MS,
+    });
+  } catch (error) {
+    if (!LockTimeoutError.isInstance(error)) throw error;
+    const holder =
+      error.holderPid === undefined ? "another process" : `another process (pid ${error.holderPid})`;
+    throw new HandoffError("busy", `${name} is being picked up by ${holder}; try again`, { cause: error });
   }
 }
 

@@ -2,6 +2,7 @@ import { spawnSync } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { LockTimeoutError } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { LearningsError } from "./errors";
 import { withFileLock } from "./file-lock";
@@ -49,5 +50,8 @@ describe("withFileLock", () => {
     const error = await withFileLock(lock, async () => "never", { timeoutMs: 100 }).catch((caught) => caught);
     expect(LearningsError.isInstance(error)).toBe(true);
     expect(error.code).toBe("lock-timeout");
+    expect(error.file).toBe(lock);
+    expect(error.message).toContain(`pid ${process.pid}`);
+    expect(LockTimeoutError.isInstance(error.cause)).toBe(true);
   });
 });
