@@ -1,52 +1,29 @@
-import { execFileSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterEach, describe, expect, it } from "vitest";
 import { processDescendants, processGroupAlive } from "./process-group";
 import { decideRetry } from "./retry-policy";
 import { startAgent } from "./start-agent";
+import { gitIdentity as identity, ScratchFolders } from "./test-support";
 import { restrictionsToDisallowedTools } from "./tool-permissions";
 
 /** The real Claude Code CLI from the devDependency, driven by the scripted model below. */
 const claude = join(import.meta.dirname, "..", "node_modules", ".bin", "claude");
-const folders: string[] = [];
+const scratch = new ScratchFolders();
 const models: ScriptedModel[] = [];
 
 afterEach(async () => {
   for (const model of models.splice(0)) await model.close();
-  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+  scratch.removeAll();
 });
-
-function temporaryFolder(prefix: string): string {
-  const folder = mkdtempSync(join(tmpdir(), prefix));
-  folders.push(folder);
-  return folder;
-}
-
-const identity = {
-  GIT_AUTHOR_NAME: "Scripted Agent",
-  GIT_AUTHOR_EMAIL: "agent@example.invalid",
-  GIT_COMMITTER_NAME: "Scripted Agent",
-  GIT_COMMITTER_EMAIL: "agent@example.invalid",
-};
-
-function scratchRepository(): string {
-  const repository = temporaryFolder("agent-runner-repo-");
-  const git = (...args: string[]) =>
-    execFileSync("git", args, { cwd: repository, env: { ...process.env, ...identity } });
-  git("init", "-q", "-b", "main");
-  git("commit", "-q", "--allow-empty", "-m", "Start");
-  return repository;
-}
 
 async function scriptedSetup(options: Parameters<typeof startScriptedModel>[0]) {
   const model = await startScriptedModel(options);
   models.push(model);
-  const home = temporaryFolder("agent-runner-home-");
+  const home = scratch.folder("agent-runner-home-");
   const env = { ...model.claudeEnv(home), ...identity, CLAUDE_CODE_MAX_RETRIES: "0" };
-  return { model, env, cwd: scratchRepository() };
+  return { model, env, cwd: scratch.repository() };
 }
 
 async function waitFor(condition: () => boolean, timeoutMilliseconds = 20_000) {
@@ -66,7 +43,7 @@ describe("startAgent with the real Claude Code CLI and a scripted model", () => 
         scripted.text("Added src/greeting.ts and committed it."),
       ],
     });
-    const streamFile = join(temporaryFolder("agent-runner-stream-"), "session.jsonl");
+    const streamFile = join(scratch.folder("agent-runner-stream-"), "session.jsonl");
     const updates: number[] = [];
     const agent = startAgent({
       agent: "claude",

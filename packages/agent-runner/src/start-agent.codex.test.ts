@@ -1,45 +1,27 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterEach, describe, expect, it } from "vitest";
 import { processGroupAlive } from "./process-group";
 import { startAgent } from "./start-agent";
+import { gitIdentity as identity, ScratchFolders } from "./test-support";
 
 /** The real Codex CLI from the devDependency, driven by the scripted model's Responses API. */
 const codex = join(import.meta.dirname, "..", "node_modules", ".bin", "codex");
-const folders: string[] = [];
+const scratch = new ScratchFolders();
 const models: ScriptedModel[] = [];
 
 afterEach(async () => {
   for (const model of models.splice(0)) await model.close();
-  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
+  scratch.removeAll();
 });
-
-function temporaryFolder(prefix: string): string {
-  const folder = mkdtempSync(join(tmpdir(), prefix));
-  folders.push(folder);
-  return folder;
-}
-
-const identity = {
-  GIT_AUTHOR_NAME: "Scripted Agent",
-  GIT_AUTHOR_EMAIL: "agent@example.invalid",
-  GIT_COMMITTER_NAME: "Scripted Agent",
-  GIT_COMMITTER_EMAIL: "agent@example.invalid",
-};
 
 async function scriptedSetup(options: Parameters<typeof startScriptedModel>[0]) {
   const model = await startScriptedModel(options);
   models.push(model);
-  const env = { ...(await model.codexEnv(temporaryFolder("codex-home-"))), ...identity };
-  const cwd = temporaryFolder("codex-repo-");
-  execFileSync("git", ["init", "-q", "-b", "main"], { cwd });
-  execFileSync("git", ["commit", "-q", "--allow-empty", "-m", "Start"], {
-    cwd,
-    env: { ...process.env, ...identity },
-  });
+  const env = { ...(await model.codexEnv(scratch.folder("codex-home-"))), ...identity };
+  const cwd = scratch.repository("codex-repo-");
   return { model, env, cwd };
 }
 

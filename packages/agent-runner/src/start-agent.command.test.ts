@@ -1,42 +1,16 @@
-import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { processGroupAlive, processGroupMembers } from "./process-group";
 import { startAgent } from "./start-agent";
+import { gitIdentity as identity, ScratchFolders } from "./test-support";
 
-const folders: string[] = [];
-afterEach(() => {
-  for (const folder of folders.splice(0)) rmSync(folder, { recursive: true, force: true });
-});
-
-function temporaryFolder(prefix: string): string {
-  const folder = mkdtempSync(join(tmpdir(), prefix));
-  folders.push(folder);
-  return folder;
-}
-
-const identity = {
-  GIT_AUTHOR_NAME: "Agent",
-  GIT_AUTHOR_EMAIL: "agent@example.invalid",
-  GIT_COMMITTER_NAME: "Agent",
-  GIT_COMMITTER_EMAIL: "agent@example.invalid",
-};
-
-function scratchRepository(): string {
-  const cwd = temporaryFolder("command-agent-repo-");
-  execFileSync("git", ["init", "-q", "-b", "main"], { cwd });
-  execFileSync("git", ["commit", "-q", "--allow-empty", "-m", "Start"], {
-    cwd,
-    env: { ...process.env, ...identity },
-  });
-  return cwd;
-}
+const scratch = new ScratchFolders();
+afterEach(() => scratch.removeAll());
 
 /** Writes a small program standing in for an agent CLI and returns its path. */
 function agentProgram(source: string): string {
-  const file = join(temporaryFolder("command-agent-bin-"), "agent.mjs");
+  const file = join(scratch.folder("command-agent-bin-"), "agent.mjs");
   writeFileSync(file, source);
   return file;
 }
@@ -62,7 +36,7 @@ emit({ type: "turn.completed", usage: { input_tokens: 10, output_tokens: 5 } });
 
 describe("startAgent with a configured command (Codex-style JSON lines)", () => {
   it("runs the program in the project with /dev/null as stdin and follows its events and commits", async () => {
-    const cwd = scratchRepository();
+    const cwd = scratch.repository("command-agent-repo-");
     const program = agentProgram(codexLike);
     const agent = startAgent({
       agent: "codex",
@@ -95,7 +69,7 @@ describe("startAgent with a configured command (Codex-style JSON lines)", () => 
     const result = await startAgent({
       agent: "codex",
       prompt: "x",
-      cwd: temporaryFolder("command-agent-cwd-"),
+      cwd: scratch.folder("command-agent-cwd-"),
       command: { command: [process.execPath, program] },
     }).done;
     expect(result.result).toMatchObject({ isError: true, text: "stream error: 429 Too Many Requests" });
@@ -110,7 +84,7 @@ describe("startAgent with a configured command (Codex-style JSON lines)", () => 
     const result = await startAgent({
       agent: "custom",
       prompt: "x",
-      cwd: temporaryFolder("command-agent-cwd-"),
+      cwd: scratch.folder("command-agent-cwd-"),
       command: { command: [process.execPath, program, "{prompt}"] },
     }).done;
     expect(result.progress.lastAssistantText).toBe("giving up");
@@ -123,7 +97,7 @@ describe("startAgent with a configured command (Codex-style JSON lines)", () => 
     const agent = startAgent({
       agent: "custom",
       prompt: "x",
-      cwd: temporaryFolder("command-agent-cwd-"),
+      cwd: scratch.folder("command-agent-cwd-"),
       command: { command: ["/nonexistent/agent-binary"] },
     });
     expect(agent.pid).toBeUndefined();
@@ -143,7 +117,7 @@ describe("startAgent with a configured command (Codex-style JSON lines)", () => 
     const result = await startAgent({
       agent: "gemini",
       prompt: "x",
-      cwd: temporaryFolder("command-agent-cwd-"),
+      cwd: scratch.folder("command-agent-cwd-"),
       command: { command: [process.execPath, program] },
       maxLineLength: 64 * 1024,
       onEvent: (event) => events.push(event),
@@ -154,7 +128,7 @@ describe("startAgent with a configured command (Codex-style JSON lines)", () => 
   });
 
   it("stops what the agent left running in its group once the agent itself exits", async () => {
-    const cwd = temporaryFolder("command-agent-cwd-");
+    const cwd = scratch.folder("command-agent-cwd-");
     const result = startAgent({
       agent: "custom",
       prompt: "x",
@@ -170,11 +144,11 @@ describe("startAgent with a configured command (Codex-style JSON lines)", () => 
 
   it("keeps a capped copy of the raw output when asked", async () => {
     const program = agentProgram(`for (let i = 0; i < 1000; i++) console.log("line " + i);`);
-    const streamFile = join(temporaryFolder("command-agent-stream-"), "out.log");
+    const streamFile = join(scratch.folder("command-agent-stream-"), "out.log");
     const result = await startAgent({
       agent: "custom",
       prompt: "x",
-      cwd: temporaryFolder("command-agent-cwd-"),
+      cwd: scratch.folder("command-agent-cwd-"),
       command: { command: [process.execPath, program] },
       streamFile,
       streamFileMaxBytes: 100,
@@ -199,7 +173,7 @@ describe("startAgent with a configured command (Codex-style JSON lines)", () => 
       const result = await startAgent({
         agent: "custom",
         prompt: "x",
-        cwd: temporaryFolder("command-agent-cwd-"),
+        cwd: scratch.folder("command-agent-cwd-"),
         command: { command: [process.execPath, program] },
         onEvent: () => {
           throw new Error("listener broke");
@@ -230,7 +204,7 @@ describe("startAgent with a configured command (Codex-style JSON lines)", () => 
     const result = await startAgent({
       agent: "custom",
       prompt: "x",
-      cwd: temporaryFolder("command-agent-cwd-"),
+      cwd: scratch.folder("command-agent-cwd-"),
       command: { command: [process.execPath, program] },
       streamFile: "/nonexistent/folder/out.log",
     }).done;
