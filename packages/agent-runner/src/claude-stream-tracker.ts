@@ -1,15 +1,7 @@
-import { type AgentProgress, type AgentResultSummary, emptyProgress } from "./agent-progress";
 import { describeToolUse } from "./describe-tool-use";
-import type { OutputTracker } from "./output-tracker";
+import { BaseOutputTracker, clip, isObject, type Json } from "./output-tracker";
 
-type Json = Record<string, unknown>;
-
-const maximumTextLength = 4000;
 const maximumDenials = 50;
-
-function isObject(value: unknown): value is Json {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
 
 function text(value: unknown): string | undefined {
   return typeof value === "string" ? value : undefined;
@@ -19,19 +11,12 @@ function finite(value: unknown): number | undefined {
   return typeof value === "number" && Number.isFinite(value) ? value : undefined;
 }
 
-function clip(value: string): string {
-  return value.length > maximumTextLength ? `${value.slice(0, maximumTextLength - 1)}…` : value;
-}
-
 /**
  * Follows Claude Code's `--output-format stream-json --verbose` output. Reads fields by name
  * (key order is not fixed), ignores event types it does not know, and keeps only summaries,
  * so memory stays small however long the session runs.
  */
-export class ClaudeStreamTracker implements OutputTracker {
-  #progress: AgentProgress = emptyProgress();
-  #result: AgentResultSummary | undefined;
-  #lastOutputAt: number | undefined;
+export class ClaudeStreamTracker extends BaseOutputTracker {
   #lastMessageId: string | undefined;
 
   line(line: string): unknown {
@@ -40,22 +25,22 @@ export class ClaudeStreamTracker implements OutputTracker {
     try {
       event = JSON.parse(line);
     } catch {
-      this.#progress.invalidLines += 1;
+      this.recorded.invalidLines += 1;
       return undefined;
     }
     if (!isObject(event)) {
-      this.#progress.invalidLines += 1;
+      this.recorded.invalidLines += 1;
       return undefined;
     }
-    this.#progress.events += 1;
-    this.#lastOutputAt = Date.now();
+    this.recorded.events += 1;
+    this.lastOutputAt = Date.now();
     this.event(event);
     return event;
   }
 
   /** Applies one parsed stream-json event. */
   event(event: Json): void {
-    const progress = this.#progress;
+    const progress = this.recorded;
     const sessionId = text(event["session_id"]);
     if (sessionId && !progress.sessionId) progress.sessionId = sessionId;
     switch (event["type"]) {
@@ -76,23 +61,8 @@ export class ClaudeStreamTracker implements OutputTracker {
     }
   }
 
-  account(counts: { skippedLines: number; outputBytes: number }): void {
-    this.#progress.skippedLines = counts.skippedLines;
-    this.#progress.outputBytes = counts.outputBytes;
-  }
-
-  progress(): AgentProgress {
-    if (this.#lastOutputAt !== undefined)
-      this.#progress.lastOutputAt = new Date(this.#lastOutputAt).toISOString();
-    return this.#progress;
-  }
-
-  result(): AgentResultSummary | undefined {
-    return this.#result;
-  }
-
   #system(event: Json): void {
-    const progress = this.#progress;
+    const progress = this.recorded;
     const subtype = event["subtype"];
     if (subtype === "init") {
       progress.sessionId = text(event["session_id"]) ?? progress.sessionId;
@@ -112,7 +82,7 @@ export class ClaudeStreamTracker implements OutputTracker {
   }
 
   #assistant(event: Json): void {
-    const progress = this.#progress;
+    const progress = this.recorded;
     const error = text(event["error"]);
     if (error) progress.assistantError = error;
     const message = isObject(event["message"]) ? event["message"] : undefined;
@@ -143,13 +113,13 @@ export class ClaudeStreamTracker implements OutputTracker {
     const content = message && Array.isArray(message["content"]) ? message["content"] : [];
     for (const block of content) {
       if (isObject(block) && block["type"] === "tool_result" && block["is_error"] === true) {
-        this.#progress.toolErrors += 1;
+        this.recorded.toolErrors += 1;
       }
     }
   }
 
   #resultEvent(event: Json): void {
-    const progress = this.#progress;
+    const progress = this.recorded;
     const denials = Array.isArray(event["permission_denials"]) ? event["permission_denials"] : [];
     progress.permissionDenials = denials
       .filter(isObject)
@@ -167,7 +137,7 @@ export class ClaudeStreamTracker implements OutputTracker {
     const costUsd = finite(event["total_cost_usd"]);
     if (costUsd !== undefined) progress.costUsd = costUsd;
     const resultText = text(event["result"]);
-    this.#result = {
+    this.finalResult = {
       subtype: text(event["subtype"]) ?? "unknown",
       isError: event["is_error"] === true,
       apiErrorStatus: finite(event["api_error_status"]),

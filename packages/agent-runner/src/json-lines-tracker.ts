@@ -1,14 +1,5 @@
-import { type AgentProgress, type AgentResultSummary, emptyProgress } from "./agent-progress";
 import { describeToolUse } from "./describe-tool-use";
-import type { OutputTracker } from "./output-tracker";
-
-type Json = Record<string, unknown>;
-
-const maximumTextLength = 4000;
-
-function isObject(value: unknown): value is Json {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
+import { BaseOutputTracker, clip, isObject, type Json } from "./output-tracker";
 
 function firstText(source: Json, ...names: string[]): string | undefined {
   for (const name of names) {
@@ -18,10 +9,6 @@ function firstText(source: Json, ...names: string[]): string | undefined {
   return undefined;
 }
 
-function clip(value: string): string {
-  return value.length > maximumTextLength ? `${value.slice(0, maximumTextLength - 1)}…` : value;
-}
-
 /**
  * Follows agents other than Claude Code. A line that parses as a JSON object is read loosely for
  * the fields the common CLIs use (Codex `exec --json`: `thread.started`, `item.completed` with an
@@ -29,20 +16,16 @@ function clip(value: string): string {
  * `stream-json`: `init`, `message`, `tool_use`, `result`); any other line is plain text and
  * becomes the last thing the agent said.
  */
-export class JsonLinesTracker implements OutputTracker {
-  #progress: AgentProgress = emptyProgress();
-  #result: AgentResultSummary | undefined;
-  #lastOutputAt: number | undefined;
-
+export class JsonLinesTracker extends BaseOutputTracker {
   line(line: string): unknown {
     const trimmed = line.trim();
     if (trimmed === "") return undefined;
-    this.#lastOutputAt = Date.now();
+    this.lastOutputAt = Date.now();
     if (trimmed.startsWith("{")) {
       try {
         const event: unknown = JSON.parse(trimmed);
         if (isObject(event)) {
-          this.#progress.events += 1;
+          this.recorded.events += 1;
           this.#event(event);
           return event;
         }
@@ -50,27 +33,12 @@ export class JsonLinesTracker implements OutputTracker {
         // Not JSON after all: treat it as text.
       }
     }
-    this.#progress.lastAssistantText = clip(trimmed);
+    this.recorded.lastAssistantText = clip(trimmed);
     return undefined;
   }
 
-  account(counts: { skippedLines: number; outputBytes: number }): void {
-    this.#progress.skippedLines = counts.skippedLines;
-    this.#progress.outputBytes = counts.outputBytes;
-  }
-
-  progress(): AgentProgress {
-    if (this.#lastOutputAt !== undefined)
-      this.#progress.lastOutputAt = new Date(this.#lastOutputAt).toISOString();
-    return this.#progress;
-  }
-
-  result(): AgentResultSummary | undefined {
-    return this.#result;
-  }
-
   #event(event: Json): void {
-    const progress = this.#progress;
+    const progress = this.recorded;
     const type = typeof event["type"] === "string" ? event["type"] : "";
     const sessionId = firstText(event, "session_id", "thread_id", "sessionId");
     if (sessionId && !progress.sessionId) progress.sessionId = sessionId;
@@ -96,10 +64,10 @@ export class JsonLinesTracker implements OutputTracker {
     if (type === "turn.failed") {
       const error = isObject(event["error"]) ? event["error"] : event;
       const message = firstText(error, "message", "error") ?? "The agent reported an error.";
-      this.#result = { subtype: "error", isError: true, text: clip(message), permissionDenials: 0 };
+      this.finalResult = { subtype: "error", isError: true, text: clip(message), permissionDenials: 0 };
     }
-    if (type === "turn.completed" && !this.#result?.isError) {
-      this.#result = {
+    if (type === "turn.completed" && !this.finalResult?.isError) {
+      this.finalResult = {
         subtype: "success",
         isError: false,
         text: progress.lastAssistantText,
@@ -110,7 +78,7 @@ export class JsonLinesTracker implements OutputTracker {
       const failed = event["is_error"] === true || event["status"] === "error" || isObject(event["error"]);
       const error = isObject(event["error"]) ? event["error"] : undefined;
       const text = (error && firstText(error, "message")) ?? firstText(event, "result", "response", "text");
-      this.#result = {
+      this.finalResult = {
         subtype: firstText(event, "subtype", "status") ?? (failed ? "error" : "success"),
         isError: failed,
         text: text === undefined ? undefined : clip(text),
@@ -127,10 +95,10 @@ export class JsonLinesTracker implements OutputTracker {
     const kind = item["type"];
     if (kind === "agent_message" || kind === "assistant_message") {
       const said = firstText(item, "text", "message");
-      if (said) this.#progress.lastAssistantText = clip(said);
+      if (said) this.recorded.lastAssistantText = clip(said);
     } else if (kind === "command_execution") {
       this.#toolUse("Bash", { command: item["command"] });
-      if (typeof item["exit_code"] === "number" && item["exit_code"] !== 0) this.#progress.toolErrors += 1;
+      if (typeof item["exit_code"] === "number" && item["exit_code"] !== 0) this.recorded.toolErrors += 1;
     } else if (kind === "file_change") {
       const changes = Array.isArray(item["changes"]) ? item["changes"] : [];
       const first = changes.find(isObject);
@@ -141,7 +109,7 @@ export class JsonLinesTracker implements OutputTracker {
   }
 
   #toolUse(name: string, input: unknown): void {
-    const progress = this.#progress;
+    const progress = this.recorded;
     progress.toolUses += 1;
     progress.toolUseCounts[name] = (progress.toolUseCounts[name] ?? 0) + 1;
     progress.lastAction = describeToolUse(name, input);
