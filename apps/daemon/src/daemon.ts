@@ -18,6 +18,7 @@ import {
   isoWeekOf,
   parseJson,
   parseValue,
+  processAlive,
   resolveOpenClawWorkspace,
   writeFileAtomic,
 } from "@gstack/contracts";
@@ -104,15 +105,6 @@ async function findOnPath(program: string, env: NodeJS.ProcessEnv): Promise<stri
     } catch {}
   }
   return undefined;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 function processGroupOf(pid: number): Promise<number | undefined> {

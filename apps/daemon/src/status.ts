@@ -1,5 +1,11 @@
 import { readFile } from "node:fs/promises";
-import { type GstackLayout, type Heartbeat, type ListSessionsResponse, parseValue } from "@gstack/contracts";
+import {
+  type GstackLayout,
+  type Heartbeat,
+  type ListSessionsResponse,
+  parseValue,
+  processAlive,
+} from "@gstack/contracts";
 import { commitsSince } from "./git";
 import { readAllStates, readQueueFile } from "./session-state";
 
@@ -9,15 +15,6 @@ export interface DaemonStatus {
   /** True when the heartbeat is recent and its pid is alive. */
   alive: boolean;
   sessions: ListSessionsResponse;
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** Reads queue, session states and heartbeat from disk; counts commits live from git. */

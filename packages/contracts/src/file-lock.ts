@@ -206,7 +206,7 @@ function isStale(snapshot: LockSnapshot, staleMs: number, unreadableGraceMs: num
   const age = Date.now() - snapshot.modifiedMs;
   if (age > staleMs) return true;
   if (snapshot.pid === undefined) return age > unreadableGraceMs;
-  return !isAlive(snapshot.pid);
+  return !processAlive(snapshot.pid);
 }
 
 /**
@@ -240,7 +240,8 @@ function pidOf(content: string | undefined): number | undefined {
   return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
 }
 
-function isAlive(pid: number): boolean {
+/** True when a process with this pid exists (one owned by another user counts too). */
+export function processAlive(pid: number): boolean {
   if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);

@@ -7,7 +7,7 @@ export { documentKinds, documentSchemas } from "./documents";
 export type { ContractIssue } from "./errors";
 export { ContractError } from "./errors";
 export type { FileLockOptions } from "./file-lock";
-export { LockTimeoutError, withFileLock } from "./file-lock";
+export { LockTimeoutError, processAlive, withFileLock } from "./file-lock";
 export { appendJsonLines, appendLines, writeFileAtomic } from "./files";
 export { formatPath, toContractIssues } from "./issues";
 export { allJsonSchemas, jsonSchemaOf, SCHEMA_BASE_URL, schemaFiles } from "./json-schema";
