@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { activityEntrySchema, timelineEventSchema } from "./schemas/activity";
+import { completionCallbackSchema } from "./schemas/callback";
 import { callbackErrorSchema, restrictionTemplateSchema, standingTaskSchema } from "./schemas/clawvisor";
 import { completionSchema } from "./schemas/completion";
 import { daemonConfigFileSchema } from "./schemas/daemon-config";
@@ -29,6 +30,7 @@ export const documentSchemas = {
   "restriction-template": restrictionTemplateSchema,
   "standing-task": standingTaskSchema,
   "callback-error": callbackErrorSchema,
+  "completion-callback": completionCallbackSchema,
 } as const satisfies Record<string, z.ZodType>;
 
 export type DocumentKind = keyof typeof documentSchemas;

@@ -1,3 +1,12 @@
+export type { CallbackSignatureCheck } from "./callback-signature";
+export {
+  CALLBACK_SIGNATURE_HEADER,
+  CALLBACK_TIMESTAMP_HEADER,
+  CALLBACK_TOLERANCE_SECONDS,
+  callbackSignedBytes,
+  signCallback,
+  verifyCallback,
+} from "./callback-signature";
 export type { ConfigConflict } from "./config";
 export { resolveDispatchSettings } from "./config";
 export type { WrittenDispatch } from "./dispatch-file";
@@ -36,6 +45,8 @@ export type { ChangeSeverity, JsonSchema, SchemaChange } from "./schema-compatib
 export { compareSchemaSets, compareSchemas, hasBreakingChange } from "./schema-compatibility";
 export type { ActivityEntry, TimelineEvent } from "./schemas/activity";
 export { activityEntrySchema, timelineEventSchema } from "./schemas/activity";
+export type { CompletionCallback, ReplyTo } from "./schemas/callback";
+export { COMPLETION_CALLBACK_TYPE, completionCallbackSchema, replyToSchema } from "./schemas/callback";
 export type {
   CallbackError,
   CallbackErrorCode,

@@ -139,6 +139,8 @@ export function gstackLayout(root: string) {
     standingTasks: join(root, "standing-tasks.yaml"),
     clawvisorToken: join(root, ".clawvisor-token"),
     dispatchSecret: join(root, ".dispatch-secret"),
+    /** Shared secret that signs completion callbacks to the OpenClaw plugin's route (mode 0600). */
+    callbackSecret: join(root, ".callback-secret"),
     dispatch: {
       /** Finished dispatch files are renamed into this folder; the daemon watches it. */
       incoming: dispatch,

@@ -158,6 +158,10 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "task of exactly 100000 emoji": { ...dispatch, task: "🔐".repeat(100_000) },
       "longest id": { ...dispatch, id: `dispatch-${"x".repeat(120)}` },
       "slug with dots": { ...dispatch, project: "acme.widget_v2-x" },
+      "reply to an OpenClaw session": {
+        ...dispatch,
+        reply_to: { runtime: "openclaw", session_key: "agent:main:main", agent_id: "main" },
+      },
       ...urlDocuments(dispatch, "callback_url", "valid"),
       ...dateTimeDocuments(dispatch, "created_at", "valid"),
     },
@@ -183,6 +187,8 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "learnings with a number": { ...dispatch, learnings: ["a", 1] },
       "signature upper-case hex": { ...dispatch, source_signature: sha.toUpperCase() },
       "signature too short": { ...dispatch, source_signature: "abc" },
+      "reply_to without a session key": { ...dispatch, reply_to: { runtime: "openclaw" } },
+      "reply_to of another runtime": { ...dispatch, reply_to: { runtime: "slack", session_key: "x" } },
       "document is an array": [dispatch],
       "document is null": null,
       ...urlDocuments(dispatch, "callback_url", "invalid"),
@@ -481,6 +487,45 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "unknown code": { error: "on_fire", message: "m" },
       "missing message": { error: "queue_full" },
       "negative retry": { error: "queue_full", message: "m", retry_after_seconds: -5 },
+    },
+  },
+  "completion-callback": {
+    valid: {
+      minimal: {
+        type: "gstack.dispatch.completion",
+        dispatch_id: "dispatch-auth",
+        sent_at: "2026-11-23T10:00:00Z",
+        completion,
+      },
+      "with summary and judgment": {
+        type: "gstack.dispatch.completion",
+        dispatch_id: "dispatch-auth",
+        sent_at: "2026-11-23T10:00:00+01:00",
+        completion: { ...completion, reply_to: { runtime: "openclaw", session_key: "agent:main:main" } },
+        summary: "Added the auth middleware.",
+        needs_judgment: ["Should the session length be 30 days?"],
+        report_markdown: "# Dispatch dispatch-auth",
+      },
+    },
+    invalid: {
+      "wrong type": {
+        type: "gstack.completion",
+        dispatch_id: "dispatch-auth",
+        sent_at: "2026-11-23T10:00:00Z",
+        completion,
+      },
+      "completion missing": {
+        type: "gstack.dispatch.completion",
+        dispatch_id: "dispatch-auth",
+        sent_at: "2026-11-23T10:00:00Z",
+      },
+      "empty judgment item": {
+        type: "gstack.dispatch.completion",
+        dispatch_id: "dispatch-auth",
+        sent_at: "2026-11-23T10:00:00Z",
+        completion,
+        needs_judgment: [""],
+      },
     },
   },
 };

@@ -51,6 +51,10 @@ export const completionSchema = z
     artifacts: z.array(z.string()).optional().describe("Things produced, e.g. 'pr:47', 'file:docs/auth.md'."),
     turns: z.int().min(0).optional(),
     cost_usd: z.number().min(0).optional(),
+    reply_to: z
+      .looseObject({ runtime: z.literal("openclaw"), session_key: z.string().min(1) })
+      .optional()
+      .describe("Copied from the dispatch: the OpenClaw session the completion goes back to."),
   })
   .describe("The report written when a dispatch ends.");
 

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { replyToSchema } from "./callback";
 import {
   boundedString,
   dispatchIdSchema,
@@ -49,6 +50,9 @@ export const dispatchSchema = z
       .describe("Kind of work (e.g. 'security', 'shipping'), used by routing."),
     files: z.array(z.string()).optional().describe("Paths the task is expected to touch, used by routing."),
     handoff_id: nonEmptyString.optional().describe("The handoff this dispatch continues, if any."),
+    reply_to: replyToSchema
+      .optional()
+      .describe("The OpenClaw session that asked; its completion goes back there."),
   })
   .describe("A coding task dispatched from OpenClaw to the gstack dispatch daemon.");
 
