@@ -1,0 +1,4 @@
+export type { OpenClawHome } from "./openclaw-home";
+export { makeOpenClawHome } from "./openclaw-home";
+export type { OpenClawRun, OpenClawRunOptions } from "./run-openclaw";
+export { openclawBin, openclawEnv, openclawPackageDir, openclawVersion, runOpenClaw } from "./run-openclaw";
