@@ -1,10 +1,1 @@
-import { defineConfig } from "vitest/config";
-
-export default defineConfig({
-  test: {
-    testTimeout: 60_000,
-    hookTimeout: 30_000,
-    pool: "forks",
-    fileParallelism: false,
-  },
-});
+export { default } from "../../vitest.shared";

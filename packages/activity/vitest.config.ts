@@ -1,9 +1,1 @@
-import { defineConfig } from "vitest/config";
-
-export default defineConfig({
-  test: {
-    include: ["src/**/*.test.ts"],
-    globalSetup: ["./vitest.global-setup.ts"],
-    testTimeout: 60_000,
-  },
-});
+export { default } from "../../vitest.shared";

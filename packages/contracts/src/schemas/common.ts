@@ -69,18 +69,33 @@ export const httpUrlSchema = z
  * would count twice and the two schemas would disagree).
  */
 export function boundedString(maximum: number, minimum = 0) {
-  return (minimum > 0 ? z.string().min(minimum) : z.string())
-    .refine((text) => codePointLength(text) <= maximum, {
-      message: `must be at most ${maximum} characters long`,
-      abort: true,
-    })
-    .meta({ maxLength: maximum });
+  return (
+    (minimum > 0 ? z.string().min(minimum) : z.string())
+      // A string of at most `maximum` UTF-16 units has at most that many code points, so only
+      // longer strings need counting.
+      .refine((text) => text.length <= maximum || codePointLength(text) <= maximum, {
+        message: `must be at most ${maximum} characters long`,
+        abort: true,
+      })
+      .meta({ maxLength: maximum })
+  );
 }
 
 /** The number of Unicode code points in `text` (a surrogate pair counts once). */
 export function codePointLength(text: string): number {
-  let count = 0;
-  for (const _ of text) count++;
+  // Every UTF-16 unit is one code point except the low half of a well-formed surrogate
+  // pair; a lone surrogate counts as one, as the string iterator counts it.
+  let count = text.length;
+  for (let index = 1; index < text.length; index++) {
+    const unit = text.charCodeAt(index);
+    if (unit >= 0xdc00 && unit <= 0xdfff) {
+      const previous = text.charCodeAt(index - 1);
+      if (previous >= 0xd800 && previous <= 0xdbff) {
+        count--;
+        index++;
+      }
+    }
+  }
   return count;
 }
 
