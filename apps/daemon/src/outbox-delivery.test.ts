@@ -151,7 +151,7 @@ describe("createCompletionDelivery", () => {
     const delivery = deliveryWith({ openclaw_hooks_url: server.url("/hooks/wake") });
     await enqueue(delivery, "dispatch-busy");
     const first = await waitFor(() => world.events.find((event) => event.event === "callback_failed"));
-    const next = Date.parse(String(first.detail?.next_attempt_at));
+    const next = Date.parse(String((first.detail as Record<string, unknown>).next_attempt_at));
     // Retry-After asked for an hour; the cap (120 ms here) wins.
     expect(next - Date.now()).toBeLessThanOrEqual(FAST.maxDelayMs);
     await waitFor(() => world.events.find((event) => event.event === "callback_sent"));
@@ -206,7 +206,10 @@ describe("createCompletionDelivery", () => {
     });
     expect(hooks.requests[0]?.headers.authorization).toBeUndefined();
     const unreachable = world.events.filter((event) => event.event === "endpoint_checked");
-    expect(unreachable.map((event) => event.detail?.reachable)).toEqual([false, true]);
+    expect(unreachable.map((event) => (event.detail as Record<string, unknown>).reachable)).toEqual([
+      false,
+      true,
+    ]);
     const written = JSON.parse(await readFile(world.layout.dispatch.deliveryStatus, "utf8"));
     expect(written.endpoints[0]).toMatchObject({ kind: "clawvisor", reachable: false });
   });
