@@ -35,14 +35,21 @@ export function reportHighlights(reportMarkdown: string): { summary?: string; ne
   };
 }
 
+/** Bytes a string takes inside a JSON body (escapes included). */
+function jsonBytes(text: string): number {
+  return Buffer.byteLength(JSON.stringify(text));
+}
+
 function cutToBytes(text: string, limit: number, notice: string): string {
-  if (Buffer.byteLength(text) <= limit) return text;
-  let cut = Buffer.from(text)
-    .subarray(0, limit - Buffer.byteLength(notice) - 4)
-    .toString("utf8");
-  // A multi-byte character cut in half decodes to U+FFFD; drop it.
-  cut = cut.replace(/\uFFFD$/, "");
-  return `${cut}\n…\n${notice}`;
+  if (jsonBytes(text) <= limit) return text;
+  const characters = [...text];
+  const ending = `\n…\n${notice}`;
+  let keep = Math.floor((characters.length * (limit - jsonBytes(ending))) / jsonBytes(text));
+  for (;;) {
+    const candidate = `${characters.slice(0, keep).join("")}${ending}`;
+    if (jsonBytes(candidate) <= limit || keep === 0) return candidate;
+    keep = Math.floor(keep * 0.9);
+  }
 }
 
 /**
