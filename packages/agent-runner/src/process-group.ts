@@ -20,6 +20,9 @@ interface ProcessEntry {
   pid: number;
   parentPid: number;
   processGroupId: number;
+  sessionId: number;
+  /** Clock ticks since boot at which the process started. */
+  startTime: number;
   live: boolean;
 }
 
@@ -40,12 +43,15 @@ function processTable(): ProcessEntry[] | undefined {
     } catch {
       continue;
     }
-    // Fields after the command name (which may hold spaces and parentheses): state, ppid, pgrp.
+    // Fields after the command name (which may hold spaces and parentheses): state, ppid, pgrp,
+    // session, ..., starttime (the 22nd field of the whole line, the 20th after the name).
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     table.push({
       pid: Number(entry),
       parentPid: Number(fields[1]),
       processGroupId: Number(fields[2]),
+      sessionId: Number(fields[3]),
+      startTime: Number(fields[19]),
       live: fields[0] !== "Z" && fields[0] !== "X",
     });
   }
@@ -78,6 +84,100 @@ export function processDescendants(pid: number): { pid: number; processGroupId: 
     }
   }
   return found;
+}
+
+/** The start time of a process in clock ticks since boot (Linux), or undefined. */
+export function processStartTime(pid: number): number | undefined {
+  if (process.platform !== "linux") return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+  } catch {
+    return undefined;
+  }
+}
+
+function environmentHolds(pid: number, needle: Buffer): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/environ`).includes(needle);
+  } catch {
+    return false;
+  }
+}
+
+/** How to recognise what one agent run left behind. */
+export interface RunTrace {
+  /** The agent's pid, which is also its session id (it was started with setsid). */
+  sessionId: number;
+  /** An environment variable (`NAME=value`) given only to this run; inherited by what it starts. */
+  marker: string;
+  /** When the agent started (clock ticks since boot); only processes started since are read for the marker. */
+  startTime?: number;
+}
+
+/**
+ * Live processes a finished agent run left behind (Linux; elsewhere none are found): every
+ * process still in the agent's session, whatever its process group and parent (a background
+ * job the shell moved to a group of its own, re-parented once the agent exited), and every
+ * process started since the agent that carries the run's environment marker, which is how a
+ * child that left the session with setsid (a double fork) is still recognised.
+ */
+export function runLeftovers(trace: RunTrace): number[] {
+  if (process.platform !== "linux") return [];
+  const table = processTable() ?? [];
+  const needle = Buffer.from(`${trace.marker}\0`);
+  const found: number[] = [];
+  for (const entry of table) {
+    if (!entry.live || entry.pid === process.pid) continue;
+    if (entry.sessionId === trace.sessionId) {
+      found.push(entry.pid);
+      continue;
+    }
+    if (trace.startTime !== undefined && entry.startTime < trace.startTime) continue;
+    if (environmentHolds(entry.pid, needle)) found.push(entry.pid);
+  }
+  return found;
+}
+
+/**
+ * Ends what a finished run left behind: SIGTERM to each leftover, then SIGKILL to what is
+ * still there after the grace period. Looks again after each round, so a leftover that starts
+ * another process while being stopped is caught too.
+ */
+export async function stopRunLeftovers(
+  trace: RunTrace,
+  options: StopGroupOptions = {},
+): Promise<{ signalled: NodeJS.Signals[]; remaining: number[] }> {
+  const grace = options.graceMilliseconds ?? 5_000;
+  const poll = options.pollMilliseconds ?? 50;
+  const signalled: NodeJS.Signals[] = [];
+  const signal = (pids: number[], name: NodeJS.Signals) => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, name);
+      } catch {
+        // Already gone.
+      }
+    }
+    if (pids.length > 0 && !signalled.includes(name)) signalled.push(name);
+  };
+  let leftovers = runLeftovers(trace);
+  if (leftovers.length === 0) return { signalled, remaining: [] };
+  signal(leftovers, "SIGTERM");
+  if (await waitUntil(() => (leftovers = runLeftovers(trace)).length === 0, grace, poll)) {
+    return { signalled, remaining: [] };
+  }
+  signal(leftovers, "SIGKILL");
+  await waitUntil(
+    () => {
+      leftovers = runLeftovers(trace);
+      signal(leftovers, "SIGKILL");
+      return leftovers.length === 0;
+    },
+    2_000,
+    poll,
+  );
+  return { signalled, remaining: leftovers };
 }
 
 function processAlive(pid: number): boolean {

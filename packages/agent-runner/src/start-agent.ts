@@ -1,4 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import {
   closeSync,
   createWriteStream,
@@ -19,7 +20,7 @@ import { AgentRunnerError } from "./agent-runner-error";
 import { classifyFailure } from "./classify-failure";
 import { type GitProgress, gitProgress } from "./git-progress";
 import { LineSplitter } from "./line-splitter";
-import { stopProcessGroup } from "./process-group";
+import { processStartTime, type RunTrace, stopProcessGroup, stopRunLeftovers } from "./process-group";
 
 export interface StartAgentOptions {
   /** `claude`, `codex`, `gemini`, `cursor`, or any name with a `command`. */
@@ -133,6 +134,12 @@ function gitStart(cwd: string): { repository: boolean; head?: string; directorie
   return { repository: true, head: head && /^[0-9a-f]{40,64}$/.test(head) ? head : undefined, directories };
 }
 
+/**
+ * Set to a value unique to each run in the agent's environment. Everything the agent starts
+ * inherits it, so what survives the run (even in a session of its own) can be found and stopped.
+ */
+export const RUN_MARKER_VARIABLE = "GSTACK_AGENT_RUN";
+
 function environmentOf(options: StartAgentOptions, adapterEnv: Record<string, string>): NodeJS.ProcessEnv {
   const environment: NodeJS.ProcessEnv = options.inheritEnv === false ? {} : { ...process.env };
   for (const [name, value] of Object.entries({ ...adapterEnv, ...(options.env ?? {}) })) {
@@ -205,11 +212,14 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   }
 
   const stdin = openStdin(commandLine.stdin);
+  const marker = `${RUN_MARKER_VARIABLE}=${randomUUID()}`;
+  const environment = environmentOf(options, commandLine.env);
+  environment[RUN_MARKER_VARIABLE] = marker.slice(RUN_MARKER_VARIABLE.length + 1);
   let child: ChildProcess | undefined;
   try {
     child = spawn(commandLine.file, commandLine.args, {
       cwd: options.cwd,
-      env: environmentOf(options, commandLine.env),
+      env: environment,
       stdio: [stdin, "pipe", "pipe"],
       detached: true,
     });
@@ -218,6 +228,8 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   }
   const running = child;
   const pid = running.pid;
+  const trace: RunTrace | undefined =
+    pid === undefined ? undefined : { sessionId: pid, marker, startTime: processStartTime(pid) };
 
   const reportProgress = (force: boolean) => {
     if (!options.onProgress) return;
@@ -285,6 +297,9 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
     // The leader is gone; anything it left in its group (a dev server, a hung tool) goes too,
     // which also releases the output pipes those processes may hold.
     await stop();
+    // What escaped the group (its own group, a new session, a parent that already exited) is
+    // found by session and by the run's environment marker, and stopped the same way.
+    if (trace) await stopRunLeftovers(trace, { graceMilliseconds: killGraceMs });
     if (pid !== undefined) await Promise.race([outputClosed, delay(2_000)]);
     splitter.end(onLine);
     tracker.account({ skippedLines: splitter.stats.skippedLines, outputBytes: splitter.stats.bytes });
