@@ -164,9 +164,11 @@ export async function stopRunLeftovers(
   let leftovers = runLeftovers(trace);
   if (leftovers.length === 0) return { signalled, remaining: [] };
   signal(leftovers, "SIGTERM");
-  if (await waitUntil(() => (leftovers = runLeftovers(trace)).length === 0, grace, poll)) {
-    return { signalled, remaining: [] };
-  }
+  const gone = () => {
+    leftovers = runLeftovers(trace);
+    return leftovers.length === 0;
+  };
+  if (await waitUntil(gone, grace, poll)) return { signalled, remaining: [] };
   signal(leftovers, "SIGKILL");
   await waitUntil(
     () => {
