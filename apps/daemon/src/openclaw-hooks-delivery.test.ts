@@ -3,6 +3,7 @@ import { open } from "node:fs/promises";
 import { join } from "node:path";
 import { resolveDispatchSettings } from "@gstack/contracts";
 import { makeOpenClawHome, type OpenClawHome, openclawBin, openclawEnv } from "@gstack/openclaw-testbed";
+import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   type DeliveryWorld,
@@ -17,14 +18,31 @@ import { createCompletionDelivery } from "./outbox-delivery";
 import { completionMessage, hooksBody } from "./receiver-body";
 import { waitFor } from "./test-support";
 
-// One real OpenClaw gateway for the whole file: hooks enabled, the test's hooks token.
+// One real OpenClaw gateway for the whole file: hooks enabled, the test's hooks token, and its
+// agent answering from a local scripted model, so a test can see what the agent was given.
 let home: OpenClawHome;
+let model: ScriptedModel;
 let gateway: ChildProcess;
 let base: string;
 let world: DeliveryWorld;
 
 beforeAll(async () => {
-  home = await makeOpenClawHome({ gateway: { mode: "local" }, hooks: { enabled: true, token: HOOKS_TOKEN } });
+  model = await startScriptedModel({ script: [scripted.text("Noted.", { times: 100 })] });
+  home = await makeOpenClawHome({
+    gateway: { mode: "local" },
+    hooks: { enabled: true, token: HOOKS_TOKEN },
+    models: {
+      providers: {
+        scripted: {
+          baseUrl: model.url,
+          api: "anthropic-messages",
+          apiKey: "placeholder",
+          models: [{ id: "scripted-model", name: "scripted-model" }],
+        },
+      },
+    },
+    agents: { defaults: { model: { primary: "scripted/scripted-model" } } },
+  });
   const port = await freePort();
   base = `http://127.0.0.1:${port}`;
   const log = await open(join(home.home, "gateway.log"), "w");
@@ -55,6 +73,7 @@ afterAll(async () => {
     clearTimeout(timer);
   }
   await home.remove();
+  await model.close();
   await world?.cleanup();
 });
 
@@ -120,6 +139,19 @@ describe("delivery to the real OpenClaw gateway's hooks endpoint", () => {
       );
       expect(sent.detail).toMatchObject({ receiver: "openclaw-hooks", attempts: 1 });
       expect(delivery.status().failed).toEqual([]);
+      if (path === "/hooks/agent") {
+        // The agent turn OpenClaw started was given the report: the model saw every judgment item.
+        const request = await waitFor(
+          () =>
+            model
+              .agentRequests()
+              .find((candidate) => candidate.promptText.includes(`gstack dispatch ${id} completed`)),
+          60_000,
+        );
+        expect(request.promptText).toContain("Should the limit be per IP or per account?");
+        expect(request.promptText).toContain("The staging key is expired");
+        expect(request.promptText).toContain("PR: acme/widget#47");
+      }
       await delivery.stop(1000);
     });
   }
