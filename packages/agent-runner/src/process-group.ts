@@ -86,12 +86,16 @@ export function processDescendants(pid: number): { pid: number; processGroupId: 
   return found;
 }
 
-/** The start time of a process in clock ticks since boot (Linux), or undefined. */
-export function processStartTime(pid: number): number | undefined {
+/**
+ * Clock ticks since boot now (Linux), in the unit of a process's start time in /proc (USER_HZ,
+ * 100 on every Linux architecture in use), or undefined. Read before a spawn, it bounds the start
+ * time of everything the new process will start.
+ */
+export function bootTicksNow(): number | undefined {
   if (process.platform !== "linux") return undefined;
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19]);
+    const seconds = Number(readFileSync("/proc/uptime", "latin1").split(" ")[0]);
+    return Number.isFinite(seconds) ? Math.floor(seconds * 100) - 1 : undefined;
   } catch {
     return undefined;
   }
@@ -111,7 +115,7 @@ export interface RunTrace {
   sessionId: number;
   /** An environment variable (`NAME=value`) given only to this run; inherited by what it starts. */
   marker: string;
-  /** When the agent started (clock ticks since boot); only processes started since are read for the marker. */
+  /** Clock ticks since boot just before the agent started; only processes started since are read for the marker. */
   startTime?: number;
 }
 

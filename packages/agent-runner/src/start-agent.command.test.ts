@@ -207,8 +207,8 @@ describe("startAgent with a configured command (Codex-style JSON lines)", () => 
     expect(processesWith(tag)).toEqual([]);
   });
 
-  it("stops a double-forked child that left the agent's session with setsid, on exit and on cancel", async () => {
-    for (const how of ["exit", "cancel"] as const) {
+  it("stops a double-forked child that left the agent's session with setsid, on exit, cancel and timeout", async () => {
+    for (const how of ["exit", "cancel", "timeout"] as const) {
       const tag = uniqueDuration();
       const script =
         how === "exit"
@@ -220,6 +220,7 @@ describe("startAgent with a configured command (Codex-style JSON lines)", () => 
         cwd: scratch.folder("command-agent-cwd-"),
         command: { command: ["sh", "-c", script] },
         killGraceMs: 1_000,
+        ...(how === "timeout" ? { timeoutMs: 1_500 } : {}),
       });
       const seen = await waitForProcess(tag);
       // It really escaped: another session, and not a child of the agent.
@@ -229,6 +230,7 @@ describe("startAgent with a configured command (Codex-style JSON lines)", () => 
       if (how === "cancel") await result.cancel("test");
       const finished = await result.done;
       expect(finished.cancelled).toBe(how === "cancel");
+      expect(finished.timedOut).toBe(how === "timeout");
       expect(processesWith(tag)).toEqual([]);
     }
   });

@@ -20,7 +20,7 @@ import { AgentRunnerError } from "./agent-runner-error";
 import { classifyFailure } from "./classify-failure";
 import { type GitProgress, gitProgress } from "./git-progress";
 import { LineSplitter } from "./line-splitter";
-import { processStartTime, type RunTrace, stopProcessGroup, stopRunLeftovers } from "./process-group";
+import { bootTicksNow, type RunTrace, stopProcessGroup, stopRunLeftovers } from "./process-group";
 
 export interface StartAgentOptions {
   /** `claude`, `codex`, `gemini`, `cursor`, or any name with a `command`. */
@@ -215,6 +215,7 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   const marker = `${RUN_MARKER_VARIABLE}=${randomUUID()}`;
   const environment = environmentOf(options, commandLine.env);
   environment[RUN_MARKER_VARIABLE] = marker.slice(RUN_MARKER_VARIABLE.length + 1);
+  const spawnedAfter = bootTicksNow();
   let child: ChildProcess | undefined;
   try {
     child = spawn(commandLine.file, commandLine.args, {
@@ -229,7 +230,9 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   const running = child;
   const pid = running.pid;
   const trace: RunTrace | undefined =
-    pid === undefined ? undefined : { sessionId: pid, marker, startTime: processStartTime(pid) };
+    pid === undefined
+      ? undefined
+      : { sessionId: pid, marker, ...(spawnedAfter === undefined ? {} : { startTime: spawnedAfter }) };
 
   const reportProgress = (force: boolean) => {
     if (!options.onProgress) return;
