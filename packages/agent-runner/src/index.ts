@@ -31,6 +31,7 @@ export {
   processGroupAlive,
   processGroupMembers,
   runLeftovers,
+  sampleRunDescendants,
   signalProcessGroup,
   stopProcessGroup,
   stopRunLeftovers,

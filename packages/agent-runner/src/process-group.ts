@@ -63,7 +63,9 @@ function processTable(): ProcessEntry[] | undefined {
  * such as Claude Code run tools in process groups of their own; those are found here, while their
  * parent is still alive to link them.
  */
-export function processDescendants(pid: number): { pid: number; processGroupId: number }[] {
+export function processDescendants(
+  pid: number,
+): { pid: number; processGroupId: number; startTime: number }[] {
   if (process.platform !== "linux") return [];
   const table = processTable() ?? [];
   const children = new Map<number, ProcessEntry[]>();
@@ -72,7 +74,7 @@ export function processDescendants(pid: number): { pid: number; processGroupId: 
     if (siblings) siblings.push(entry);
     else children.set(entry.parentPid, [entry]);
   }
-  const found: { pid: number; processGroupId: number }[] = [];
+  const found: { pid: number; processGroupId: number; startTime: number }[] = [];
   const queue = [pid];
   const seen = new Set(queue);
   while (queue.length > 0) {
@@ -80,7 +82,9 @@ export function processDescendants(pid: number): { pid: number; processGroupId: 
       if (seen.has(child.pid)) continue;
       seen.add(child.pid);
       queue.push(child.pid);
-      if (child.live) found.push({ pid: child.pid, processGroupId: child.processGroupId });
+      if (child.live) {
+        found.push({ pid: child.pid, processGroupId: child.processGroupId, startTime: child.startTime });
+      }
     }
   }
   return found;
@@ -117,6 +121,20 @@ export interface RunTrace {
   marker: string;
   /** Clock ticks since boot just before the agent started; only processes started since are read for the marker. */
   startTime?: number;
+  /**
+   * Descendants seen while the run lived (pid → start time), sampled through the parent links
+   * that vanish once a parent exits: catches a child that left the session and dropped the marker.
+   */
+  seen?: Map<number, number>;
+}
+
+/** Adds the run's current descendants to `trace.seen`. */
+export function sampleRunDescendants(trace: RunTrace): void {
+  if (process.platform !== "linux") return;
+  trace.seen ??= new Map();
+  for (const descendant of processDescendants(trace.sessionId)) {
+    trace.seen.set(descendant.pid, descendant.startTime);
+  }
 }
 
 /**
@@ -124,7 +142,8 @@ export interface RunTrace {
  * process still in the agent's session, whatever its process group and parent (a background
  * job the shell moved to a group of its own, re-parented once the agent exited), and every
  * process started since the agent that carries the run's environment marker, which is how a
- * child that left the session with setsid (a double fork) is still recognised.
+ * child that left the session with setsid (a double fork) is still recognised; and every
+ * descendant sampled while the run lived (`trace.seen`) that is still the same process.
  */
 export function runLeftovers(trace: RunTrace): number[] {
   if (process.platform !== "linux") return [];
@@ -133,7 +152,8 @@ export function runLeftovers(trace: RunTrace): number[] {
   const found: number[] = [];
   for (const entry of table) {
     if (!entry.live || entry.pid === process.pid) continue;
-    if (entry.sessionId === trace.sessionId) {
+    // The start time tells a sampled process from a later one that reuses its pid.
+    if (entry.sessionId === trace.sessionId || trace.seen?.get(entry.pid) === entry.startTime) {
       found.push(entry.pid);
       continue;
     }

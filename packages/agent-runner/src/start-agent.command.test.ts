@@ -235,6 +235,24 @@ describe("startAgent with a configured command (Codex-style JSON lines)", () => 
     }
   });
 
+  it("stops a child that left the session and cleared its environment, once seen while the run lived", async () => {
+    const tag = uniqueDuration();
+    const result = startAgent({
+      agent: "custom",
+      prompt: "x",
+      cwd: scratch.folder("command-agent-cwd-"),
+      // A direct child of the agent: found by the sampler through its parent, before the agent exits.
+      command: { command: ["sh", "-c", `setsid env -i sleep ${tag} >/dev/null 2>&1 & sleep 2.5; exit 0`] },
+      killGraceMs: 1_000,
+    });
+    const seen = await waitForProcess(tag);
+    expect(seen.every((entry) => entry.sessionId !== result.pid)).toBe(true);
+    const environment = readFileSync(`/proc/${seen[0]?.pid}/environ`, "latin1");
+    expect(environment).not.toContain("GSTACK_AGENT_RUN");
+    await result.done;
+    expect(processesWith(tag)).toEqual([]);
+  });
+
   it("keeps a capped copy of the raw output when asked", async () => {
     const program = agentProgram(`for (let i = 0; i < 1000; i++) console.log("line " + i);`);
     const streamFile = join(scratch.folder("command-agent-stream-"), "out.log");

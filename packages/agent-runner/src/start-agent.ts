@@ -20,7 +20,13 @@ import { AgentRunnerError } from "./agent-runner-error";
 import { classifyFailure } from "./classify-failure";
 import { type GitProgress, gitProgress } from "./git-progress";
 import { LineSplitter } from "./line-splitter";
-import { bootTicksNow, type RunTrace, stopProcessGroup, stopRunLeftovers } from "./process-group";
+import {
+  bootTicksNow,
+  type RunTrace,
+  sampleRunDescendants,
+  stopProcessGroup,
+  stopRunLeftovers,
+} from "./process-group";
 
 export interface StartAgentOptions {
   /** `claude`, `codex`, `gemini`, `cursor`, or any name with a `command`. */
@@ -273,6 +279,12 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
     return stopping;
   };
 
+  // Descendants are sampled while the run lives, so one that leaves the session and drops the
+  // marker is still known once its parent exits; the first sample waits a second, so a short
+  // run pays nothing for it.
+  const sampler = trace ? setInterval(() => sampleRunDescendants(trace), 1_000) : undefined;
+  sampler?.unref();
+
   const timer =
     options.timeoutMs !== undefined
       ? setTimeout(() => {
@@ -297,6 +309,7 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   const done = (async (): Promise<AgentRunResult> => {
     const { code, signal } = await exited;
     if (timer) clearTimeout(timer);
+    if (sampler) clearInterval(sampler);
     // The leader is gone; anything it left in its group (a dev server, a hung tool) goes too,
     // which also releases the output pipes those processes may hold.
     await stop();
