@@ -12,6 +12,8 @@ export { DaemonError } from "./errors";
 export type { DispatchCheckContext, Refusal } from "./intake";
 export { checkDispatch, checkProjectDir, expiresAt, MAX_DISPATCH_BYTES } from "./intake";
 export { extractLearnings, learningKey } from "./learnings";
+export type { CompletionDeliveryOptions } from "./outbox-delivery";
+export { createCompletionDelivery } from "./outbox-delivery";
 export { buildPrompt, REPORT_SECTIONS } from "./prompt";
 export type { ReportFacts, ReportSections } from "./report";
 export { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
@@ -26,5 +28,5 @@ export {
 } from "./service-unit";
 export type { SessionState } from "./session-state";
 export type { DaemonStatus } from "./status";
-export { formatStatus, readStatus } from "./status";
+export { formatStatus, readDeliveryStatus, readStatus } from "./status";
 export { requestCancel, submitDispatch } from "./submit";

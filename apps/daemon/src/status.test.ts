@@ -1,9 +1,18 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { gstackLayout } from "@gstack/contracts";
+import { gstackLayout, resolveDispatchSettings } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { readStatus } from "./status";
+import {
+  freePort,
+  makeDeliveryWorld,
+  sampleCompletion,
+  sampleDispatch,
+  startReceiver,
+} from "./delivery-test-support";
+import { createCompletionDelivery } from "./outbox-delivery";
+import { formatStatus, readStatus } from "./status";
+import { waitFor } from "./test-support";
 
 let base: string;
 
@@ -52,5 +61,46 @@ describe("daemon liveness from the heartbeat", () => {
     const status = await readStatus(layout);
     expect(status.alive).toBe(false);
     expect(status.heartbeat).toBeUndefined();
+  });
+});
+
+describe("delivery state in the status", () => {
+  it("shows each endpoint's state and the deliveries that ended without success", async () => {
+    const world = await makeDeliveryWorld();
+    const refusing = await startReceiver(() => ({ status: 401 }));
+    try {
+      const port = await freePort();
+      const delivery = createCompletionDelivery({
+        layout: world.layout,
+        settings: resolveDispatchSettings({
+          dispatch: {
+            clawvisor_url: `http://127.0.0.1:${port}/api`,
+            openclaw_hooks_url: refusing.url("/hooks/agent"),
+          },
+        }).settings,
+        context: world.context,
+      });
+      await delivery.start();
+      await delivery.enqueue({
+        sessionDir: world.sessionDir("dispatch-s1"),
+        dispatch: sampleDispatch("dispatch-s1"),
+        completion: sampleCompletion("dispatch-s1"),
+        reportMarkdown: "",
+      });
+      await waitFor(() => world.events.find((event) => event.event === "callback_refused"));
+      await delivery.stop(1000);
+      const text = formatStatus(await readStatus(world.layout));
+      const lines = text.split("\n");
+      expect(lines.some((line) => /^delivery: 0 pending, 1 failed \(as of .+\)$/.test(line))).toBe(true);
+      expect(
+        lines.some((line) =>
+          /^ {2}DOWN clawvisor http:\/\/127\.0\.0\.1:\d+\/api: does not answer \(ECONNREFUSED\)/.test(line),
+        ),
+      ).toBe(true);
+      expect(lines).toContain(`  ✗ dispatch-s1 → ${refusing.url("/hooks/agent")}: HTTP 401`);
+    } finally {
+      await refusing.close();
+      await world.cleanup();
+    }
   });
 });

@@ -6,6 +6,7 @@ import {
   parseValue,
   processAlive,
 } from "@gstack/contracts";
+import type { DeliveryStatus } from "./completion-delivery";
 import { commitsSince } from "./git";
 import { readAllStates, readQueueFile } from "./session-state";
 
@@ -15,6 +16,27 @@ export interface DaemonStatus {
   /** True when the heartbeat is recent and its pid is alive. */
   alive: boolean;
   sessions: ListSessionsResponse;
+  /** Endpoints and ended deliveries as the completion delivery last wrote them. */
+  delivery?: DeliveryStatus & { updated_at?: string };
+}
+
+/** Reads `dispatch/.delivery-status.json`; undefined when it is missing or unreadable. */
+export async function readDeliveryStatus(
+  layout: GstackLayout,
+): Promise<(DeliveryStatus & { updated_at?: string }) | undefined> {
+  try {
+    const value = JSON.parse(await readFile(layout.dispatch.deliveryStatus, "utf8")) as Partial<
+      DeliveryStatus & { updated_at: string }
+    >;
+    return {
+      endpoints: Array.isArray(value.endpoints) ? value.endpoints : [],
+      pending: typeof value.pending === "number" ? value.pending : 0,
+      failed: Array.isArray(value.failed) ? value.failed : [],
+      ...(typeof value.updated_at === "string" ? { updated_at: value.updated_at } : {}),
+    };
+  } catch {
+    return undefined;
+  }
 }
 
 /** Reads queue, session states and heartbeat from disk; counts commits live from git. */
@@ -62,7 +84,13 @@ export async function readStatus(layout: GstackLayout, now = new Date()): Promis
   const fresh = heartbeat
     ? now.getTime() - new Date(heartbeat.ts).getTime() < staleAfterMs && processAlive(heartbeat.pid)
     : false;
-  return { ...(heartbeat ? { heartbeat } : {}), alive: fresh, sessions: response };
+  const delivery = await readDeliveryStatus(layout);
+  return {
+    ...(heartbeat ? { heartbeat } : {}),
+    alive: fresh,
+    sessions: response,
+    ...(delivery ? { delivery } : {}),
+  };
 }
 
 function formatSeconds(seconds: number): string {
@@ -91,5 +119,28 @@ export function formatStatus(status: DaemonStatus): string {
   for (const [index, item] of (sessions.queue ?? []).entries()) {
     lines.push(`  ${index + 1}. ${item.id}  ${item.project}  waiting ${formatSeconds(item.waiting)}`);
   }
+  lines.push(...formatDelivery(status.delivery));
   return lines.join("\n");
+}
+
+/** Each endpoint's state, pending deliveries and the deliveries that ended without success. */
+function formatDelivery(delivery: DaemonStatus["delivery"]): string[] {
+  if (
+    !delivery ||
+    (delivery.endpoints.length === 0 && delivery.failed.length === 0 && delivery.pending === 0)
+  ) {
+    return [];
+  }
+  const lines = [
+    `delivery: ${delivery.pending} pending, ${delivery.failed.length} failed${delivery.updated_at ? ` (as of ${delivery.updated_at})` : ""}`,
+  ];
+  for (const endpoint of delivery.endpoints) {
+    lines.push(
+      `  ${endpoint.reachable ? "up  " : "DOWN"} ${endpoint.kind} ${endpoint.url}: ${endpoint.detail}`,
+    );
+  }
+  for (const failure of delivery.failed) {
+    lines.push(`  ✗ ${failure.dispatch_id} → ${failure.url}: ${failure.reason}`);
+  }
+  return lines;
 }

@@ -26,15 +26,18 @@ export { JsonLinesTracker } from "./json-lines-tracker";
 export type { LineSplitterOptions, LineSplitterStats } from "./line-splitter";
 export { LineSplitter } from "./line-splitter";
 export type { OutputTracker } from "./output-tracker";
-export type { StopGroupOptions } from "./process-group";
+export type { RunTrace, StopGroupOptions } from "./process-group";
 export {
   processGroupAlive,
   processGroupMembers,
+  runLeftovers,
+  sampleRunDescendants,
   signalProcessGroup,
   stopProcessGroup,
+  stopRunLeftovers,
 } from "./process-group";
 export type { RetryDecision, RetryPolicyOptions } from "./retry-policy";
 export { decideRetry } from "./retry-policy";
 export type { AgentRunResult, RunningAgent, StartAgentOptions } from "./start-agent";
-export { startAgent } from "./start-agent";
+export { RUN_MARKER_VARIABLE, startAgent } from "./start-agent";
 export { defaultAllowedTools, findUnsafeArgument, restrictionsToDisallowedTools } from "./tool-permissions";

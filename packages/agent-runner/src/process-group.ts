@@ -20,6 +20,9 @@ interface ProcessEntry {
   pid: number;
   parentPid: number;
   processGroupId: number;
+  sessionId: number;
+  /** Clock ticks since boot at which the process started. */
+  startTime: number;
   live: boolean;
 }
 
@@ -40,12 +43,15 @@ function processTable(): ProcessEntry[] | undefined {
     } catch {
       continue;
     }
-    // Fields after the command name (which may hold spaces and parentheses): state, ppid, pgrp.
+    // Fields after the command name (which may hold spaces and parentheses): state, ppid, pgrp,
+    // session, ..., starttime (the 22nd field of the whole line, the 20th after the name).
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
     table.push({
       pid: Number(entry),
       parentPid: Number(fields[1]),
       processGroupId: Number(fields[2]),
+      sessionId: Number(fields[3]),
+      startTime: Number(fields[19]),
       live: fields[0] !== "Z" && fields[0] !== "X",
     });
   }
@@ -57,7 +63,9 @@ function processTable(): ProcessEntry[] | undefined {
  * such as Claude Code run tools in process groups of their own; those are found here, while their
  * parent is still alive to link them.
  */
-export function processDescendants(pid: number): { pid: number; processGroupId: number }[] {
+export function processDescendants(
+  pid: number,
+): { pid: number; processGroupId: number; startTime: number }[] {
   if (process.platform !== "linux") return [];
   const table = processTable() ?? [];
   const children = new Map<number, ProcessEntry[]>();
@@ -66,7 +74,7 @@ export function processDescendants(pid: number): { pid: number; processGroupId: 
     if (siblings) siblings.push(entry);
     else children.set(entry.parentPid, [entry]);
   }
-  const found: { pid: number; processGroupId: number }[] = [];
+  const found: { pid: number; processGroupId: number; startTime: number }[] = [];
   const queue = [pid];
   const seen = new Set(queue);
   while (queue.length > 0) {
@@ -74,10 +82,128 @@ export function processDescendants(pid: number): { pid: number; processGroupId: 
       if (seen.has(child.pid)) continue;
       seen.add(child.pid);
       queue.push(child.pid);
-      if (child.live) found.push({ pid: child.pid, processGroupId: child.processGroupId });
+      if (child.live) {
+        found.push({ pid: child.pid, processGroupId: child.processGroupId, startTime: child.startTime });
+      }
     }
   }
   return found;
+}
+
+/**
+ * Clock ticks since boot now (Linux), in the unit of a process's start time in /proc (USER_HZ,
+ * 100 on every Linux architecture in use), or undefined. Read before a spawn, it bounds the start
+ * time of everything the new process will start.
+ */
+export function bootTicksNow(): number | undefined {
+  if (process.platform !== "linux") return undefined;
+  try {
+    const seconds = Number(readFileSync("/proc/uptime", "latin1").split(" ")[0]);
+    return Number.isFinite(seconds) ? Math.floor(seconds * 100) - 1 : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function environmentHolds(pid: number, needle: Buffer): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/environ`).includes(needle);
+  } catch {
+    return false;
+  }
+}
+
+/** How to recognise what one agent run left behind. */
+export interface RunTrace {
+  /** The agent's pid, which is also its session id (it was started with setsid). */
+  sessionId: number;
+  /** An environment variable (`NAME=value`) given only to this run; inherited by what it starts. */
+  marker: string;
+  /** Clock ticks since boot just before the agent started; only processes started since are read for the marker. */
+  startTime?: number;
+  /**
+   * Descendants seen while the run lived (pid → start time), sampled through the parent links
+   * that vanish once a parent exits: catches a child that left the session and dropped the marker.
+   */
+  seen?: Map<number, number>;
+}
+
+/** Adds the run's current descendants to `trace.seen`. */
+export function sampleRunDescendants(trace: RunTrace): void {
+  if (process.platform !== "linux") return;
+  trace.seen ??= new Map();
+  for (const descendant of processDescendants(trace.sessionId)) {
+    trace.seen.set(descendant.pid, descendant.startTime);
+  }
+}
+
+/**
+ * Live processes a finished agent run left behind (Linux; elsewhere none are found): every
+ * process still in the agent's session, whatever its process group and parent (a background
+ * job the shell moved to a group of its own, re-parented once the agent exited), and every
+ * process started since the agent that carries the run's environment marker, which is how a
+ * child that left the session with setsid (a double fork) is still recognised; and every
+ * descendant sampled while the run lived (`trace.seen`) that is still the same process.
+ */
+export function runLeftovers(trace: RunTrace): number[] {
+  if (process.platform !== "linux") return [];
+  const table = processTable() ?? [];
+  const needle = Buffer.from(`${trace.marker}\0`);
+  const found: number[] = [];
+  for (const entry of table) {
+    if (!entry.live || entry.pid === process.pid) continue;
+    // The start time tells a sampled process from a later one that reuses its pid.
+    if (entry.sessionId === trace.sessionId || trace.seen?.get(entry.pid) === entry.startTime) {
+      found.push(entry.pid);
+      continue;
+    }
+    if (trace.startTime !== undefined && entry.startTime < trace.startTime) continue;
+    if (environmentHolds(entry.pid, needle)) found.push(entry.pid);
+  }
+  return found;
+}
+
+/**
+ * Ends what a finished run left behind: SIGTERM to each leftover, then SIGKILL to what is
+ * still there after the grace period. Looks again after each round, so a leftover that starts
+ * another process while being stopped is caught too.
+ */
+export async function stopRunLeftovers(
+  trace: RunTrace,
+  options: StopGroupOptions = {},
+): Promise<{ signalled: NodeJS.Signals[]; remaining: number[] }> {
+  const grace = options.graceMilliseconds ?? 5_000;
+  const poll = options.pollMilliseconds ?? 50;
+  const signalled: NodeJS.Signals[] = [];
+  const signal = (pids: number[], name: NodeJS.Signals) => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, name);
+      } catch {
+        // Already gone.
+      }
+    }
+    if (pids.length > 0 && !signalled.includes(name)) signalled.push(name);
+  };
+  let leftovers = runLeftovers(trace);
+  if (leftovers.length === 0) return { signalled, remaining: [] };
+  signal(leftovers, "SIGTERM");
+  const gone = () => {
+    leftovers = runLeftovers(trace);
+    return leftovers.length === 0;
+  };
+  if (await waitUntil(gone, grace, poll)) return { signalled, remaining: [] };
+  signal(leftovers, "SIGKILL");
+  await waitUntil(
+    () => {
+      leftovers = runLeftovers(trace);
+      signal(leftovers, "SIGKILL");
+      return leftovers.length === 0;
+    },
+    2_000,
+    poll,
+  );
+  return { signalled, remaining: leftovers };
 }
 
 function processAlive(pid: number): boolean {

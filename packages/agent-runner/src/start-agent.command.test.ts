@@ -1,9 +1,53 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { processGroupAlive, processGroupMembers } from "./process-group";
 import { startAgent } from "./start-agent";
 import { gitIdentity as identity, ScratchFolders } from "./test-support";
+
+interface ProcEntry {
+  pid: number;
+  parentPid: number;
+  processGroupId: number;
+  sessionId: number;
+}
+
+/** Live `sleep <duration>` processes, read from /proc; a unique duration tells a test's own apart. */
+function processesWith(tag: string): ProcEntry[] {
+  const found: ProcEntry[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/cmdline`, "utf8") !== `sleep\0${tag}\0`) continue;
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (fields[0] === "Z" || fields[0] === "X") continue;
+      found.push({
+        pid: Number(entry),
+        parentPid: Number(fields[1]),
+        processGroupId: Number(fields[2]),
+        sessionId: Number(fields[3]),
+      });
+    } catch {}
+  }
+  return found;
+}
+
+let durations = 0;
+/** A sleep duration no other process on the machine is likely to use. */
+function uniqueDuration(): string {
+  durations += 1;
+  return `1000.${process.pid}${durations}${Date.now() % 100_000}`;
+}
+
+async function waitForProcess(tag: string): Promise<ProcEntry[]> {
+  for (let tries = 0; tries < 200; tries += 1) {
+    const found = processesWith(tag);
+    if (found.length > 0) return found;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`no process with ${tag} appeared`);
+}
 
 const scratch = new ScratchFolders();
 afterEach(() => scratch.removeAll());
@@ -140,6 +184,73 @@ describe("startAgent with a configured command (Codex-style JSON lines)", () => 
     expect(finished.failure).toBeUndefined();
     expect(processGroupMembers(result.pid!)).toEqual([]);
     expect(processGroupAlive(result.pid!)).toBe(false);
+  });
+
+  it("stops a background job the agent moved into a process group of its own, after the agent exits", async () => {
+    const cwd = scratch.folder("command-agent-cwd-");
+    const tag = uniqueDuration();
+    const result = startAgent({
+      agent: "custom",
+      prompt: "x",
+      cwd,
+      // With `set -m`, bash gives each background job its own process group, as an interactive shell does.
+      command: {
+        command: ["bash", "-c", `set -m; sleep ${tag} >/dev/null 2>&1 & echo started; sleep 1; exit 0`],
+      },
+      killGraceMs: 1_000,
+    });
+    // Seen running before the run ends, in a group other than the agent's.
+    const seen = await waitForProcess(tag);
+    expect(seen.some((entry) => entry.processGroupId !== result.pid)).toBe(true);
+    const finished = await result.done;
+    expect(finished.failure).toBeUndefined();
+    expect(processesWith(tag)).toEqual([]);
+  });
+
+  it("stops a double-forked child that left the agent's session with setsid, on exit, cancel and timeout", async () => {
+    for (const how of ["exit", "cancel", "timeout"] as const) {
+      const tag = uniqueDuration();
+      const script =
+        how === "exit"
+          ? `(setsid sleep ${tag} >/dev/null 2>&1 &) ; sleep 1; exit 0`
+          : `(setsid sleep ${tag} >/dev/null 2>&1 &) ; exec sleep 1000`;
+      const result = startAgent({
+        agent: "custom",
+        prompt: "x",
+        cwd: scratch.folder("command-agent-cwd-"),
+        command: { command: ["sh", "-c", script] },
+        killGraceMs: 1_000,
+        ...(how === "timeout" ? { timeoutMs: 1_500 } : {}),
+      });
+      const seen = await waitForProcess(tag);
+      // It really escaped: another session, and not a child of the agent.
+      expect(seen.every((entry) => entry.sessionId !== result.pid && entry.parentPid !== result.pid)).toBe(
+        true,
+      );
+      if (how === "cancel") await result.cancel("test");
+      const finished = await result.done;
+      expect(finished.cancelled).toBe(how === "cancel");
+      expect(finished.timedOut).toBe(how === "timeout");
+      expect(processesWith(tag)).toEqual([]);
+    }
+  });
+
+  it("stops a child that left the session and cleared its environment, once seen while the run lived", async () => {
+    const tag = uniqueDuration();
+    const result = startAgent({
+      agent: "custom",
+      prompt: "x",
+      cwd: scratch.folder("command-agent-cwd-"),
+      // A direct child of the agent: found by the sampler through its parent, before the agent exits.
+      command: { command: ["sh", "-c", `setsid env -i sleep ${tag} >/dev/null 2>&1 & sleep 2.5; exit 0`] },
+      killGraceMs: 1_000,
+    });
+    const seen = await waitForProcess(tag);
+    expect(seen.every((entry) => entry.sessionId !== result.pid)).toBe(true);
+    const environment = readFileSync(`/proc/${seen[0]?.pid}/environ`, "latin1");
+    expect(environment).not.toContain("GSTACK_AGENT_RUN");
+    await result.done;
+    expect(processesWith(tag)).toEqual([]);
   });
 
   it("keeps a capped copy of the raw output when asked", async () => {

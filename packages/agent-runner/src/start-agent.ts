@@ -1,4 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import {
   closeSync,
   createWriteStream,
@@ -19,7 +20,13 @@ import { AgentRunnerError } from "./agent-runner-error";
 import { classifyFailure } from "./classify-failure";
 import { type GitProgress, gitProgress } from "./git-progress";
 import { LineSplitter } from "./line-splitter";
-import { stopProcessGroup } from "./process-group";
+import {
+  bootTicksNow,
+  type RunTrace,
+  sampleRunDescendants,
+  stopProcessGroup,
+  stopRunLeftovers,
+} from "./process-group";
 
 export interface StartAgentOptions {
   /** `claude`, `codex`, `gemini`, `cursor`, or any name with a `command`. */
@@ -133,6 +140,12 @@ function gitStart(cwd: string): { repository: boolean; head?: string; directorie
   return { repository: true, head: head && /^[0-9a-f]{40,64}$/.test(head) ? head : undefined, directories };
 }
 
+/**
+ * Set to a value unique to each run in the agent's environment. Everything the agent starts
+ * inherits it, so what survives the run (even in a session of its own) can be found and stopped.
+ */
+export const RUN_MARKER_VARIABLE = "GSTACK_AGENT_RUN";
+
 function environmentOf(options: StartAgentOptions, adapterEnv: Record<string, string>): NodeJS.ProcessEnv {
   const environment: NodeJS.ProcessEnv = options.inheritEnv === false ? {} : { ...process.env };
   for (const [name, value] of Object.entries({ ...adapterEnv, ...(options.env ?? {}) })) {
@@ -205,11 +218,15 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   }
 
   const stdin = openStdin(commandLine.stdin);
+  const marker = `${RUN_MARKER_VARIABLE}=${randomUUID()}`;
+  const environment = environmentOf(options, commandLine.env);
+  environment[RUN_MARKER_VARIABLE] = marker.slice(RUN_MARKER_VARIABLE.length + 1);
+  const spawnedAfter = bootTicksNow();
   let child: ChildProcess | undefined;
   try {
     child = spawn(commandLine.file, commandLine.args, {
       cwd: options.cwd,
-      env: environmentOf(options, commandLine.env),
+      env: environment,
       stdio: [stdin, "pipe", "pipe"],
       detached: true,
     });
@@ -218,6 +235,10 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   }
   const running = child;
   const pid = running.pid;
+  const trace: RunTrace | undefined =
+    pid === undefined
+      ? undefined
+      : { sessionId: pid, marker, ...(spawnedAfter === undefined ? {} : { startTime: spawnedAfter }) };
 
   const reportProgress = (force: boolean) => {
     if (!options.onProgress) return;
@@ -258,6 +279,12 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
     return stopping;
   };
 
+  // Descendants are sampled while the run lives, so one that leaves the session and drops the
+  // marker is still known once its parent exits; the first sample waits a second, so a short
+  // run pays nothing for it.
+  const sampler = trace ? setInterval(() => sampleRunDescendants(trace), 1_000) : undefined;
+  sampler?.unref();
+
   const timer =
     options.timeoutMs !== undefined
       ? setTimeout(() => {
@@ -282,9 +309,13 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   const done = (async (): Promise<AgentRunResult> => {
     const { code, signal } = await exited;
     if (timer) clearTimeout(timer);
+    if (sampler) clearInterval(sampler);
     // The leader is gone; anything it left in its group (a dev server, a hung tool) goes too,
     // which also releases the output pipes those processes may hold.
     await stop();
+    // What escaped the group (its own group, a new session, a parent that already exited) is
+    // found by session and by the run's environment marker, and stopped the same way.
+    if (trace) await stopRunLeftovers(trace, { graceMilliseconds: killGraceMs });
     if (pid !== undefined) await Promise.race([outputClosed, delay(2_000)]);
     splitter.end(onLine);
     tracker.account({ skippedLines: splitter.stats.skippedLines, outputBytes: splitter.stats.bytes });

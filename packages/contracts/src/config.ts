@@ -28,6 +28,8 @@ const flatReaders: Record<string, (value: unknown) => unknown> = {
   heartbeat_seconds: Number,
   shutdown_grace_seconds: Number,
   clawvisor_url: String,
+  openclaw_hooks_url: String,
+  openclaw_callback_url: String,
   require_signature: (value) => value === true || value === "true",
   allowed_tools: (value) => splitList(value as string | string[]),
   disallowed_tools: (value) => splitList(value as string | string[]),

@@ -141,6 +141,8 @@ export function gstackLayout(root: string) {
     dispatchSecret: join(root, ".dispatch-secret"),
     /** Shared secret that signs completion callbacks to the OpenClaw plugin's route (mode 0600). */
     callbackSecret: join(root, ".callback-secret"),
+    /** Bearer token for OpenClaw's hooks endpoint (`hooks.token` in openclaw.json; mode 0600). */
+    openclawHooksToken: join(root, ".openclaw-hooks-token"),
     dispatch: {
       /** Finished dispatch files are renamed into this folder; the daemon watches it. */
       incoming: dispatch,
@@ -159,6 +161,8 @@ export function gstackLayout(root: string) {
       queue: join(dispatch, "queue.json"),
       audit: join(dispatch, "audit.jsonl"),
       heartbeat: join(dispatch, ".daemon-heartbeat"),
+      /** Endpoints and failed deliveries, rewritten by the daemon's completion delivery. */
+      deliveryStatus: join(dispatch, ".delivery-status.json"),
       lock: join(dispatch, ".daemon.lock"),
       control: join(dispatch, "control"),
     },

@@ -29,6 +29,16 @@ const defaults = {
 
 const settingsWithoutDefaults = {
   clawvisor_url: httpUrlSchema.optional(),
+  openclaw_hooks_url: httpUrlSchema
+    .optional()
+    .describe(
+      "OpenClaw's hooks endpoint that gets each completion as a readable message, e.g. http://127.0.0.1:18789/hooks/agent (or /hooks/wake); its token is read from .openclaw-hooks-token (0600).",
+    ),
+  openclaw_callback_url: httpUrlSchema
+    .optional()
+    .describe(
+      "The OpenClaw plugin's gstack receiver route that gets each completion as a signed completion-callback (secret: .callback-secret, 0600).",
+    ),
   require_signature: z
     .boolean()
     .optional()
@@ -90,6 +100,8 @@ export const daemonConfigFileSchema = z
     dispatch_heartbeat_seconds: flatInteger.optional(),
     dispatch_shutdown_grace_seconds: flatInteger.optional(),
     dispatch_clawvisor_url: z.string().optional(),
+    dispatch_openclaw_hooks_url: z.string().optional(),
+    dispatch_openclaw_callback_url: z.string().optional(),
     dispatch_require_signature: flatBoolean.optional(),
     dispatch_allowed_tools: flatList.optional(),
     dispatch_disallowed_tools: flatList.optional(),

@@ -43,6 +43,8 @@ export const auditEventNameSchema = z.enum([
   "orphan_killed",
   "callback_sent",
   "callback_failed",
+  "callback_refused",
+  "endpoint_checked",
   "learnings_recorded",
   "activity_recorded",
 ]);

@@ -1,0 +1,489 @@
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import {
+  type Completion,
+  type Dispatch,
+  type DispatchSettings,
+  type GstackLayout,
+  readSecretFile,
+  signCallback,
+  writeFileAtomic,
+} from "@gstack/contracts";
+import type {
+  CompletionDelivery,
+  DeliveryContext,
+  DeliveryStatus,
+  EndpointCheck,
+  PendingDelivery,
+} from "./completion-delivery";
+import {
+  type DeliveryOutbox,
+  isDelivered,
+  markDelivered,
+  type OutboxTarget,
+  readLegacyOutbox,
+  readOutbox,
+  removeLegacyOutbox,
+  writeOutbox,
+} from "./delivery-outbox";
+import {
+  checkCallbackUrl,
+  configuredEndpoints,
+  credentialTransportProblem,
+  type ReceiverKind,
+} from "./delivery-targets";
+import { checkEndpoint, networkProblem } from "./endpoint-check";
+import { completionCallbackBody, completionMessage, hooksBody } from "./receiver-body";
+import {
+  type AttemptOutcome,
+  classifyResponse,
+  DEFAULT_RETRY_SCHEDULE,
+  nextDelayMs,
+  type RetrySchedule,
+} from "./retry-schedule";
+import { readCallbackToken } from "./token";
+
+/** What `createCompletionDelivery` needs; everything after `context` is for tests. */
+export interface CompletionDeliveryOptions {
+  layout: GstackLayout;
+  settings: DispatchSettings;
+  context: DeliveryContext;
+  /** Back-off between transient failures (default: 5 s doubling to 10 min, abandoned after 3 days). */
+  schedule?: Partial<RetrySchedule>;
+  now?: () => Date;
+  fetch?: typeof fetch;
+  random?: () => number;
+  /** Time limit of one POST (default 15 s) and of the start-up probe (default 5 s). */
+  postTimeoutMs?: number;
+  probeTimeoutMs?: number;
+  /** The Clawvisor bearer token (default: the keychain, then `.clawvisor-token`). */
+  readClawvisorToken?: () => Promise<string | undefined>;
+}
+
+/** At most this many ended deliveries are listed in `status()` and the status file. */
+const FAILED_KEPT = 20;
+
+class RefusedBeforeSending extends Error {}
+
+/**
+ * The daemon's completion delivery: one outbox file per session, one target per configured
+ * receiver (Clawvisor with its bearer token, OpenClaw's hooks endpoint with the hooks token,
+ * the OpenClaw plugin's gstack receiver with a signed body), retried with exponential
+ * back-off on transient failures and ended on permanent ones. See `CompletionDelivery`.
+ * Endpoint states and ended deliveries are also written to `dispatch/.delivery-status.json`
+ * for `gstack-dispatch status`.
+ */
+export function createCompletionDelivery(options: CompletionDeliveryOptions): CompletionDelivery {
+  const { layout, settings, context } = options;
+  const schedule: RetrySchedule = { ...DEFAULT_RETRY_SCHEDULE, ...options.schedule };
+  const now = options.now ?? (() => new Date());
+  const fetchImplementation = options.fetch ?? fetch;
+  const random = options.random ?? Math.random;
+  const readClawvisorToken = options.readClawvisorToken ?? (() => readCallbackToken(layout));
+  const endpoints = new Map<ReceiverKind, EndpointCheck>(
+    configuredEndpoints(settings).map((endpoint) => [
+      endpoint.kind,
+      { ...endpoint, reachable: false, detail: "not checked yet" },
+    ]),
+  );
+  const timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
+  const running = new Map<string, Promise<void>>();
+  const pendingSessions = new Set<string>();
+  let failed: DeliveryStatus["failed"] = [];
+  let stopping = false;
+  let statusChain: Promise<void> = Promise.resolve();
+  let loadedFailed: Promise<void> | undefined;
+
+  function loadFailed(): Promise<void> {
+    loadedFailed ??= readFile(layout.dispatch.deliveryStatus, "utf8")
+      .then((text) => {
+        const previous = (JSON.parse(text) as Partial<DeliveryStatus>).failed;
+        if (Array.isArray(previous)) failed = [...previous, ...failed].slice(0, FAILED_KEPT);
+      })
+      .catch(() => undefined);
+    return loadedFailed;
+  }
+
+  function status(): DeliveryStatus {
+    return { endpoints: [...endpoints.values()], pending: pendingSessions.size, failed: [...failed] };
+  }
+
+  function saveStatus(): Promise<void> {
+    statusChain = statusChain
+      .then(() =>
+        writeFileAtomic(
+          layout.dispatch.deliveryStatus,
+          `${JSON.stringify({ updated_at: now().toISOString(), pid: process.pid, ...status() }, null, 2)}\n`,
+        ),
+      )
+      .catch((error: Error) => context.log(`could not save the delivery status: ${error.message}`));
+    return statusChain;
+  }
+
+  function noteEndpoint(kind: ReceiverKind, reachable: boolean, detail: string): void {
+    const endpoint = endpoints.get(kind);
+    if (endpoint) endpoints.set(kind, { ...endpoint, reachable, detail });
+  }
+
+  async function audit(
+    event: "callback_sent" | "callback_failed" | "callback_refused" | "endpoint_checked",
+    fields: Parameters<DeliveryContext["audit"]>[1],
+  ): Promise<void> {
+    await context.audit(event, fields).catch((error: Error) => context.log(`audit: ${error.message}`));
+  }
+
+  function targetsFor(dispatch: Dispatch): OutboxTarget[] {
+    const targets: OutboxTarget[] = [];
+    const first = now().toISOString();
+    if (settings.clawvisor_url && dispatch.callback_url) {
+      const check = checkCallbackUrl(settings, dispatch.callback_url);
+      targets.push(
+        check.ok
+          ? {
+              kind: "clawvisor",
+              url: dispatch.callback_url,
+              state: "pending",
+              attempts: 0,
+              next_attempt_at: first,
+            }
+          : {
+              kind: "clawvisor",
+              url: dispatch.callback_url,
+              state: "failed",
+              attempts: 0,
+              failed_reason: check.reason,
+            },
+      );
+    }
+    if (settings.openclaw_hooks_url) {
+      targets.push({
+        kind: "openclaw-hooks",
+        url: settings.openclaw_hooks_url,
+        state: "pending",
+        attempts: 0,
+        next_attempt_at: first,
+      });
+    }
+    if (settings.openclaw_callback_url) {
+      targets.push({
+        kind: "gstack-receiver",
+        url: settings.openclaw_callback_url,
+        state: "pending",
+        attempts: 0,
+        next_attempt_at: first,
+      });
+    }
+    return targets;
+  }
+
+  async function secret(path: string, what: string): Promise<string> {
+    try {
+      return await readSecretFile(path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") {
+        throw new RefusedBeforeSending(`no ${what} in ${path} (create it with mode 0600)`);
+      }
+      throw new RefusedBeforeSending(`${what}: ${(error as Error).message.split("\n").join(" ")}`);
+    }
+  }
+
+  /** The headers and body for one attempt; throws RefusedBeforeSending when it must not be sent. */
+  async function request(
+    target: OutboxTarget,
+    outbox: DeliveryOutbox,
+  ): Promise<{ headers: Record<string, string>; body: string }> {
+    const transport = credentialTransportProblem(target.url);
+    if (transport) throw new RefusedBeforeSending(transport);
+    const headers: Record<string, string> = {
+      "content-type": "application/json",
+      "idempotency-key": outbox.dispatch_id,
+    };
+    const reportPath = layout.dispatch.completedReport(outbox.dispatch_id);
+    if (target.kind === "clawvisor") {
+      const allowed = checkCallbackUrl(settings, target.url);
+      if (!allowed.ok) throw new RefusedBeforeSending(allowed.reason);
+      let token: string | undefined;
+      try {
+        token = await readClawvisorToken();
+      } catch (error) {
+        throw new RefusedBeforeSending(`callback token: ${(error as Error).message.split("\n").join(" ")}`);
+      }
+      if (token) headers.authorization = `Bearer ${token}`;
+      return { headers, body: JSON.stringify(outbox.completion) };
+    }
+    if (target.kind === "openclaw-hooks") {
+      const token = await secret(layout.openclawHooksToken, "OpenClaw hooks token");
+      headers.authorization = `Bearer ${token}`;
+      const message = completionMessage(outbox.completion, outbox.report_markdown, reportPath);
+      return { headers, body: JSON.stringify(hooksBody(target.url, message)) };
+    }
+    const signingSecret = await secret(layout.callbackSecret, "callback secret");
+    const sentAt = now();
+    const body = JSON.stringify(completionCallbackBody(outbox.completion, outbox.report_markdown, sentAt));
+    return { headers: { ...headers, ...signCallback(body, signingSecret, sentAt) }, body };
+  }
+
+  async function attempt(target: OutboxTarget, outbox: DeliveryOutbox): Promise<AttemptOutcome> {
+    let prepared: { headers: Record<string, string>; body: string };
+    try {
+      prepared = await request(target, outbox);
+    } catch (error) {
+      if (error instanceof RefusedBeforeSending) return { kind: "permanent", reason: error.message };
+      return { kind: "permanent", reason: `could not build the body: ${(error as Error).message}` };
+    }
+    try {
+      const response = await fetchImplementation(target.url, {
+        method: "POST",
+        redirect: "manual",
+        headers: prepared.headers,
+        body: prepared.body,
+        signal: AbortSignal.timeout(options.postTimeoutMs ?? 15_000),
+      });
+      await response.arrayBuffer().catch(() => undefined);
+      return classifyResponse(response.status, response.headers.get("retry-after"), now().getTime());
+    } catch (error) {
+      return { kind: "transient", reason: networkProblem(error) };
+    }
+  }
+
+  function scheduleAt(sessionDir: string, at: number): void {
+    if (stopping) return;
+    const existing = timers.get(sessionDir);
+    if (existing && existing.at <= at) return;
+    if (existing) clearTimeout(existing.timer);
+    const timer = setTimeout(
+      () => {
+        timers.delete(sessionDir);
+        void run(sessionDir);
+      },
+      Math.max(0, at - now().getTime()),
+    );
+    timer.unref();
+    timers.set(sessionDir, { at, timer });
+  }
+
+  function run(sessionDir: string): Promise<void> {
+    const current = running.get(sessionDir);
+    if (current) return current;
+    const promise = deliverDue(sessionDir)
+      .catch((error: Error) => context.log(`delivery for ${sessionDir}: ${error.message}`))
+      .finally(() => running.delete(sessionDir));
+    running.set(sessionDir, promise);
+    return promise;
+  }
+
+  async function finish(sessionDir: string, outbox: DeliveryOutbox): Promise<void> {
+    await markDelivered(sessionDir, outbox, now());
+    pendingSessions.delete(sessionDir);
+    await saveStatus();
+  }
+
+  async function recordEnded(outbox: DeliveryOutbox, target: OutboxTarget, reason: string): Promise<void> {
+    target.state = "failed";
+    target.failed_reason = reason;
+    delete target.next_attempt_at;
+    failed = [{ dispatch_id: outbox.dispatch_id, url: target.url, reason }, ...failed].slice(0, FAILED_KEPT);
+    await audit("callback_refused", {
+      dispatch_id: outbox.dispatch_id,
+      reason,
+      detail: { url: target.url, receiver: target.kind, attempts: target.attempts },
+    });
+    context.log(`delivery of ${outbox.dispatch_id} to ${target.url} ended without success: ${reason}`);
+  }
+
+  async function deliverDue(sessionDir: string): Promise<void> {
+    if (stopping) return;
+    const outbox = await readOutbox(sessionDir);
+    if (!outbox || (await isDelivered(sessionDir))) {
+      pendingSessions.delete(sessionDir);
+      return;
+    }
+    pendingSessions.add(sessionDir);
+    for (const target of outbox.targets) {
+      if (stopping) break;
+      if (target.state !== "pending") continue;
+      if (target.next_attempt_at && Date.parse(target.next_attempt_at) > now().getTime()) continue;
+      const outcome = await attempt(target, outbox);
+      target.attempts += 1;
+      if (outcome.kind === "delivered") {
+        target.state = "delivered";
+        target.delivered_at = now().toISOString();
+        delete target.next_attempt_at;
+        delete target.last_error;
+        noteEndpoint(target.kind, true, `took a delivery at ${target.delivered_at} (HTTP ${outcome.status})`);
+        await writeOutbox(sessionDir, outbox);
+        await audit("callback_sent", {
+          dispatch_id: outbox.dispatch_id,
+          detail: { url: target.url, receiver: target.kind, attempts: target.attempts },
+        });
+        context.log(`completion of ${outbox.dispatch_id} delivered to ${target.url}`);
+        continue;
+      }
+      target.last_error = outcome.reason;
+      if (outcome.kind === "permanent") {
+        await recordEnded(outbox, target, outcome.reason);
+        await writeOutbox(sessionDir, outbox);
+        continue;
+      }
+      noteEndpoint(target.kind, false, `last delivery attempt failed: ${outcome.reason}`);
+      const age = now().getTime() - Date.parse(outbox.created_at);
+      if (age >= schedule.giveUpAfterMs) {
+        await recordEnded(
+          outbox,
+          target,
+          `gave up after ${target.attempts} attempts over ${Math.round(age / 60_000)} minutes; last: ${outcome.reason}`,
+        );
+        await writeOutbox(sessionDir, outbox);
+        continue;
+      }
+      const delay = nextDelayMs(schedule, target.attempts, outcome.retryAfterMs, random);
+      target.next_attempt_at = new Date(now().getTime() + delay).toISOString();
+      await writeOutbox(sessionDir, outbox);
+      await audit("callback_failed", {
+        dispatch_id: outbox.dispatch_id,
+        reason: outcome.reason,
+        detail: {
+          url: target.url,
+          receiver: target.kind,
+          attempts: target.attempts,
+          next_attempt_at: target.next_attempt_at,
+        },
+      });
+    }
+    const waiting = outbox.targets.filter((target) => target.state === "pending");
+    if (waiting.length === 0) {
+      await finish(sessionDir, outbox);
+      return;
+    }
+    await saveStatus();
+    const next = Math.min(
+      ...waiting.map((target) => Date.parse(target.next_attempt_at ?? "") || now().getTime()),
+    );
+    scheduleAt(sessionDir, next);
+  }
+
+  async function convertLegacy(sessionDir: string): Promise<boolean> {
+    const legacy = await readLegacyOutbox(sessionDir);
+    if (!legacy) return false;
+    const report = await readFile(layout.dispatch.completedReport(legacy.dispatch_id), "utf8").catch(
+      () => "",
+    );
+    const outbox: DeliveryOutbox = {
+      version: 1,
+      dispatch_id: legacy.dispatch_id,
+      created_at: now().toISOString(),
+      completion: legacy.body as Completion,
+      report_markdown: report,
+      targets: [
+        {
+          kind: "clawvisor",
+          url: legacy.url,
+          state: "pending",
+          attempts: legacy.attempts,
+          next_attempt_at: now().toISOString(),
+        },
+      ],
+    };
+    await writeOutbox(sessionDir, outbox);
+    await removeLegacyOutbox(sessionDir);
+    return true;
+  }
+
+  return {
+    async start() {
+      await loadFailed();
+      const checks = await Promise.all(
+        configuredEndpoints(settings).map((endpoint) =>
+          checkEndpoint(endpoint, { fetch: fetchImplementation, timeoutMs: options.probeTimeoutMs ?? 5_000 }),
+        ),
+      );
+      for (const check of checks) {
+        endpoints.set(check.kind, check);
+        context.log(`${check.kind} endpoint ${check.url}: ${check.detail}`);
+        await audit("endpoint_checked", {
+          ...(check.reachable ? {} : { reason: check.detail }),
+          detail: { url: check.url, receiver: check.kind, reachable: check.reachable, found: check.detail },
+        });
+      }
+      await saveStatus();
+      return checks;
+    },
+
+    checkCallbackUrl(url) {
+      return checkCallbackUrl(settings, url);
+    },
+
+    async enqueue(delivery: PendingDelivery) {
+      const { sessionDir, dispatch, completion } = delivery;
+      if (await isDelivered(sessionDir)) return;
+      const existing = await readOutbox(sessionDir);
+      if (!existing) {
+        const targets = targetsFor(dispatch);
+        if (targets.length === 0) {
+          if (dispatch.callback_url) {
+            context.log(
+              `local-only mode: the report for ${dispatch.id} stays on disk (callback_url not used)`,
+            );
+          }
+          return;
+        }
+        const outbox: DeliveryOutbox = {
+          version: 1,
+          dispatch_id: dispatch.id,
+          created_at: now().toISOString(),
+          completion,
+          report_markdown: delivery.reportMarkdown,
+          targets,
+        };
+        await loadFailed();
+        for (const target of targets) {
+          if (target.state === "failed" && target.failed_reason) {
+            await recordEnded(outbox, target, target.failed_reason);
+          }
+        }
+        await writeOutbox(sessionDir, outbox);
+      }
+      pendingSessions.add(sessionDir);
+      void run(sessionDir);
+    },
+
+    async replay() {
+      if (stopping) return;
+      await loadFailed();
+      let names: string[] = [];
+      try {
+        names = await readdir(layout.dispatch.sessions);
+      } catch {}
+      for (const name of names) {
+        const sessionDir = join(layout.dispatch.sessions, name);
+        if (running.has(sessionDir) || timers.has(sessionDir)) continue;
+        try {
+          if (await isDelivered(sessionDir)) continue;
+          const outbox = await readOutbox(sessionDir);
+          if (!outbox && !(await convertLegacy(sessionDir))) continue;
+          pendingSessions.add(sessionDir);
+          void run(sessionDir);
+        } catch (error) {
+          context.log(`delivery replay: ${(error as Error).message}`);
+        }
+      }
+    },
+
+    status,
+
+    async stop(graceMs: number) {
+      stopping = true;
+      for (const { timer } of timers.values()) clearTimeout(timer);
+      timers.clear();
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled([...running.values()]),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, graceMs);
+        }),
+      ]);
+      if (timer) clearTimeout(timer);
+      await statusChain;
+    },
+  };
+}
