@@ -41,6 +41,8 @@ export interface SkillReport {
   name: string;
   source: string;
   bins: string[];
+  /** Binaries the skill may use but works without (not a gate). */
+  optionalBins: string[];
   leftovers: ClaudeReference[];
   stripped: StrippedPart[];
   notes: string[];
@@ -73,6 +75,7 @@ function reportOf(skill: TransformedSkill): SkillReport {
     name: skill.name,
     source: skill.file,
     bins: skill.bins,
+    optionalBins: skill.optionalBins,
     leftovers: skill.leftovers,
     stripped: skill.stripped,
     notes: skill.notes,

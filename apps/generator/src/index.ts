@@ -17,7 +17,8 @@ export type { Bundle, BundleOptions, RunReport, SkillReport } from "./generate-b
 export { DEFAULT_EXCLUDED, generateBundle } from "./generate-bundle";
 export type { GeneratorErrorCode } from "./generator-error";
 export { GeneratorError } from "./generator-error";
-export { BROWSE_BIN, inferRequiredBins, notableBins } from "./infer-bins";
+export type { SkillBins } from "./infer-bins";
+export { inferBins, inferRequiredBins, notableBins } from "./infer-bins";
 export type { InstallResult } from "./install-workspace";
 export { installToWorkspace } from "./install-workspace";
 export type { OutputDifference } from "./output-files";

@@ -1,5 +1,5 @@
 import { type ClaudeReference, findClaudeReferences } from "./find-claude-references";
-import { inferRequiredBins } from "./infer-bins";
+import { inferBins } from "./infer-bins";
 import { parseMarkdownStructure } from "./markdown-structure";
 import { insertOpenClawNotes, normaliseBlankLines, type OpenClawNote } from "./openclaw-notes";
 import { rewriteCodeBlock } from "./rewrite-code";
@@ -38,8 +38,10 @@ export interface TransformedSkill {
   file: string;
   /** The complete SKILL.md. */
   content: string;
-  /** Binaries declared in `requires.bins`. */
+  /** Binaries declared in `requires.bins`: what the skill cannot run without. */
   bins: string[];
+  /** Binaries the skill may use but works without; listed under `metadata.gstack.optionalBins`. */
+  optionalBins: string[];
   /** Claude-only references that remain, each with its reason. The goal is none. */
   leftovers: ClaudeReference[];
   /** Claude-only preamble parts that were removed. */
@@ -109,7 +111,7 @@ function rewriteBody(
 function metadataOf(
   source: SkillSource,
   frontmatter: Record<string, unknown>,
-  bins: string[],
+  bins: { required: string[]; optional: string[] },
   options: TransformOptions,
 ): Record<string, unknown> {
   const gstack: Record<string, unknown> = { source: source.file };
@@ -127,7 +129,8 @@ function metadataOf(
     emoji: emojiFor(source.gstackName),
     homepage: options.homepage,
   };
-  if (bins.length > 0) openclaw["requires"] = { bins };
+  if (bins.required.length > 0) openclaw["requires"] = { bins: bins.required };
+  if (bins.optional.length > 0) gstack["optionalBins"] = bins.optional;
   return { openclaw, gstack };
 }
 
@@ -157,7 +160,7 @@ export function transformSkill(source: SkillSource, options: TransformOptions): 
     rewriteProse(text, options, { spawnsSessions: false, plansOnly: false }),
   );
   const structure = parseMarkdownStructure(body);
-  const bins = inferRequiredBins(body, structure);
+  const bins = inferBins(body, structure);
   const metadata = metadataOf(source, document.frontmatter, bins, options);
   const frontmatter = [
     "---",
@@ -181,7 +184,8 @@ export function transformSkill(source: SkillSource, options: TransformOptions): 
     gstackName,
     file: source.file,
     content,
-    bins,
+    bins: bins.required,
+    optionalBins: bins.optional,
     leftovers: findClaudeReferences(body, structure).map((reference) => ({
       ...reference,
       line: reference.line + bodyLine - 1,
