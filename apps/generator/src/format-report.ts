@@ -17,6 +17,12 @@ export function formatReport(report: RunReport): string {
     }
   }
   for (const skipped of report.skipped) lines.push(`skipped ${skipped.source}: ${skipped.reason}`);
+  if (report.missingSupport.length > 0) {
+    lines.push(
+      `${report.missingSupport.length} file(s) the skills read are not in the input gstack folder, so they cannot be installed (generate from a full gstack install such as ~/.claude/skills/gstack):`,
+    );
+    for (const path of report.missingSupport) lines.push(`  ${path}`);
+  }
   lines.push(
     `${report.skills.length} skill(s), ${report.leftoverCount} Claude-only reference(s) left, ${report.errorCount} validator error(s)`,
   );

@@ -8,6 +8,7 @@ import { DEFAULT_SKILLS_ROOT } from "./rewrite-paths";
 import { PACK_NAME } from "./skill-names";
 import { soulMarkdown } from "./soul";
 import type { StrippedPart } from "./strip-claude-preamble";
+import type { SupportFile, SupportFiles } from "./support-files";
 import {
   GENERATED_PACK_FILE,
   type SkillSource,
@@ -29,6 +30,8 @@ export interface BundleOptions {
   gstackVersion?: string;
   /** gstack skill names to leave out, with the reason shown in the report. */
   exclude?: Readonly<Record<string, string>>;
+  /** Files the skills read at run time, from the user's gstack; installed beside the pack skill. */
+  support?: SupportFiles;
 }
 
 /** gstack skills that make no sense on OpenClaw, and why. */
@@ -59,11 +62,18 @@ export interface RunReport {
   leftoverCount: number;
   /** Validator errors in all skills together. Must be zero. */
   errorCount: number;
+  /**
+   * Paths the skills read under the pack's folder that the input gstack lacks (relative to
+   * the gstack folder). A full gstack install has them all; a skills-only copy does not.
+   */
+  missingSupport: string[];
 }
 
 /** Generated files by path relative to the output folder, plus the report. */
 export interface Bundle {
   files: Map<string, string>;
+  /** Support files by path relative to the output folder (`skills/gstack/bin/gstack-slug`). */
+  supportFiles: Map<string, SupportFile>;
   report: RunReport;
   plan: PublishPlan | undefined;
 }
@@ -97,7 +107,7 @@ function withPack(skill: TransformedSkill, members: TransformedSkill[]): Transfo
 }
 
 function generatedPackSkill(
-  options: Required<Omit<BundleOptions, "gstackVersion" | "exclude">>,
+  options: Required<Omit<BundleOptions, "gstackVersion" | "exclude" | "support">>,
   context: { skillNames: Set<string> },
 ): TransformedSkill {
   const source = `---\nname: gstack\ndescription: The gstack skill pack for OpenClaw. Routes coding work to the right gstack workflow and installs the rest of the pack.\n---\n${packIntroduction()}`;
@@ -154,6 +164,12 @@ export function generateBundle(sources: readonly SkillSource[], options: BundleO
     files.set("clawhub.json", `${JSON.stringify(plan, null, 2)}\n`);
   }
 
+  const supportFiles = new Map<string, SupportFile>();
+  for (const [path, file] of options.support?.files ?? []) {
+    const target = `skills/${PACK_NAME}/${path}`;
+    if (!files.has(target)) supportFiles.set(target, file);
+  }
+
   const reports = skills.map(reportOf);
   const report: RunReport = {
     skills: reports,
@@ -163,6 +179,12 @@ export function generateBundle(sources: readonly SkillSource[], options: BundleO
       (sum, skill) => sum + skill.issues.filter((issue) => issue.severity === "error").length,
       0,
     ),
+    missingSupport: [...(options.support?.missing ?? [])],
   };
-  return { files: new Map([...files].sort(([left], [right]) => compareText(left, right))), report, plan };
+  return {
+    files: new Map([...files].sort(([left], [right]) => compareText(left, right))),
+    supportFiles,
+    report,
+    plan,
+  };
 }
