@@ -64,13 +64,12 @@ function askRules(): Rule[] {
       () => "in your chat reply",
     ],
     [
-      new RegExp(`\\b(?:calling|Calling|using|Using|firing|Firing) (?:the )?${ask}(?: tool)?`, "g"),
-      (match) => withCaseOf(match, "asking the user in your chat reply"),
+      new RegExp(`\\b(?:Via|Through|Using|With) (?:the |an? )?${ask}(?: tool| calls?)?`, "g"),
+      () => "In your chat reply",
     ],
     [
-      new RegExp(`${ask}(?: tool)?(?= (?:is|was|has|fails|returns|caps|satisfies|becomes)\\b)`, "g"),
-      (match, offset: string, whole: string) =>
-        startsSentence(whole, Number(offset)) ? "Asking in your chat reply" : "asking in your chat reply",
+      new RegExp(`\\b(?:calling|Calling|using|Using|firing|Firing) (?:the )?${ask}(?: tool)?`, "g"),
+      (match) => withCaseOf(match, "asking the user in your chat reply"),
     ],
     [
       new RegExp(`\\b(to|for|of|on|about|after|before) ${ask}(?: tool)?(?: calls?)?(?! calls)`, "g"),
@@ -89,6 +88,11 @@ function askRules(): Rule[] {
       (match) => withCaseOf(match, "the question to the user"),
     ],
     [
+      new RegExp(`${ask}(?: tool)?(?= (?:is|was|has|fails|returns|caps|satisfies|becomes)\\b)`, "g"),
+      (_match, offset: string, whole: string) =>
+        startsSentence(whole, Number(offset)) ? "Asking in your chat reply" : "asking in your chat reply",
+    ],
+    [
       new RegExp(`${ask} (F|f)ormat`, "g"),
       (_match, letter) => (letter === "F" ? "Question Format" : "question format"),
     ],
@@ -98,10 +102,43 @@ function askRules(): Rule[] {
   ];
 }
 
+/**
+ * Sentences about how Claude Code delivers a question (a `tool_use` block, "call the tool")
+ * that have no meaning in a chat reply, made true for OpenClaw.
+ */
+const QUESTION_DELIVERY_RULES: Rule[] = [
+  [
+    /\b(?:must be sent|is sent|is|be sent) as (?:a )?tool_use, not prose\b/g,
+    () => "must be asked as its own question in your chat reply, not buried in other prose",
+  ],
+  [/,? as a tool_use\b/g, () => ""],
+  [/ \(tool_use\)/g, () => ""],
+  [
+    /\bis a tool_use, not prose — (?:write the question text and )?call the tool directly\b/g,
+    () => "is asked in your chat reply as its own question — ask it directly",
+  ],
+  [/ — write the question text and call the tool\b/g, () => " — write the question text in your chat reply"],
+  [/\b(?:call|Call) the tool directly\b/g, (match) => withCaseOf(match, "ask it directly")],
+  [
+    /\b(first|FIRST) tool call (MUST|must) be ask the user\b/g,
+    (_match, first: string, must: string) => `${first} action ${must} be to ask the user`,
+  ],
+  [/\btool call = ask the user\b/g, () => "action = ask the user"],
+  [/\bmeta-ask the user\b/g, () => "first ask the user"],
+];
+
 function planRules(): Rule[] {
   const exit = tool("ExitPlanMode");
   const enter = tool("EnterPlanMode");
   return [
+    [
+      new RegExp(`\\b(before|after|until|Before|After|Until) ${exit}(?: tool)? is (?:called|invoked)`, "g"),
+      (_match, preposition: string) => `${preposition} you present the plan for the user's approval`,
+    ],
+    [
+      new RegExp(`\\b(?:calling|Calling|invoking|Invoking|using|Using) (?:the )?${exit}(?: tool)?`, "g"),
+      (match) => withCaseOf(match, "presenting the plan for the user's approval"),
+    ],
     [
       new RegExp(
         `\\b(?:call|Call|use|Use|invoke|Invoke|run|Run) (?:the )?${exit}(?: tool)?(?:,? and wait\\b)?`,
@@ -275,6 +312,7 @@ export function rewriteProse(text: string, context: RewriteContext, flags: Prose
   apply(skillRules);
   apply(ASK_RULES);
   output = bareAsk(output);
+  apply(QUESTION_DELIVERY_RULES);
   const beforePlan = output;
   apply(PLAN_RULES);
   if (output !== beforePlan) flags.plansOnly = true;
@@ -282,7 +320,10 @@ export function rewriteProse(text: string, context: RewriteContext, flags: Prose
   apply(TOOL_RULES);
   output = subagentRule(output);
   if (output.includes("sessions_spawn")) flags.spawnsSessions = true;
-  output = output.replace(/\bClaude Code\b/g, "OpenClaw");
+  // A version or date of Claude Code is a fact about Claude Code, never restated for OpenClaw.
+  output = output
+    .replace(/,? (?:since|as of|from|in|starting with|before) Claude Code v?\d[\w.]*/g, "")
+    .replace(/\bClaude Code(?! v?\d)/g, "OpenClaw");
   output = skillReferences(output, context);
   return rewritePaths(output, context);
 }

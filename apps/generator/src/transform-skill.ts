@@ -11,6 +11,7 @@ import { emojiFor } from "./skill-emoji";
 import { openClawSkillName } from "./skill-names";
 import { type StrippedPart, stripClaudePreamble } from "./strip-claude-preamble";
 import { claudeToolNames } from "./tool-mapping";
+import { describeUnenforcedHooks, UNENFORCED_HOOKS_NOTE } from "./unenforced-hooks";
 
 /** One gstack skill as read from disk. */
 export interface SkillSource {
@@ -152,7 +153,13 @@ export function transformSkill(source: SkillSource, options: TransformOptions): 
   const { body: withoutPreamble, stripped } = stripClaudePreamble(
     document.body.replace(GENERATED_HEADER, ""),
   );
-  const rewritten = rewriteBody(withoutPreamble, options, flags);
+  const hooked = Boolean(document.frontmatter["hooks"]);
+  const rewrittenText = rewriteBody(
+    hooked ? describeUnenforcedHooks(withoutPreamble) : withoutPreamble,
+    options,
+    flags,
+  );
+  const rewritten = hooked ? `${UNENFORCED_HOOKS_NOTE}\n\n${rewrittenText}` : rewrittenText;
   const { body: withNotes, added } = insertOpenClawNotes(rewritten);
   const body = normaliseBlankLines(withNotes);
 
