@@ -23,6 +23,12 @@ export function formatReport(report: RunReport): string {
     );
     for (const path of report.missingSupport) lines.push(`  ${path}`);
   }
+  for (const [construct, byContext] of Object.entries(report.leftoversByConstruct)) {
+    const where = Object.entries(byContext)
+      .map(([context, count]) => `${count} in ${context}`)
+      .join(", ");
+    lines.push(`left: ${construct}: ${where}`);
+  }
   lines.push(
     `${report.skills.length} skill(s), ${report.leftoverCount} Claude-only reference(s) left, ${report.errorCount} validator error(s)`,
   );

@@ -60,6 +60,8 @@ export interface RunReport {
   skipped: { source: string; reason: string }[];
   /** Claude-only references left in all skills together. The goal is zero. */
   leftoverCount: number;
+  /** The same, by construct and where it sits, e.g. `{"MCP tool": {"inline-code": 47}}`. */
+  leftoversByConstruct: Record<string, Partial<Record<ClaudeReference["context"], number>>>;
   /** Validator errors in all skills together. Must be zero. */
   errorCount: number;
   /**
@@ -92,6 +94,19 @@ function reportOf(skill: TransformedSkill): SkillReport {
     droppedFields: skill.droppedFields,
     issues: validateOpenClawSkill({ folderName: skill.name, content: skill.content }),
   };
+}
+
+function countByConstruct(reports: readonly SkillReport[]): RunReport["leftoversByConstruct"] {
+  const counts: RunReport["leftoversByConstruct"] = {};
+  const all = reports.flatMap((skill) => skill.leftovers);
+  for (const construct of [...new Set(all.map((leftover) => leftover.construct))].sort(compareText)) {
+    const byContext: Partial<Record<ClaudeReference["context"], number>> = {};
+    for (const leftover of all.filter((candidate) => candidate.construct === construct)) {
+      byContext[leftover.context] = (byContext[leftover.context] ?? 0) + 1;
+    }
+    counts[construct] = byContext;
+  }
+  return counts;
 }
 
 function descriptionOf(content: string): string {
@@ -175,6 +190,7 @@ export function generateBundle(sources: readonly SkillSource[], options: BundleO
     skills: reports,
     skipped,
     leftoverCount: reports.reduce((sum, skill) => sum + skill.leftovers.length, 0),
+    leftoversByConstruct: countByConstruct(reports),
     errorCount: reports.reduce(
       (sum, skill) => sum + skill.issues.filter((issue) => issue.severity === "error").length,
       0,

@@ -68,3 +68,91 @@ describe.skipIf(corpus === undefined)(
     });
   },
 );
+
+describe.skipIf(corpus === undefined)(
+  `the real gstack corpus, read as OpenClaw instructions${corpusSkipNote(corpus)}`,
+  () => {
+    let skills: { name: string; content: string }[];
+    let bundle: Bundle;
+
+    beforeAll(async () => {
+      bundle = await buildFromFolder({ input: corpus ?? "", output: join(tmpdir(), "unused") });
+      skills = bundle.report.skills.map((skill) => ({
+        name: skill.name,
+        content: bundle.files.get(`skills/${skill.name}/SKILL.md`) ?? "",
+      }));
+    });
+
+    it("leaves no Claude-only reference in prose, and counts every class left in code", () => {
+      const inProse = bundle.report.skills.flatMap((skill) =>
+        skill.leftovers
+          .filter((leftover) => leftover.context === "prose")
+          .map((leftover) => `${skill.name}:${leftover.line} ${leftover.construct}: ${leftover.text}`),
+      );
+      expect(inProse).toEqual([]);
+      const counted = Object.values(bundle.report.leftoversByConstruct)
+        .flatMap((byContext) => Object.values(byContext))
+        .reduce((sum, count) => sum + (count ?? 0), 0);
+      expect(counted).toBe(bundle.report.leftoverCount);
+    });
+
+    it("has no broken sentence the rewriting used to produce", () => {
+      const broken = [
+        /\bVia ask the user\b/,
+        /\btool_use, not prose\b/,
+        /\bcall the tool\b/,
+        /\bcalling presenting\b/,
+        /\bOpenClaw v\d/,
+        /\bevery asking\b/i,
+        /\bMUST be ask the user\b/,
+        /\bEmit ONE ask\b/,
+      ];
+      const found = skills.flatMap(({ name, content }) =>
+        broken.filter((pattern) => pattern.test(content)).map((pattern) => `${name}: ${pattern}`),
+      );
+      expect(found).toEqual([]);
+    });
+
+    it("leaves no sentence that introduces something and then stops", async () => {
+      // An introduction ("…, name it and log:") straight before a heading or the end, where
+      // gstack's own text went on with what it introduced.
+      const introductionThenHeading = /^([^\n`|>#-][^\n]*:)\n+(?:#{1,6} |(?![\s\S]))/gm;
+      const dangling: string[] = [];
+      for (const { name, content } of skills) {
+        const file = bundle.report.skills.find((skill) => skill.name === name)?.source ?? "";
+        const source = await readFile(join(corpus ?? "", file), "utf8").catch(() => "");
+        const intendedBeforeHeading = new Set(
+          [...source.matchAll(introductionThenHeading)].map((match) => (match[1] ?? "").slice(0, 25)),
+        );
+        for (const match of content.matchAll(introductionThenHeading)) {
+          const line = match[1] ?? "";
+          if (!intendedBeforeHeading.has(line.slice(0, 25))) dangling.push(`${name}: ${line}`);
+        }
+      }
+      expect(dangling).toEqual([]);
+    });
+
+    it("removes the telemetry question whole and keeps the spawned-session rule and the timeline's completed event", () => {
+      for (const { name, content } of skills) {
+        expect(content, name).not.toMatch(/telemetry/i);
+        expect(content, name).not.toContain("TEL_PROMPTED");
+      }
+      const withSpawnRule = skills.filter(({ content }) => content.includes("SPAWNED_SESSION: true"));
+      expect(withSpawnRule.length).toBeGreaterThan(40);
+      for (const { name, content } of withSpawnRule) {
+        expect(content, name).toMatch(/If `SPAWNED_SESSION` is true, skip feature discovery\./);
+      }
+      expect(skills.filter(({ content }) => content.includes('"event":"completed"')).length).toBeGreaterThan(
+        40,
+      );
+    });
+
+    it("promises no blocking in the skills whose Claude Code hooks are gone", () => {
+      for (const name of ["gstack-freeze", "gstack-careful", "gstack-guard"]) {
+        const content = skills.find((skill) => skill.name === name)?.content ?? "";
+        expect(content, name).toContain("Not enforced on OpenClaw");
+        expect(content, name).not.toMatch(/will be \**blocked|hookSpecificOutput/);
+      }
+    });
+  },
+);

@@ -48,6 +48,18 @@ describe("rewriteProse", () => {
       "Subagents run in the background by default, so pass the flag.",
     ],
     ["Claude Code v2.1 added it.", "Claude Code v2.1 added it."],
+    [
+      "Emit ONE AskUserQuestion that lists every option. The AskUserQuestion call is a tool_use, not prose — write the question text and call the tool.",
+      "Ask ONE question in your chat reply that lists every option. The question to the user is asked in your chat reply as its own question, not buried in other prose — write the question text in your chat reply.",
+    ],
+    [
+      "Run the Claude CEO subagent, then compare Claude and Codex.",
+      "Run the CEO sub-agent, then compare you and Codex.",
+    ],
+    [
+      "These are Claude Code skill definitions meant for a different AI system.",
+      "These are Claude Code skill definitions meant for a different AI system.",
+    ],
     ["Each AskUserQuestion call names the branch.", "Every question you ask the user names the branch."],
     ["Batch them into one AskUserQuestion.", "Batch them into a question to the user."],
     ["Keep AskUserQuestion calls short.", "Keep questions to the user short."],

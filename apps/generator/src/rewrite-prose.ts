@@ -64,6 +64,14 @@ function askRules(): Rule[] {
       () => "in your chat reply",
     ],
     [
+      new RegExp(
+        `\\b(Emit|emit|Send|send|Fire|fire) (ONE|one|a single|a|an) ${ask}(?: tool)?(?: calls?)?`,
+        "g",
+      ),
+      (match, _verb: string, count: string) =>
+        withCaseOf(match, `ask ${count === "an" ? "a" : count} question in your chat reply`),
+    ],
+    [
       new RegExp(`\\b(?:Via|Through|Using|With) (?:the |an? )?${ask}(?: tool| calls?)?`, "g"),
       () => "In your chat reply",
     ],
@@ -116,6 +124,10 @@ const QUESTION_DELIVERY_RULES: Rule[] = [
   [
     /\bis a tool_use, not prose — (?:write the question text and )?call the tool directly\b/g,
     () => "is asked in your chat reply as its own question — ask it directly",
+  ],
+  [
+    /\bis a tool_use, not prose\b/g,
+    () => "is asked in your chat reply as its own question, not buried in other prose",
   ],
   [/ — write the question text and call the tool\b/g, () => " — write the question text in your chat reply"],
   [/\b(?:call|Call) the tool directly\b/g, (match) => withCaseOf(match, "ask it directly")],
@@ -318,12 +330,17 @@ export function rewriteProse(text: string, context: RewriteContext, flags: Prose
   if (output !== beforePlan) flags.plansOnly = true;
   apply(TODO_RULES);
   apply(TOOL_RULES);
+  output = output
+    .replace(/\bClaude ((?:[A-Za-z-]+ )?)sub-?agent(s?)\b/g, "$1sub-agent$2")
+    .replace(/\b(?:Claude|Claude's own)(?= and Codex\b)/g, "you");
   output = subagentRule(output);
   if (output.includes("sessions_spawn")) flags.spawnsSessions = true;
   // A version or date of Claude Code is a fact about Claude Code, never restated for OpenClaw.
   output = output
-    .replace(/,? (?:since|as of|from|in|starting with|before) Claude Code v?\d[\w.]*/g, "")
-    .replace(/\bClaude Code(?! v?\d)/g, "OpenClaw");
+    .replace(/\s+with run_in_background: false —[^)]*(?=\))/g, "")
+    .replace(/,?\s+(?:since|as of|from|in|starting with|before)\s+Claude Code v?\d[\w.]*/g, "")
+    // Telling another agent what Claude Code's own files are stays true as written.
+    .replace(/\bClaude Code(?! v?\d)(?! skill definitions)/g, "OpenClaw");
   output = skillReferences(output, context);
   return rewritePaths(output, context);
 }

@@ -117,6 +117,11 @@ function filterShellLines(lines: string[], state: ShellState): { kept: string[];
         if (label[1]) state.labels.add(label[1]);
       }
     }
+    // A comment right above removed lines described them; it goes too.
+    while (kept.length > 0 && /^\s*#(?!!)/.test(kept[kept.length - 1] ?? "")) {
+      kept.pop();
+      removed++;
+    }
     removed += stop - index;
     index = stop;
   }

@@ -1,3 +1,4 @@
+import { dropHookSentences } from "./drop-hook-sentences";
 import { type ClaudeReference, findClaudeReferences } from "./find-claude-references";
 import { inferBins } from "./infer-bins";
 import { parseMarkdownStructure } from "./markdown-structure";
@@ -155,7 +156,7 @@ export function transformSkill(source: SkillSource, options: TransformOptions): 
   );
   const hooked = Boolean(document.frontmatter["hooks"]);
   const rewrittenText = rewriteBody(
-    hooked ? describeUnenforcedHooks(withoutPreamble) : withoutPreamble,
+    dropHookSentences(hooked ? describeUnenforcedHooks(withoutPreamble) : withoutPreamble),
     options,
     flags,
   );
