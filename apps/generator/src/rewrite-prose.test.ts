@@ -49,6 +49,10 @@ describe("rewriteProse", () => {
     ],
     ["Claude Code v2.1 added it.", "Claude Code v2.1 added it."],
     [
+      "Disable it with `gstack-config set proactive false` or run gstack-slug.",
+      "Disable it with `~/.openclaw/workspace/skills/gstack/bin/gstack-config set proactive false` or run ~/.openclaw/workspace/skills/gstack/bin/gstack-slug.",
+    ],
+    [
       "Emit ONE AskUserQuestion that lists every option. The AskUserQuestion call is a tool_use, not prose — write the question text and call the tool.",
       "Ask ONE question in your chat reply that lists every option. The question to the user is asked in your chat reply as its own question, not buried in other prose — write the question text in your chat reply.",
     ],
