@@ -15,7 +15,7 @@ import {
   type TransformedSkill,
   transformSkill,
 } from "./transform-skill";
-import { type SkillIssue, validateOpenClawSkill } from "./validate-openclaw-skill";
+import { MAX_SKILL_BYTES, type SkillIssue, validateOpenClawSkill } from "./validate-openclaw-skill";
 import { toSemver } from "./version-mapping";
 
 /** Settings of one generation run. */
@@ -154,7 +154,17 @@ export function generateBundle(sources: readonly SkillSource[], options: BundleO
   });
   const skillNames = new Set(included.map((source) => source.gstackName).filter((name) => name !== ""));
   const context = { ...settings, skillNames };
-  const transformed = included.map((source) => transformSkill(source, context));
+  const transformed = included
+    .map((source) => transformSkill(source, context))
+    .filter((skill) => {
+      const bytes = Buffer.byteLength(skill.content, "utf8");
+      if (bytes <= MAX_SKILL_BYTES) return true;
+      skipped.push({
+        source: skill.file,
+        reason: `${bytes} bytes once generated; OpenClaw skips a SKILL.md over ${MAX_SKILL_BYTES} bytes, so it is not written`,
+      });
+      return false;
+    });
   const members = transformed.filter((skill) => skill.name !== PACK_NAME);
   const root =
     transformed.find((skill) => skill.name === PACK_NAME) ?? generatedPackSkill(settings, { skillNames });

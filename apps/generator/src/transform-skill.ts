@@ -1,5 +1,6 @@
 import { dropHookSentences } from "./drop-hook-sentences";
 import { type ClaudeReference, findClaudeReferences } from "./find-claude-references";
+import { GeneratorError } from "./generator-error";
 import { inferBins } from "./infer-bins";
 import { parseMarkdownStructure } from "./markdown-structure";
 import { insertOpenClawNotes, normaliseBlankLines, type OpenClawNote } from "./openclaw-notes";
@@ -144,6 +145,15 @@ function metadataOf(
  */
 export function transformSkill(source: SkillSource, options: TransformOptions): TransformedSkill {
   const document = parseSkillDocument(source.source, source.file);
+  if (!document.hasFrontmatter) {
+    throw new GeneratorError({
+      code: "frontmatter",
+      file: source.file,
+      line: 1,
+      message:
+        "has no frontmatter: a SKILL.md must open with a --- line, then name and description, then ---",
+    });
+  }
   const gstackName =
     source.gstackName === ""
       ? ""
