@@ -146,6 +146,12 @@ const sectionCache = new Map<string, MarkdownStructure>();
 let cachedCharacters = 0;
 const CACHE_LIMIT = 32 * 1024 * 1024;
 
+/** Forgets every parsed section (for measuring a cold run). */
+export function clearParseCache(): void {
+  sectionCache.clear();
+  cachedCharacters = 0;
+}
+
 function parseSection(text: string): MarkdownStructure {
   const cached = sectionCache.get(text);
   if (cached) return cached;

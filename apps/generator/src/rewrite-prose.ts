@@ -266,6 +266,10 @@ function toolRules(): Rule[] {
 }
 
 const ASK_RULES = askRules();
+/** Any word the tool rules look for: a mapped tool's name or a marked tool. */
+const TOOL_WORD = new RegExp(
+  `${[...Object.keys(toolMappings), "Bash", "Grep", "Glob"].join("|")}|${TOOL_OPEN}`,
+);
 const PLAN_RULES = planRules();
 const TODO_RULES = todoRules();
 const TOOL_RULES = toolRules();
@@ -321,15 +325,18 @@ export function rewriteProse(text: string, context: RewriteContext, flags: Prose
     skillRules = skillToolRules(context);
     skillRuleCache.set(context, skillRules);
   }
-  apply(skillRules);
-  apply(ASK_RULES);
-  output = bareAsk(output);
-  apply(QUESTION_DELIVERY_RULES);
+  // Each group of rules runs only when its key word is there: most prose has none.
+  if (output.includes("Skill")) apply(skillRules);
+  if (output.includes("AskUserQuestion")) {
+    apply(ASK_RULES);
+    output = bareAsk(output);
+  }
+  if (output.includes("tool") || output.includes("meta-ask")) apply(QUESTION_DELIVERY_RULES);
   const beforePlan = output;
-  apply(PLAN_RULES);
+  if (/plan/i.test(output)) apply(PLAN_RULES);
   if (output !== beforePlan) flags.plansOnly = true;
-  apply(TODO_RULES);
-  apply(TOOL_RULES);
+  if (output.includes("TodoWrite")) apply(TODO_RULES);
+  if (TOOL_WORD.test(output)) apply(TOOL_RULES);
   output = output
     .replace(/\bClaude ((?:[A-Za-z-]+ )?)sub-?agent(s?)\b/g, "$1sub-agent$2")
     .replace(/\b(?:Claude|Claude's own)(?= and Codex\b)/g, "you");
