@@ -19,6 +19,8 @@ const CLAUDE_ONLY_SHELL = [
   /gstack-(update-check|telemetry-log|telemetry-sync|upgrade)\b/,
   /\.gstack\/(sessions|analytics)\b/,
   /gstack-config\s+(get|set)\s+(telemetry|update_check|auto_upgrade)\b/,
+  // The model overlay is gstack's patch for Claude models, removed with its section.
+  /\bMODEL_OVERLAY\b/,
 ];
 
 /** Variables the preamble uses only for telemetry, upgrades and session counting. */

@@ -40,7 +40,10 @@ describe("referencedSupportPaths", () => {
       referencedSupportPaths([
         { source: SHIP },
         // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell spelling ${HOME}, not a template
-        { source: "See ~/.claude/skills/gstack/review/SKILL.md and ${HOME}/.claude/skills/gstack/lib/x.ts." },
+        {
+          source:
+            "See ~/.claude/skills/gstack/review/SKILL.md and ${HOME}/.claude/skills/gstack/lib/x.ts. Touch ~/.claude/skills/gstack/.feature-prompted-x once.",
+        },
       ]),
     ).toEqual(["ETHOS.md", "bin/gstack-slug", "browse/dist/browse", "lib/x.ts", "ship/sections/tests.md"]);
   });

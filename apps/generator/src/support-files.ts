@@ -38,7 +38,8 @@ export function referencedSupportPaths(sources: readonly Pick<SkillSource, "sour
   for (const { source } of sources) {
     for (const match of source.matchAll(GSTACK_PATH)) {
       const path = (match[1] ?? "").replace(/[./]+$/, "");
-      if (path === "" || path.includes("..") || isSkillFile(path)) continue;
+      // Hidden paths (`.feature-prompted-*`, `.git`) are state a skill writes or probes, not files it reads.
+      if (path === "" || path.includes("..") || isSkillFile(path) || /(?:^|\/)\./.test(path)) continue;
       found.add(path);
     }
   }
