@@ -39,9 +39,9 @@ describe("referencedSupportPaths", () => {
     expect(
       referencedSupportPaths([
         { source: SHIP },
-        // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell spelling ${HOME}, not a template
         {
           source:
+            // biome-ignore lint/suspicious/noTemplateCurlyInString: the shell spelling ${HOME}, not a template
             "See ~/.claude/skills/gstack/review/SKILL.md and ${HOME}/.claude/skills/gstack/lib/x.ts. Touch ~/.claude/skills/gstack/.feature-prompted-x once.",
         },
       ]),
