@@ -17,6 +17,12 @@ export function formatReport(report: RunReport): string {
     }
   }
   for (const skipped of report.skipped) lines.push(`skipped ${skipped.source}: ${skipped.reason}`);
+  for (const file of report.supportLeftovers) {
+    lines.push(`${file.path}: ${file.leftovers.length} Claude-only reference(s) left`);
+    for (const leftover of file.leftovers) {
+      lines.push(`  line ${leftover.line} [${leftover.context}] ${leftover.text}: ${leftover.reason}`);
+    }
+  }
   if (report.missingSupport.length > 0) {
     lines.push(
       `${report.missingSupport.length} file(s) the skills read are not in the input gstack folder, so they cannot be installed (generate from a full gstack install such as ~/.claude/skills/gstack):`,

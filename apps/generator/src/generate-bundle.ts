@@ -11,6 +11,7 @@ import type { StrippedPart } from "./strip-claude-preamble";
 import type { SupportFile, SupportFiles } from "./support-files";
 import {
   GENERATED_PACK_FILE,
+  rewriteInstructions,
   type SkillSource,
   type TransformedSkill,
   transformSkill,
@@ -64,6 +65,8 @@ export interface RunReport {
   leftoversByConstruct: Record<string, Partial<Record<ClaudeReference["context"], number>>>;
   /** Validator errors in all skills together. Must be zero. */
   errorCount: number;
+  /** Claude-only references left in the Markdown support files, by output path. */
+  supportLeftovers: { path: string; leftovers: ClaudeReference[] }[];
   /**
    * Paths the skills read under the pack's folder that the input gstack lacks (relative to
    * the gstack folder). A full gstack install has them all; a skills-only copy does not.
@@ -190,9 +193,18 @@ export function generateBundle(sources: readonly SkillSource[], options: BundleO
   }
 
   const supportFiles = new Map<string, SupportFile>();
+  const supportLeftovers: RunReport["supportLeftovers"] = [];
   for (const [path, file] of options.support?.files ?? []) {
     const target = `skills/${PACK_NAME}/${path}`;
-    if (!files.has(target)) supportFiles.set(target, file);
+    if (files.has(target)) continue;
+    if (!path.endsWith(".md")) {
+      supportFiles.set(target, file);
+      continue;
+    }
+    // Instructions a skill reads are rewritten like the skill itself.
+    const { text, leftovers } = rewriteInstructions(new TextDecoder().decode(file.content), context);
+    supportFiles.set(target, { content: new TextEncoder().encode(text), mode: file.mode });
+    if (leftovers.length > 0) supportLeftovers.push({ path: target, leftovers });
   }
 
   const reports = skills.map(reportOf);
@@ -205,6 +217,7 @@ export function generateBundle(sources: readonly SkillSource[], options: BundleO
       (sum, skill) => sum + skill.issues.filter((issue) => issue.severity === "error").length,
       0,
     ),
+    supportLeftovers,
     missingSupport: [...(options.support?.missing ?? [])],
   };
   return {

@@ -77,7 +77,22 @@ export async function installToWorkspace(
     workspace,
     options.home,
   );
-  const { written, removed } = await writeOutput(workspace, skills, bundle.supportFiles);
+  const supportText = new Map(
+    [...bundle.supportFiles]
+      .filter(([path]) => path.endsWith(".md"))
+      .map(([path, file]) => [path, new TextDecoder().decode(file.content)] as const),
+  );
+  const pointedSupport = pointSkillsAt(supportText, workspace, options.home);
+  const support = new Map(
+    [...bundle.supportFiles].map(([path, file]) => {
+      const text = pointedSupport.get(path);
+      return [
+        path,
+        text === undefined ? file : { ...file, content: new TextEncoder().encode(text) },
+      ] as const;
+    }),
+  );
+  const { written, removed } = await writeOutput(workspace, skills, support);
 
   const section = bundle.files.get("AGENTS.md") ?? "";
   const agents = (await readOrEmpty(layout.agents)) ?? "";

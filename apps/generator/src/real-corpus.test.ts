@@ -60,6 +60,18 @@ describe.skipIf(corpus === undefined)(
           if (!missing.has(relativeToPack)) unaccounted.push(`${skill.name}: ${path}`);
         }
       }
+      for (const path of bundle.supportFiles.keys()) {
+        if (!path.endsWith(".md")) continue;
+        const content = await readFile(join(workspace, path), "utf8");
+        for (const named of installedPathsIn(content, skillsFolder)) {
+          checked++;
+          if (await exists(named)) continue;
+          const relativeToPack = named.startsWith(`${packFolder}/`)
+            ? named.slice(packFolder.length + 1)
+            : named;
+          if (!missing.has(relativeToPack)) unaccounted.push(`${path}: ${named}`);
+        }
+      }
       expect(checked).toBeGreaterThan(500);
       expect(unaccounted).toEqual([]);
       // What is reported missing really is absent from the input, not dropped on the way.
@@ -91,6 +103,12 @@ describe.skipIf(corpus === undefined)(
           .filter((leftover) => leftover.context === "prose")
           .map((leftover) => `${skill.name}:${leftover.line} ${leftover.construct}: ${leftover.text}`),
       );
+      for (const file of bundle.report.supportLeftovers) {
+        for (const leftover of file.leftovers) {
+          if (leftover.context === "prose")
+            inProse.push(`${file.path}:${leftover.line} ${leftover.construct}: ${leftover.text}`);
+        }
+      }
       expect(inProse).toEqual([]);
       const counted = Object.values(bundle.report.leftoversByConstruct)
         .flatMap((byContext) => Object.values(byContext))

@@ -54,7 +54,10 @@ describe("support files", () => {
     const gstack = join(root, "gstack");
     await put(join(gstack, "SKILL.md"), "---\nname: gstack\ndescription: The router.\n---\nRoute.\n");
     await put(join(gstack, "ship/SKILL.md"), SHIP);
-    await put(join(gstack, "ship/sections/tests.md"), "# Tests\n");
+    await put(
+      join(gstack, "ship/sections/tests.md"),
+      "# Tests\n\nUse AskUserQuestion to ask which suite to run, then read ~/.claude/skills/gstack/ETHOS.md.\n",
+    );
     await put(join(gstack, "ETHOS.md"), "# Ethos\n");
     await put(join(gstack, "bin/gstack-slug"), "#!/bin/sh\necho SLUG=x\n");
     await put(join(gstack, "bin/gstack-config"), "#!/bin/sh\n");
@@ -81,6 +84,10 @@ describe("support files", () => {
       await expect(access(path), path).resolves.toBeUndefined();
     }
     expect((await stat(join(workspace, "skills/gstack/bin/gstack-slug"))).mode & 0o111).not.toBe(0);
+    // A section the skill reads is rewritten like the skill, paths pointed at this workspace.
+    expect(await readFile(join(workspace, "skills/gstack/ship/sections/tests.md"), "utf8")).toBe(
+      `# Tests\n\nAsk the user in your chat reply which suite to run, then read ${join(workspace, "skills")}/gstack/ETHOS.md.\n`,
+    );
   });
 
   it("leaves the default workspace's paths as written, with ~", async () => {

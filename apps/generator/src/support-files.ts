@@ -77,8 +77,8 @@ async function addFolder(files: Map<string, SupportFile>, input: string, path: s
 
 /**
  * Reads what the skills read at run time from the user's gstack folder: every file or
- * folder a skill refers to under `~/.claude/skills/gstack/`, plus gstack's `bin/` helpers
- * whole. Referenced paths the folder lacks are returned as `missing`, never guessed.
+ * folder a skill refers to under `~/.claude/skills/gstack/` (and, in turn, what those
+ * Markdown files refer to), plus gstack's `bin/` helpers whole. Referenced paths the folder lacks are returned as `missing`, never guessed.
  */
 export async function readSupportFiles(
   input: string,
@@ -89,12 +89,24 @@ export async function readSupportFiles(
   for (const folder of WHOLE_FOLDERS) {
     if ((await kindOf(join(input, folder))) === "folder") await addFolder(files, input, folder);
   }
-  for (const path of referencedSupportPaths(sources)) {
-    const kind = await kindOf(join(input, path));
-    if (kind === "file") await addFile(files, input, path);
-    else if (kind === "folder") await addFolder(files, input, path);
-    else missing.push(path);
+  // Support files that are instructions name further files: follow them too.
+  const seen = new Set<string>();
+  let pending = referencedSupportPaths(sources);
+  while (pending.length > 0) {
+    const before = new Set(files.keys());
+    for (const path of pending) {
+      seen.add(path);
+      const kind = await kindOf(join(input, path));
+      if (kind === "file") await addFile(files, input, path);
+      else if (kind === "folder") await addFolder(files, input, path);
+      else missing.push(path);
+    }
+    const added = [...files].filter(([path]) => !before.has(path) && path.endsWith(".md"));
+    pending = referencedSupportPaths(
+      added.map(([, file]) => ({ source: new TextDecoder().decode(file.content) })),
+    ).filter((path) => !seen.has(path));
   }
+  missing.sort(compareText);
   return {
     files: new Map([...files].sort(([left], [right]) => compareText(left, right))),
     missing,

@@ -138,6 +138,22 @@ function metadataOf(
 }
 
 /**
+ * Rewrites Markdown instructions a skill reads at run time (gstack's `sections/*.md`) by the
+ * same rules as a skill's body: hook talk removed, tools and Claude-only instructions
+ * rewritten by kind of text, notes where OpenClaw behaves differently. Returns the text and
+ * the Claude-only references left in it.
+ */
+export function rewriteInstructions(
+  markdown: string,
+  options: RewriteContext,
+): { text: string; leftovers: ClaudeReference[] } {
+  const flags = { spawnsSessions: false, plansOnly: false };
+  const rewritten = rewriteBody(dropHookSentences(markdown.replace(/^\uFEFF/, "")), options, flags);
+  const text = normaliseBlankLines(insertOpenClawNotes(rewritten).body);
+  return { text, leftovers: findClaudeReferences(text) };
+}
+
+/**
  * Turns one gstack SKILL.md into an OpenClaw SKILL.md: frontmatter the OpenClaw loader
  * reads and its strict validator accepts, Claude-only preamble parts removed, tools and
  * Claude-only instructions rewritten by kind of text, and notes where OpenClaw behaves
