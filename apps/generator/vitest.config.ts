@@ -1,1 +1,4 @@
-export { default } from "../../vitest.shared";
+import { defineConfig, mergeConfig } from "vitest/config";
+import shared from "../../vitest.shared";
+
+export default mergeConfig(shared, defineConfig({ test: { include: ["src/**/*.test.ts"] } }));

@@ -82,6 +82,14 @@ describe("gstack-openclaw-gen", { timeout: 60_000 }, () => {
     expect(badVersion.stderr).toMatch(/not a four-part gstack version/);
   });
 
+  it("refuses an unknown option instead of ignoring it", async () => {
+    const typo = await gen(["generate", "--input", fixtureSkillsDir, "--out", join(root, "out"), "--stirct"]);
+    expect(typo.code).toBe(2);
+    expect(typo.stderr).toBe(
+      "gstack-openclaw-gen: unknown option --stirct for generate; run generate --help for the options\n",
+    );
+  });
+
   it("installs skills, AGENTS.md section and SOUL.md into a workspace", async () => {
     const workspace = join(root, "workspace");
     const installed = await gen([

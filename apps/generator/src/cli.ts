@@ -232,6 +232,38 @@ function exitWith(error: unknown): never {
   process.exit(error instanceof CliError ? error.exitCode : GeneratorError.isInstance(error) ? 2 : 1);
 }
 
+/** The flags each command accepts, with and without `--no-` for booleans. */
+function knownFlags(command: string): Set<string> | undefined {
+  const definitions: Record<string, Record<string, { type: string }>> = {
+    generate: generateCommand.args as Record<string, { type: string }>,
+    install: installCommand.args as Record<string, { type: string }>,
+    report: reportCommand.args as Record<string, { type: string }>,
+    "publish-plan": planCommand.args as Record<string, { type: string }>,
+  };
+  const args = definitions[command];
+  if (!args) return undefined;
+  const flags = new Set<string>();
+  for (const [name, definition] of Object.entries(args)) {
+    flags.add(name);
+    if (definition.type === "boolean") flags.add(`no-${name}`);
+  }
+  return flags;
+}
+
+/** Refuses a flag the command does not know, instead of ignoring it. */
+function refuseUnknownFlags(rawArgs: readonly string[]): void {
+  const command = rawArgs[0] ?? "";
+  const flags = knownFlags(command);
+  if (!flags) throw new CliError(`unknown command ${JSON.stringify(command)}; run with --help`, 2);
+  for (const arg of rawArgs.slice(1)) {
+    if (!arg.startsWith("--")) continue;
+    const name = arg.slice(2).split("=")[0] ?? "";
+    if (!flags.has(name)) {
+      throw new CliError(`unknown option --${name} for ${command}; run ${command} --help for the options`, 2);
+    }
+  }
+}
+
 async function start(): Promise<void> {
   const rawArgs = process.argv.slice(2);
   const wantsUsage =
@@ -243,6 +275,7 @@ async function start(): Promise<void> {
     return;
   }
   try {
+    refuseUnknownFlags(rawArgs);
     await runCommand(main, { rawArgs });
   } catch (error) {
     exitWith(error);

@@ -79,4 +79,32 @@ describe("findClaudeReferences", () => {
       expect(lines[leftover.line - 1]).toContain(leftover.text);
     }
   });
+
+  it("finds hook talk, tool_use, Claude as the agent, run_in_background and helpers without a path", () => {
+    const markdown = [
+      "The PostToolUse hook logs it (dedup on tool_use_id).",
+      "",
+      "Fall back to the Claude subagent when Codex fails.",
+      "",
+      "Pass `run_in_background: false`, then run `gstack-config get proactive`.",
+      "",
+      "Run `~/.openclaw/workspace/skills/gstack/bin/gstack-config get x` and the gstack-ship skill.",
+      "",
+    ].join("\n");
+    expect(findClaudeReferences(markdown).map((found) => [found.construct, found.text])).toEqual([
+      ["Claude Code hook", "PostToolUse"],
+      ["tool_use", "tool_use_id"],
+      ["Claude as the agent", "Claude subagent"],
+      ["gstack helper without a path", "gstack-config"],
+      ["run_in_background", "run_in_background"],
+    ]);
+  });
+
+  it("leaves a warning that keeps another agent out of Claude Code's folders alone", () => {
+    expect(
+      findClaudeReferences(
+        "> Do NOT read or execute any files under ~/.claude/, .claude/skills/ or agents/.\n",
+      ),
+    ).toEqual([]);
+  });
 });

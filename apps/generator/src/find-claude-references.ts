@@ -25,6 +25,30 @@ interface Detector {
 
 const UNMATCHED = "no rewriting rule covers this phrasing";
 
+/**
+ * gstack's `bin/` helpers that skills tell the agent to run. On Claude Code gstack puts
+ * them on the PATH; on OpenClaw they are only reachable by their path beside the pack.
+ */
+export const GSTACK_HELPERS: readonly string[] = [
+  "artifacts-init",
+  "brain-sync",
+  "config",
+  "decision-log",
+  "decision-search",
+  "developer-profile",
+  "learnings-log",
+  "learnings-search",
+  "paths",
+  "question-log",
+  "question-preference",
+  "repo-mode",
+  "review-log",
+  "review-read",
+  "slug",
+  "team-init",
+  "timeline-log",
+];
+
 const detectors: Detector[] = [
   { construct: "AskUserQuestion", pattern: /\bAskUserQuestion\b/g, reason: UNMATCHED },
   { construct: "plan mode", pattern: /\b(ExitPlanMode|EnterPlanMode)\b|\bplan mode\b/gi, reason: UNMATCHED },
@@ -62,11 +86,47 @@ const detectors: Detector[] = [
     reason: "Claude Code's sub-agent types have no sessions_spawn counterpart",
   },
   {
+    construct: "Claude Code hook",
+    pattern: /\b(?:PreToolUse|PostToolUse|UserPromptSubmit|SessionStart|SubagentStop)\b|\bStop hook\b/g,
+    reason: "Claude Code hooks do not run on OpenClaw, so whatever they do does not happen",
+  },
+  {
+    construct: "tool_use",
+    pattern: /\btool_use(?:_id)?\b/g,
+    reason: "a Claude API content block; an OpenClaw agent asks and answers in its chat reply",
+  },
+  {
+    construct: "Claude as the agent",
+    pattern: /\bClaude(?:'s)? (?:[A-Za-z-]+ )?sub-?agents?\b|\bClaude and Codex\b/g,
+    reason: "names Claude as the agent running the skill; on OpenClaw it is whatever model the agent uses",
+  },
+  {
+    construct: "run_in_background",
+    pattern: /\brun_in_background\b/g,
+    reason: "a parameter of Claude Code's Agent tool; sessions_spawn has none",
+  },
+  {
+    construct: "gstack helper without a path",
+    pattern: new RegExp(`(?<![\\w/.-])gstack-(?:${GSTACK_HELPERS.join("|")})(?![\\w-])`, "g"),
+    reason: "gstack's helpers are not on the PATH on OpenClaw; the skill must name the helper's path",
+  },
+  {
     construct: "MCP tool",
     pattern: /\bmcp__[A-Za-z0-9_]+/g,
     reason: "names a Claude Code MCP tool; OpenClaw exposes MCP servers under its own tool names",
   },
 ];
+
+/**
+ * True when the match sits in a sentence telling another agent to stay out of Claude
+ * Code's folders ("Do NOT read or execute any files under ~/.claude/…"): true as written.
+ */
+function isWarningAboutClaudeFiles(markdown: string, offset: number): boolean {
+  const lineStart = markdown.lastIndexOf("\n", offset - 1) + 1;
+  const lineEnd = markdown.indexOf("\n", offset);
+  const line = markdown.slice(lineStart, lineEnd === -1 ? markdown.length : lineEnd);
+  return /\bDo NOT read or execute any files under ~\/\.claude\//.test(line);
+}
 
 const CODE_REASON = "inside a code block, which is copied as written so commands keep working";
 
@@ -88,6 +148,7 @@ export function findClaudeReferences(
   for (const detector of detectors) {
     for (const match of markdown.matchAll(detector.pattern)) {
       const offset = match.index ?? 0;
+      if (isWarningAboutClaudeFiles(markdown, offset)) continue;
       const context = contextAt(offset);
       found.push({
         line: lineOf(markdown, offset),

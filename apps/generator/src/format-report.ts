@@ -17,6 +17,24 @@ export function formatReport(report: RunReport): string {
     }
   }
   for (const skipped of report.skipped) lines.push(`skipped ${skipped.source}: ${skipped.reason}`);
+  for (const file of report.supportLeftovers) {
+    lines.push(`${file.path}: ${file.leftovers.length} Claude-only reference(s) left`);
+    for (const leftover of file.leftovers) {
+      lines.push(`  line ${leftover.line} [${leftover.context}] ${leftover.text}: ${leftover.reason}`);
+    }
+  }
+  if (report.missingSupport.length > 0) {
+    lines.push(
+      `${report.missingSupport.length} file(s) the skills read are not in the input gstack folder, so they cannot be installed (generate from a full gstack install such as ~/.claude/skills/gstack):`,
+    );
+    for (const path of report.missingSupport) lines.push(`  ${path}`);
+  }
+  for (const [construct, byContext] of Object.entries(report.leftoversByConstruct)) {
+    const where = Object.entries(byContext)
+      .map(([context, count]) => `${count} in ${context}`)
+      .join(", ");
+    lines.push(`left: ${construct}: ${where}`);
+  }
   lines.push(
     `${report.skills.length} skill(s), ${report.leftoverCount} Claude-only reference(s) left, ${report.errorCount} validator error(s)`,
   );

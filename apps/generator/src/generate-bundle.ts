@@ -8,13 +8,15 @@ import { DEFAULT_SKILLS_ROOT } from "./rewrite-paths";
 import { PACK_NAME } from "./skill-names";
 import { soulMarkdown } from "./soul";
 import type { StrippedPart } from "./strip-claude-preamble";
+import type { SupportFile, SupportFiles } from "./support-files";
 import {
   GENERATED_PACK_FILE,
+  rewriteInstructions,
   type SkillSource,
   type TransformedSkill,
   transformSkill,
 } from "./transform-skill";
-import { type SkillIssue, validateOpenClawSkill } from "./validate-openclaw-skill";
+import { MAX_SKILL_BYTES, type SkillIssue, validateOpenClawSkill } from "./validate-openclaw-skill";
 import { toSemver } from "./version-mapping";
 
 /** Settings of one generation run. */
@@ -29,6 +31,8 @@ export interface BundleOptions {
   gstackVersion?: string;
   /** gstack skill names to leave out, with the reason shown in the report. */
   exclude?: Readonly<Record<string, string>>;
+  /** Files the skills read at run time, from the user's gstack; installed beside the pack skill. */
+  support?: SupportFiles;
 }
 
 /** gstack skills that make no sense on OpenClaw, and why. */
@@ -41,6 +45,8 @@ export interface SkillReport {
   name: string;
   source: string;
   bins: string[];
+  /** Binaries the skill may use but works without (not a gate). */
+  optionalBins: string[];
   leftovers: ClaudeReference[];
   stripped: StrippedPart[];
   notes: string[];
@@ -55,13 +61,24 @@ export interface RunReport {
   skipped: { source: string; reason: string }[];
   /** Claude-only references left in all skills together. The goal is zero. */
   leftoverCount: number;
+  /** The same, by construct and where it sits, e.g. `{"MCP tool": {"inline-code": 47}}`. */
+  leftoversByConstruct: Record<string, Partial<Record<ClaudeReference["context"], number>>>;
   /** Validator errors in all skills together. Must be zero. */
   errorCount: number;
+  /** Claude-only references left in the Markdown support files, by output path. */
+  supportLeftovers: { path: string; leftovers: ClaudeReference[] }[];
+  /**
+   * Paths the skills read under the pack's folder that the input gstack lacks (relative to
+   * the gstack folder). A full gstack install has them all; a skills-only copy does not.
+   */
+  missingSupport: string[];
 }
 
 /** Generated files by path relative to the output folder, plus the report. */
 export interface Bundle {
   files: Map<string, string>;
+  /** Support files by path relative to the output folder (`skills/gstack/bin/gstack-slug`). */
+  supportFiles: Map<string, SupportFile>;
   report: RunReport;
   plan: PublishPlan | undefined;
 }
@@ -73,12 +90,26 @@ function reportOf(skill: TransformedSkill): SkillReport {
     name: skill.name,
     source: skill.file,
     bins: skill.bins,
+    optionalBins: skill.optionalBins,
     leftovers: skill.leftovers,
     stripped: skill.stripped,
     notes: skill.notes,
     droppedFields: skill.droppedFields,
     issues: validateOpenClawSkill({ folderName: skill.name, content: skill.content }),
   };
+}
+
+function countByConstruct(reports: readonly SkillReport[]): RunReport["leftoversByConstruct"] {
+  const counts: RunReport["leftoversByConstruct"] = {};
+  const all = reports.flatMap((skill) => skill.leftovers);
+  for (const construct of [...new Set(all.map((leftover) => leftover.construct))].sort(compareText)) {
+    const byContext: Partial<Record<ClaudeReference["context"], number>> = {};
+    for (const leftover of all.filter((candidate) => candidate.construct === construct)) {
+      byContext[leftover.context] = (byContext[leftover.context] ?? 0) + 1;
+    }
+    counts[construct] = byContext;
+  }
+  return counts;
 }
 
 function descriptionOf(content: string): string {
@@ -94,7 +125,7 @@ function withPack(skill: TransformedSkill, members: TransformedSkill[]): Transfo
 }
 
 function generatedPackSkill(
-  options: Required<Omit<BundleOptions, "gstackVersion" | "exclude">>,
+  options: Required<Omit<BundleOptions, "gstackVersion" | "exclude" | "support">>,
   context: { skillNames: Set<string> },
 ): TransformedSkill {
   const source = `---\nname: gstack\ndescription: The gstack skill pack for OpenClaw. Routes coding work to the right gstack workflow and installs the rest of the pack.\n---\n${packIntroduction()}`;
@@ -126,7 +157,17 @@ export function generateBundle(sources: readonly SkillSource[], options: BundleO
   });
   const skillNames = new Set(included.map((source) => source.gstackName).filter((name) => name !== ""));
   const context = { ...settings, skillNames };
-  const transformed = included.map((source) => transformSkill(source, context));
+  const transformed = included
+    .map((source) => transformSkill(source, context))
+    .filter((skill) => {
+      const bytes = Buffer.byteLength(skill.content, "utf8");
+      if (bytes <= MAX_SKILL_BYTES) return true;
+      skipped.push({
+        source: skill.file,
+        reason: `${bytes} bytes once generated; OpenClaw skips a SKILL.md over ${MAX_SKILL_BYTES} bytes, so it is not written`,
+      });
+      return false;
+    });
   const members = transformed.filter((skill) => skill.name !== PACK_NAME);
   const root =
     transformed.find((skill) => skill.name === PACK_NAME) ?? generatedPackSkill(settings, { skillNames });
@@ -151,15 +192,38 @@ export function generateBundle(sources: readonly SkillSource[], options: BundleO
     files.set("clawhub.json", `${JSON.stringify(plan, null, 2)}\n`);
   }
 
+  const supportFiles = new Map<string, SupportFile>();
+  const supportLeftovers: RunReport["supportLeftovers"] = [];
+  for (const [path, file] of options.support?.files ?? []) {
+    const target = `skills/${PACK_NAME}/${path}`;
+    if (files.has(target)) continue;
+    if (!path.endsWith(".md")) {
+      supportFiles.set(target, file);
+      continue;
+    }
+    // Instructions a skill reads are rewritten like the skill itself.
+    const { text, leftovers } = rewriteInstructions(new TextDecoder().decode(file.content), context);
+    supportFiles.set(target, { content: new TextEncoder().encode(text), mode: file.mode });
+    if (leftovers.length > 0) supportLeftovers.push({ path: target, leftovers });
+  }
+
   const reports = skills.map(reportOf);
   const report: RunReport = {
     skills: reports,
     skipped,
     leftoverCount: reports.reduce((sum, skill) => sum + skill.leftovers.length, 0),
+    leftoversByConstruct: countByConstruct(reports),
     errorCount: reports.reduce(
       (sum, skill) => sum + skill.issues.filter((issue) => issue.severity === "error").length,
       0,
     ),
+    supportLeftovers,
+    missingSupport: [...(options.support?.missing ?? [])],
   };
-  return { files: new Map([...files].sort(([left], [right]) => compareText(left, right))), report, plan };
+  return {
+    files: new Map([...files].sort(([left], [right]) => compareText(left, right))),
+    supportFiles,
+    report,
+    plan,
+  };
 }

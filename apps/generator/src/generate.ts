@@ -2,6 +2,7 @@ import { resolve } from "node:path";
 import { type Bundle, type BundleOptions, generateBundle } from "./generate-bundle";
 import { compareOutput, type OutputDifference, writeOutput } from "./output-files";
 import { type ReadSourcesOptions, readGstackVersion, readSkillSources } from "./read-skill-sources";
+import { readSupportFiles } from "./support-files";
 
 /** A generation run from a gstack folder to an output folder. */
 export interface GenerateOptions extends BundleOptions, ReadSourcesOptions {
@@ -19,7 +20,8 @@ export async function buildFromFolder(options: GenerateOptions): Promise<Bundle>
   const input = resolve(options.input);
   const sources = await readSkillSources(input, options);
   const gstackVersion = options.gstackVersion ?? (await readGstackVersion(input));
-  return generateBundle(sources, { ...options, ...(gstackVersion ? { gstackVersion } : {}) });
+  const support = await readSupportFiles(input, sources);
+  return generateBundle(sources, { ...options, support, ...(gstackVersion ? { gstackVersion } : {}) });
 }
 
 /** Generates and writes the output; only changed files are touched. */
@@ -27,7 +29,7 @@ export async function generateToFolder(
   options: GenerateOptions,
 ): Promise<Bundle & { written: string[]; removed: string[] }> {
   const bundle = await buildFromFolder(options);
-  const { written, removed } = await writeOutput(resolve(options.output), bundle.files);
+  const { written, removed } = await writeOutput(resolve(options.output), bundle.files, bundle.supportFiles);
   return { ...bundle, written, removed };
 }
 
@@ -36,5 +38,8 @@ export async function checkFolder(
   options: GenerateOptions,
 ): Promise<Bundle & { difference: OutputDifference }> {
   const bundle = await buildFromFolder(options);
-  return { ...bundle, difference: await compareOutput(resolve(options.output), bundle.files) };
+  return {
+    ...bundle,
+    difference: await compareOutput(resolve(options.output), bundle.files, bundle.supportFiles),
+  };
 }

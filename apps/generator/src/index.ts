@@ -17,9 +17,10 @@ export type { Bundle, BundleOptions, RunReport, SkillReport } from "./generate-b
 export { DEFAULT_EXCLUDED, generateBundle } from "./generate-bundle";
 export type { GeneratorErrorCode } from "./generator-error";
 export { GeneratorError } from "./generator-error";
-export { BROWSE_BIN, inferRequiredBins, notableBins } from "./infer-bins";
-export type { InstallResult } from "./install-workspace";
-export { installToWorkspace } from "./install-workspace";
+export type { SkillBins } from "./infer-bins";
+export { inferBins, inferRequiredBins, notableBins } from "./infer-bins";
+export type { InstallOptions, InstallResult } from "./install-workspace";
+export { installToWorkspace, pointSkillsAt } from "./install-workspace";
 export type { OutputDifference } from "./output-files";
 export { compareOutput, isUpToDate, writeOutput } from "./output-files";
 export type { ReadSourcesOptions } from "./read-skill-sources";
@@ -33,6 +34,8 @@ export { isHyphenCase, openClawSkillName, PACK_NAME, slashCommandOf } from "./sk
 export { soulMarkdown } from "./soul";
 export type { StrippedPart } from "./strip-claude-preamble";
 export { stripClaudePreamble } from "./strip-claude-preamble";
+export type { SupportFile, SupportFiles } from "./support-files";
+export { readSupportFiles, referencedSupportPaths } from "./support-files";
 export type { ToolMapping } from "./tool-mapping";
 export { claudeToolNames, toolMappings } from "./tool-mapping";
 export type { SkillSource, TransformedSkill, TransformOptions } from "./transform-skill";

@@ -2,7 +2,7 @@ import { parseMarkdownStructure } from "./markdown-structure";
 
 /** A short note for the agent about how an instruction works on OpenClaw. */
 export interface OpenClawNote {
-  id: "spawn-depth" | "planning-only" | "browse-binary";
+  id: "spawn-depth" | "planning-only" | "browse-binary" | "design-binary";
   /** Text that marks the first place the note is relevant. */
   trigger: RegExp;
   text: string;
@@ -17,6 +17,15 @@ export const openClawNotes: readonly OpenClawNote[] = [
       "Run each `$B …` command with the exec tool, in the shell where `B` was set. The binary is looked up " +
       "beside the gstack skill and then as `browse` on the PATH; if neither exists, tell the user to install " +
       "gstack's browse tool and stop.",
+  },
+  {
+    id: "design-binary",
+    trigger: /\$\{?D\b(?![-.\w])/,
+    text:
+      "> **Design commands on OpenClaw:** `$D` is gstack's own design binary (`design/dist/design` in the " +
+      "gstack pack's folder), not an OpenClaw tool. Run each `$D …` command with the exec tool, in the shell " +
+      "where `D` was set; if the binary is missing, tell the user that gstack's design tool is not " +
+      "installed and continue without it.",
   },
   {
     id: "spawn-depth",

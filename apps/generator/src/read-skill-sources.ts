@@ -1,4 +1,4 @@
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile, realpath } from "node:fs/promises";
 import { join } from "node:path";
 import { GeneratorError } from "./generator-error";
 import { type ResolverSet, resolveTemplate } from "./resolve-template";
@@ -13,10 +13,60 @@ export interface ReadSourcesOptions {
   resolvers?: ResolverSet;
 }
 
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
+
+/** Offset of the first byte that does not start or continue a UTF-8 sequence, or -1. */
+function firstInvalidByte(bytes: Uint8Array): number {
+  let index = 0;
+  while (index < bytes.length) {
+    const lead = bytes[index] ?? 0;
+    const length =
+      lead < 0x80
+        ? 1
+        : lead >= 0xc2 && lead <= 0xdf
+          ? 2
+          : lead >= 0xe0 && lead <= 0xef
+            ? 3
+            : lead >= 0xf0 && lead <= 0xf4
+              ? 4
+              : 0;
+    if (length === 0) return index;
+    for (let next = 1; next < length; next++) {
+      if (((bytes[index + next] ?? 0) & 0xc0) !== 0x80) return index;
+    }
+    index += length;
+  }
+  return -1;
+}
+
+/** Decodes UTF-8 strictly: a file in another encoding is refused, never read as garbage. */
+function decodeUtf8(bytes: Uint8Array, file: string): string {
+  try {
+    return UTF8.decode(bytes).replace(/^\uFEFF/, "");
+  } catch {
+    const offset = firstInvalidByte(bytes);
+    const at =
+      offset === -1
+        ? ""
+        : ` (byte 0x${(bytes[offset] ?? 0).toString(16).padStart(2, "0")} at offset ${offset})`;
+    const line =
+      offset === -1 ? undefined : new TextDecoder().decode(bytes.subarray(0, offset)).split("\n").length;
+    throw new GeneratorError({
+      code: "input",
+      file,
+      ...(line === undefined ? {} : { line }),
+      message: `is not UTF-8 text${at}; save it as UTF-8`,
+    });
+  }
+}
+
 async function readIfPresent(path: string): Promise<string | undefined> {
   try {
-    return await readFile(path, "utf8");
+    return decodeUtf8(await readFile(path), path);
   } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "EISDIR") {
+      throw new GeneratorError({ code: "input", file: path, message: "is a folder, not a file" });
+    }
     if (
       (error as NodeJS.ErrnoException).code === "ENOENT" ||
       (error as NodeJS.ErrnoException).code === "ENOTDIR"
@@ -75,7 +125,20 @@ export async function readSkillSources(
     )
     .map((entry) => entry.name)
     .sort();
+  // A skill folder that is a link to another skill folder (an old name kept as an alias)
+  // is the same skill: it is generated once, under its real name.
+  const realFolders = new Map<string, string>();
   for (const name of folders) {
+    const real = await realpath(join(input, name)).catch(() => undefined);
+    if (real !== undefined && !entries.find((entry) => entry.name === name)?.isSymbolicLink()) {
+      realFolders.set(real, name);
+    }
+  }
+  for (const name of folders) {
+    if (entries.find((entry) => entry.name === name)?.isSymbolicLink()) {
+      const real = await realpath(join(input, name)).catch(() => undefined);
+      if (real !== undefined && realFolders.has(real)) continue;
+    }
     const skill = await readSkill(join(input, name), name, `${name}/`, options);
     if (skill) sources.push(skill);
   }

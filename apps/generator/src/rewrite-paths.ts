@@ -1,3 +1,4 @@
+import { GSTACK_HELPERS } from "./find-claude-references";
 import { openClawSkillName } from "./skill-names";
 
 /** What the rewriting rules need to know about the run. */
@@ -24,11 +25,15 @@ function rootWithPrefix(context: RewriteContext, prefix: string): string {
   return context.skillsRoot.startsWith("~/") ? prefix + context.skillsRoot.slice(1) : context.skillsRoot;
 }
 
+/** A gstack helper named without its path, which only works where gstack put bin/ on the PATH. */
+const BARE_HELPER = new RegExp(`(?<![\\w/.$-])(gstack-(?:${GSTACK_HELPERS.join("|")}))(?![\\w-])`, "g");
+
 /**
  * Rewrites Claude Code paths and file names, in any kind of text: a gstack skill's
  * SKILL.md under `~/.claude/skills/gstack/<skill>/` becomes the OpenClaw skill's, the rest
  * of the gstack install moves beside the root `gstack` skill, other `~/.claude/skills`
- * become OpenClaw workspace skills, and CLAUDE.md becomes AGENTS.md.
+ * become OpenClaw workspace skills, gstack's helpers named without a path get the path of
+ * the pack's `bin/`, and CLAUDE.md becomes AGENTS.md.
  */
 export function rewritePaths(text: string, context: RewriteContext): string {
   return text
@@ -45,5 +50,6 @@ export function rewritePaths(text: string, context: RewriteContext): string {
       rootWithPrefix(context, prefix),
     )
     .replace(/(^|[\s"'`(=/])\.claude\/skills\/gstack(?![A-Za-z0-9_-])/gm, "$1skills/gstack")
+    .replace(BARE_HELPER, (_match, helper: string) => `${context.skillsRoot}/gstack/bin/${helper}`)
     .replace(/\bCLAUDE\.md\b/g, "AGENTS.md");
 }

@@ -18,6 +18,52 @@ describe("rewriteProse", () => {
       "then ask the user in your chat reply with three options",
     ],
     ["Confirm via AskUserQuestion before pushing.", "Confirm in your chat reply before pushing."],
+    ["Via AskUserQuestion, ask: which mode?", "In your chat reply, ask: which mode?"],
+    [
+      "Every AskUserQuestion is a decision brief and must be sent as tool_use, not prose — unless the fallback applies.",
+      "Every question you ask the user is a decision brief and must be asked as its own question in your chat reply, not buried in other prose — unless the fallback applies.",
+    ],
+    [
+      "If the section has findings, you MUST call AskUserQuestion as a tool_use — a finding is still a finding.",
+      "If the section has findings, you MUST ask the user in your chat reply — a finding is still a finding.",
+    ],
+    [
+      "The AskUserQuestion call is a tool_use, not prose — call the tool directly.",
+      "The question to the user is asked in your chat reply as its own question — ask it directly.",
+    ],
+    [
+      "Your VERY FIRST tool call MUST be AskUserQuestion, to confirm.",
+      "Your VERY FIRST action MUST be to ask the user in your chat reply, to confirm.",
+    ],
+    [
+      "Before calling ExitPlanMode, run the gate.",
+      "Before presenting the plan for the user's approval, run the gate.",
+    ],
+    [
+      "It verifies the report before ExitPlanMode is called.",
+      "It verifies the report before you present the plan for the user's approval.",
+    ],
+    [
+      "Subagents run in the background by default since Claude Code v2.1.198, so pass the flag.",
+      "Subagents run in the background by default, so pass the flag.",
+    ],
+    ["Claude Code v2.1 added it.", "Claude Code v2.1 added it."],
+    [
+      "Disable it with `gstack-config set proactive false` or run gstack-slug.",
+      "Disable it with `~/.openclaw/workspace/skills/gstack/bin/gstack-config set proactive false` or run ~/.openclaw/workspace/skills/gstack/bin/gstack-slug.",
+    ],
+    [
+      "Emit ONE AskUserQuestion that lists every option. The AskUserQuestion call is a tool_use, not prose — write the question text and call the tool.",
+      "Ask ONE question in your chat reply that lists every option. The question to the user is asked in your chat reply as its own question, not buried in other prose — write the question text in your chat reply.",
+    ],
+    [
+      "Run the Claude CEO subagent, then compare Claude and Codex.",
+      "Run the CEO sub-agent, then compare you and Codex.",
+    ],
+    [
+      "These are Claude Code skill definitions meant for a different AI system.",
+      "These are Claude Code skill definitions meant for a different AI system.",
+    ],
     ["Each AskUserQuestion call names the branch.", "Every question you ask the user names the branch."],
     ["Batch them into one AskUserQuestion.", "Batch them into a question to the user."],
     ["Keep AskUserQuestion calls short.", "Keep questions to the user short."],

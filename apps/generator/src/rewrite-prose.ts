@@ -64,13 +64,20 @@ function askRules(): Rule[] {
       () => "in your chat reply",
     ],
     [
-      new RegExp(`\\b(?:calling|Calling|using|Using|firing|Firing) (?:the )?${ask}(?: tool)?`, "g"),
-      (match) => withCaseOf(match, "asking the user in your chat reply"),
+      new RegExp(
+        `\\b(Emit|emit|Send|send|Fire|fire) (ONE|one|a single|a|an) ${ask}(?: tool)?(?: calls?)?`,
+        "g",
+      ),
+      (match, _verb: string, count: string) =>
+        withCaseOf(match, `ask ${count === "an" ? "a" : count} question in your chat reply`),
     ],
     [
-      new RegExp(`${ask}(?: tool)?(?= (?:is|was|has|fails|returns|caps|satisfies|becomes)\\b)`, "g"),
-      (match, offset: string, whole: string) =>
-        startsSentence(whole, Number(offset)) ? "Asking in your chat reply" : "asking in your chat reply",
+      new RegExp(`\\b(?:Via|Through|Using|With) (?:the |an? )?${ask}(?: tool| calls?)?`, "g"),
+      () => "In your chat reply",
+    ],
+    [
+      new RegExp(`\\b(?:calling|Calling|using|Using|firing|Firing) (?:the )?${ask}(?: tool)?`, "g"),
+      (match) => withCaseOf(match, "asking the user in your chat reply"),
     ],
     [
       new RegExp(`\\b(to|for|of|on|about|after|before) ${ask}(?: tool)?(?: calls?)?(?! calls)`, "g"),
@@ -89,6 +96,11 @@ function askRules(): Rule[] {
       (match) => withCaseOf(match, "the question to the user"),
     ],
     [
+      new RegExp(`${ask}(?: tool)?(?= (?:is|was|has|fails|returns|caps|satisfies|becomes)\\b)`, "g"),
+      (_match, offset: string, whole: string) =>
+        startsSentence(whole, Number(offset)) ? "Asking in your chat reply" : "asking in your chat reply",
+    ],
+    [
       new RegExp(`${ask} (F|f)ormat`, "g"),
       (_match, letter) => (letter === "F" ? "Question Format" : "question format"),
     ],
@@ -98,10 +110,47 @@ function askRules(): Rule[] {
   ];
 }
 
+/**
+ * Sentences about how Claude Code delivers a question (a `tool_use` block, "call the tool")
+ * that have no meaning in a chat reply, made true for OpenClaw.
+ */
+const QUESTION_DELIVERY_RULES: Rule[] = [
+  [
+    /\b(?:must be sent|is sent|is|be sent) as (?:a )?tool_use, not prose\b/g,
+    () => "must be asked as its own question in your chat reply, not buried in other prose",
+  ],
+  [/,? as a tool_use\b/g, () => ""],
+  [/ \(tool_use\)/g, () => ""],
+  [
+    /\bis a tool_use, not prose — (?:write the question text and )?call the tool directly\b/g,
+    () => "is asked in your chat reply as its own question — ask it directly",
+  ],
+  [
+    /\bis a tool_use, not prose\b/g,
+    () => "is asked in your chat reply as its own question, not buried in other prose",
+  ],
+  [/ — write the question text and call the tool\b/g, () => " — write the question text in your chat reply"],
+  [/\b(?:call|Call) the tool directly\b/g, (match) => withCaseOf(match, "ask it directly")],
+  [
+    /\b(first|FIRST) tool call (MUST|must) be ask the user\b/g,
+    (_match, first: string, must: string) => `${first} action ${must} be to ask the user`,
+  ],
+  [/\btool call = ask the user\b/g, () => "action = ask the user"],
+  [/\bmeta-ask the user\b/g, () => "first ask the user"],
+];
+
 function planRules(): Rule[] {
   const exit = tool("ExitPlanMode");
   const enter = tool("EnterPlanMode");
   return [
+    [
+      new RegExp(`\\b(before|after|until|Before|After|Until) ${exit}(?: tool)? is (?:called|invoked)`, "g"),
+      (_match, preposition: string) => `${preposition} you present the plan for the user's approval`,
+    ],
+    [
+      new RegExp(`\\b(?:calling|Calling|invoking|Invoking|using|Using) (?:the )?${exit}(?: tool)?`, "g"),
+      (match) => withCaseOf(match, "presenting the plan for the user's approval"),
+    ],
     [
       new RegExp(
         `\\b(?:call|Call|use|Use|invoke|Invoke|run|Run) (?:the )?${exit}(?: tool)?(?:,? and wait\\b)?`,
@@ -217,6 +266,10 @@ function toolRules(): Rule[] {
 }
 
 const ASK_RULES = askRules();
+/** Any word the tool rules look for: a mapped tool's name or a marked tool. */
+const TOOL_WORD = new RegExp(
+  `${[...Object.keys(toolMappings), "Bash", "Grep", "Glob"].join("|")}|${TOOL_OPEN}`,
+);
 const PLAN_RULES = planRules();
 const TODO_RULES = todoRules();
 const TOOL_RULES = toolRules();
@@ -272,17 +325,29 @@ export function rewriteProse(text: string, context: RewriteContext, flags: Prose
     skillRules = skillToolRules(context);
     skillRuleCache.set(context, skillRules);
   }
-  apply(skillRules);
-  apply(ASK_RULES);
-  output = bareAsk(output);
+  // Each group of rules runs only when its key word is there: most prose has none.
+  if (output.includes("Skill")) apply(skillRules);
+  if (output.includes("AskUserQuestion")) {
+    apply(ASK_RULES);
+    output = bareAsk(output);
+  }
+  if (output.includes("tool") || output.includes("meta-ask")) apply(QUESTION_DELIVERY_RULES);
   const beforePlan = output;
-  apply(PLAN_RULES);
+  if (/plan/i.test(output)) apply(PLAN_RULES);
   if (output !== beforePlan) flags.plansOnly = true;
-  apply(TODO_RULES);
-  apply(TOOL_RULES);
+  if (output.includes("TodoWrite")) apply(TODO_RULES);
+  if (TOOL_WORD.test(output)) apply(TOOL_RULES);
+  output = output
+    .replace(/\bClaude ((?:[A-Za-z-]+ )?)sub-?agent(s?)\b/g, "$1sub-agent$2")
+    .replace(/\b(?:Claude|Claude's own)(?= and Codex\b)/g, "you");
   output = subagentRule(output);
   if (output.includes("sessions_spawn")) flags.spawnsSessions = true;
-  output = output.replace(/\bClaude Code\b/g, "OpenClaw");
+  // A version or date of Claude Code is a fact about Claude Code, never restated for OpenClaw.
+  output = output
+    .replace(/\s+with run_in_background: false —[^)]*(?=\))/g, "")
+    .replace(/,?\s+(?:since|as of|from|in|starting with|before)\s+Claude Code v?\d[\w.]*/g, "")
+    // Telling another agent what Claude Code's own files are stays true as written.
+    .replace(/\bClaude Code(?! v?\d)(?! skill definitions)/g, "OpenClaw");
   output = skillReferences(output, context);
   return rewritePaths(output, context);
 }

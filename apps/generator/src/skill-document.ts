@@ -9,6 +9,8 @@ export interface SkillDocument {
   body: string;
   /** Number of lines before the body starts, to turn body lines into file lines. */
   bodyLineOffset: number;
+  /** False when the file does not open with a `---` frontmatter block. */
+  hasFrontmatter: boolean;
 }
 
 const OPENING = /^---[ \t]*\r?\n/;
@@ -19,8 +21,8 @@ const CLOSING = /^---[ \t]*$/m;
  * `---`; a YAML error names the file and the line.
  */
 export function parseSkillDocument(source: string, file: string): SkillDocument {
-  const text = source.replace(/\r\n/g, "\n");
-  if (!OPENING.test(text)) return { frontmatter: {}, body: text, bodyLineOffset: 0 };
+  const text = source.replace(/^\uFEFF/, "").replace(/\r\n/g, "\n");
+  if (!OPENING.test(text)) return { frontmatter: {}, body: text, bodyLineOffset: 0, hasFrontmatter: false };
   const afterOpening = text.indexOf("\n") + 1;
   const rest = text.slice(afterOpening);
   const closing = CLOSING.exec(rest);
@@ -54,7 +56,13 @@ export function parseSkillDocument(source: string, file: string): SkillDocument 
       message: "frontmatter must be a mapping",
     });
   }
+  const frontmatter = (value ?? {}) as Record<string, unknown>;
+  // YAML reads `name: 1e21` as a number; a name is the text as written.
+  const nameNode = document.get("name", true) as { range?: [number, number, number] } | undefined;
+  if (frontmatter["name"] !== undefined && typeof frontmatter["name"] !== "string" && nameNode?.range) {
+    frontmatter["name"] = yamlText.slice(nameNode.range[0], nameNode.range[1]).trim();
+  }
   const body = bodyStart > text.length ? "" : text.slice(bodyStart);
   const bodyLineOffset = text.slice(0, Math.min(bodyStart, text.length)).split("\n").length - 1;
-  return { frontmatter: (value ?? {}) as Record<string, unknown>, body, bodyLineOffset };
+  return { frontmatter, body, bodyLineOffset, hasFrontmatter: true };
 }

@@ -28,6 +28,15 @@ describe("generated frontmatter", () => {
     );
   });
 
+  it("keeps a name YAML would read as a number as written (counterexample found by the property above)", () => {
+    for (const name of ["1e21", "0x1f", "1e-3", "007"]) {
+      const source = `---\nname: ${name}\ndescription: A skill.\n---\n\nBody.\n`;
+      const skill = transformSkill({ gstackName: name, file: `${name}/SKILL.md`, source }, options);
+      expect(skill.name).toBe(`gstack-${name}`);
+      expect(validateOpenClawSkill({ folderName: skill.name, content: skill.content })).toEqual([]);
+    }
+  });
+
   it("keeps descriptions on one line, under 160 characters, without angle brackets", () => {
     fc.assert(
       fc.property(description, (text) => {

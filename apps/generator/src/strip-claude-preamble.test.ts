@@ -73,4 +73,67 @@ describe("stripClaudePreamble", () => {
     const body = '```json\n{"telemetry_line": "gstack-update-check"}\n```\n\nPlain text.\n';
     expect(stripClaudePreamble(body).body).toBe(body);
   });
+
+  it("removes the one-time telemetry question whole, from its condition to its closing line", () => {
+    const body = [
+      "If `TEL_PROMPTED` is `no` AND `LAKE_INTRO` is `yes`: ask telemetry once via AskUserQuestion:",
+      "",
+      "> Help gstack get better.",
+      "",
+      "Options:",
+      "- A) Yes",
+      "- B) No thanks",
+      "",
+      "If A: run `gstack-config set telemetry community`",
+      "",
+      fence(["touch ~/.gstack/.telemetry-prompted"]),
+      "",
+      "Skip if `TEL_PROMPTED` is `yes`.",
+      "",
+      "If `PROACTIVE_PROMPTED` is `no` AND `TEL_PROMPTED` is `yes`: ask once:",
+      "",
+      "> Let gstack suggest skills?",
+      "",
+    ].join("\n");
+    expect(stripClaudePreamble(body).body).toBe(
+      "If `PROACTIVE_PROMPTED` is `no`: ask once:\n\n> Let gstack suggest skills?\n",
+    );
+  });
+
+  it("keeps the sentences of a paragraph that do not talk about the removed parts", () => {
+    const body =
+      'If output shows `JUST_UPGRADED <from> <to>`: print "updated". If `SPAWNED_SESSION` is true, skip feature discovery.\n';
+    expect(stripClaudePreamble(body).body).toBe("If `SPAWNED_SESSION` is true, skip feature discovery.\n");
+  });
+
+  it("ends an introduction whose code block was removed instead of leaving it dangling", () => {
+    const body = `**Eureka:** When it contradicts wisdom, name it and log:\n${fence(["echo x >> ~/.gstack/analytics/eureka.jsonl"])}\n\n## Next\n`;
+    expect(stripClaudePreamble(body).body).toBe(
+      "**Eureka:** When it contradicts wisdom, name it.\n\n## Next\n",
+    );
+  });
+
+  it("keeps the timeline's completed event when the telemetry section goes", () => {
+    const body = [
+      "## Telemetry (run last)",
+      "",
+      "Log telemetry.",
+      "",
+      fence([
+        "_TEL_END=$(date +%s)",
+        `~/.claude/skills/gstack/bin/gstack-timeline-log '{"skill":"SKILL_NAME","event":"completed","outcome":"OUTCOME","duration_s":"'"$_TEL_DUR"'"}' 2>/dev/null || true`,
+        "~/.claude/skills/gstack/bin/gstack-telemetry-log --skill x",
+      ]),
+      "",
+      "## Next",
+      "",
+    ].join("\n");
+    const result = stripClaudePreamble(body).body;
+    expect(result).toContain("## Timeline (run last)");
+    expect(result).toContain(
+      `~/.claude/skills/gstack/bin/gstack-timeline-log '{"skill":"SKILL_NAME","event":"completed","outcome":"OUTCOME"}' 2>/dev/null || true`,
+    );
+    expect(result).not.toMatch(/telemetry-log|_TEL/);
+    expect(result).toContain("## Next");
+  });
 });

@@ -19,6 +19,8 @@ const CLAUDE_ONLY_SHELL = [
   /gstack-(update-check|telemetry-log|telemetry-sync|upgrade)\b/,
   /\.gstack\/(sessions|analytics)\b/,
   /gstack-config\s+(get|set)\s+(telemetry|update_check|auto_upgrade)\b/,
+  // The model overlay is gstack's patch for Claude models, removed with its section.
+  /\bMODEL_OVERLAY\b/,
 ];
 
 /** Variables the preamble uses only for telemetry, upgrades and session counting. */
@@ -117,10 +119,64 @@ function filterShellLines(lines: string[], state: ShellState): { kept: string[];
         if (label[1]) state.labels.add(label[1]);
       }
     }
+    // A comment right above removed lines described them; it goes too.
+    while (kept.length > 0 && /^\s*#(?!!)/.test(kept[kept.length - 1] ?? "")) {
+      kept.pop();
+      removed++;
+    }
     removed += stop - index;
     index = stop;
   }
   return { kept, removed };
+}
+
+/** Sentence boundaries inside one paragraph: after `.`, `!` or `?` and before a capital or code. */
+const SENTENCE_BREAK = /(?<=[.!?])\s+(?=[A-Z`*"])/;
+
+/**
+ * The paragraph without the sentences that talk about removed parts, or undefined when
+ * nothing of its own would remain (or what remains leans on what was removed).
+ */
+function keptSentences(text: string, hasMarker: (text: string) => boolean): string | undefined {
+  const sentences = text.split(SENTENCE_BREAK);
+  if (sentences.length < 2) return undefined;
+  const kept = sentences.filter((sentence) => !hasMarker(sentence));
+  if (kept.length === 0 || kept.length === sentences.length) return undefined;
+  if (kept.some((sentence) => /^(?:Otherwise|Then|If not|Else|Also|This|That|It)\b/.test(sentence)))
+    return undefined;
+  return kept.join(" ");
+}
+
+/**
+ * An introduction whose code block was removed, made to end without it: "name it and
+ * log:" becomes "name it."; undefined when the whole sentence only introduced the block.
+ */
+function endIntroduction(text: string): string | undefined {
+  const shortened = text.replace(/,?\s+(?:and|then)\s+(?:log|record|run|append|write)\b[^.:]*:\s*$/, ".");
+  return shortened === text ? undefined : shortened;
+}
+
+/**
+ * What remains of a removed telemetry section: gstack's timeline `completed` event, which
+ * is local only and which gstack's other tools read, kept as a section of its own.
+ */
+function timelineSection(section: string, depth: number): string {
+  const line = section
+    .split("\n")
+    .find((candidate) => /gstack-timeline-log\b/.test(candidate) && /"completed"/.test(candidate));
+  if (line === undefined) return "";
+  const command = line.trim().replace(/,"duration_s":"'"\$[A-Za-z_]+"'"/, "");
+  return [
+    `${"#".repeat(depth)} Timeline (run last)`,
+    "",
+    "When the workflow ends, record it in gstack's local timeline (never sent anywhere). Replace `SKILL_NAME` with the skill's name and `OUTCOME` with success, error, abort or unknown before running:",
+    "",
+    "```bash",
+    command,
+    "```",
+    "",
+    "",
+  ].join("\n");
 }
 
 function inside(ranges: { start: number; end: number }[], block: MarkdownBlock): boolean {
@@ -133,7 +189,9 @@ function inside(ranges: { start: number; end: number }[], block: MarkdownBlock):
  * lines by what they call (and every later line that uses a value they set), and
  * paragraphs or list items that give instructions about them. Everything else is kept.
  */
-export function stripClaudePreamble(body: string): { body: string; stripped: StrippedPart[] } {
+export function stripClaudePreamble(source: string): { body: string; stripped: StrippedPart[] } {
+  // A condition that only waits for the removed telemetry prompt holds once it is gone.
+  const body = source.replace(/ (?:AND|and) `TEL_PROMPTED` is `yes`/g, "");
   const { blocks } = parseMarkdownStructure(body);
   const edits: TextEdit[] = [];
   const removedRanges: { start: number; end: number }[] = [];
@@ -151,7 +209,10 @@ export function stripClaudePreamble(body: string): { body: string; stripped: Str
       end: next ? lineStart(body, next.start) : body.length,
     };
     removedRanges.push(range);
-    edits.push({ ...range, replacement: "" });
+    edits.push({
+      ...range,
+      replacement: timelineSection(body.slice(range.start, range.end), block.depth ?? 2),
+    });
     stripped.push({ kind: "section", summary: firstLine(body.slice(block.start, block.end)) });
   });
 
@@ -169,8 +230,26 @@ export function stripClaudePreamble(body: string): { body: string; stripped: Str
     if (kept.every((line) => line.trim() === "" || line.trim().startsWith("#"))) {
       const range = wholeLines(body, block.start, block.end);
       removedRanges.push(range);
-      edits.push({ ...range, replacement: "" });
+      // A blank line keeps the text before and after apart; extra blank lines are collapsed later.
+      const afterBlankLine = range.start === 0 || body.slice(0, range.start).endsWith("\n\n");
+      edits.push({ ...range, replacement: afterBlankLine ? "" : "\n" });
       stripped.push({ kind: "code-block", summary: firstLine(inner.join("\n")) });
+      const introduction = blocks[blocks.indexOf(block) - 1];
+      if (introduction?.type === "paragraph" && !inside(removedRanges, introduction)) {
+        const text = body.slice(introduction.start, introduction.end);
+        if (/:\s*$/.test(text)) {
+          const ended = endIntroduction(text);
+          if (ended === undefined) {
+            const whole = wholeLines(body, introduction.start, introduction.end);
+            removedRanges.push(whole);
+            edits.push({ ...whole, replacement: "" });
+            stripped.push({ kind: "paragraph", summary: firstLine(text) });
+          } else {
+            removedRanges.push({ start: introduction.start, end: introduction.end });
+            edits.push({ start: introduction.start, end: introduction.end, replacement: ended });
+          }
+        }
+      }
     } else {
       const replacement = [lines[0], ...kept, ...(closing ? [lines[lines.length - 1]] : [])].join("\n");
       edits.push({ start: block.start, end: block.end, replacement });
@@ -190,16 +269,44 @@ export function stripClaudePreamble(body: string): { body: string; stripped: Str
       (name) => new RegExp(`(^|[^A-Za-z0-9_])${escapeRegExp(name)}(?![A-Za-z0-9_])`),
     ),
   ];
-  for (const block of blocks) {
+  const hasMarker = (text: string) => markers.some((marker) => marker.test(text));
+  blocks.forEach((block, index) => {
     if (!["paragraph", "list-item", "blockquote"].includes(block.type) || inside(removedRanges, block))
-      continue;
+      return;
     const text = body.slice(block.start, block.end);
-    if (!markers.some((marker) => marker.test(text))) continue;
-    const range = wholeLines(body, block.start, block.end);
+    if (!hasMarker(text)) return;
+    if (block.type === "paragraph" && !/:\s*$/.test(text)) {
+      const kept = keptSentences(text, hasMarker);
+      if (kept !== undefined) {
+        removedRanges.push({ start: block.start, end: block.end });
+        edits.push({ start: block.start, end: block.end, replacement: kept });
+        stripped.push({ kind: "paragraph", summary: firstLine(text) });
+        return;
+      }
+    }
+    let end = block.end;
+    if (block.type === "paragraph" && /:\s*$/.test(text)) {
+      // A question flow: the introduction, what it asks, and up to its closing line that
+      // names the same marker ("Skip if … is yes."), removed whole so nothing is left dangling.
+      for (const later of blocks.slice(index + 1, index + 40)) {
+        if (later.type === "heading") break;
+        if (hasMarker(body.slice(later.start, later.end))) end = Math.max(end, later.end);
+      }
+      if (end === block.end) {
+        const next = blocks[index + 1];
+        if (next && next.type !== "heading" && next.type !== "paragraph") end = next.end;
+      }
+    }
+    const range = wholeLines(body, block.start, end);
+    // Edits already made inside a removed flow go with it.
+    for (let at = edits.length - 1; at >= 0; at--) {
+      const edit = edits[at];
+      if (edit && edit.start >= range.start && edit.end <= range.end) edits.splice(at, 1);
+    }
     removedRanges.push(range);
     edits.push({ ...range, replacement: "" });
     stripped.push({ kind: "paragraph", summary: firstLine(text) });
-  }
+  });
 
   return { body: applyEdits(body, edits), stripped };
 }

@@ -112,9 +112,8 @@ describe("transformSkill on the qa fixture", () => {
     expect(body).toContain('$B goto "$TARGET_URL"\n$B snapshot -i\n$B console --errors');
     expect(body.match(/Browser commands on OpenClaw/g)).toHaveLength(1);
     expect(body).toContain("Run each `$B …` command with the exec tool");
-    expect(frontmatterOf(skill.content).metadata["openclaw"]?.["requires"]).toEqual({
-      bins: ["browse", "git"],
-    });
+    // The browse binary lives beside the pack, not on the PATH, so it never gates the skill.
+    expect(frontmatterOf(skill.content).metadata["openclaw"]?.["requires"]).toBeUndefined();
   });
 
   it("moves browse paths to the OpenClaw skills folder and adds the PATH lookup after the last assignment", () => {
@@ -191,7 +190,7 @@ describe("transformSkill on the review fixture", () => {
       "voice-triggers": ["look over my changes"],
     });
     expect(frontmatterOf(skill.content).metadata["openclaw"]?.["requires"]).toEqual({
-      bins: ["gh", "git", "jq"],
+      bins: ["git"],
     });
   });
 
@@ -224,10 +223,10 @@ describe("transformSkill on the investigate fixture", () => {
     expect(skill.stripped).toEqual([{ kind: "section", summary: "## Update check" }]);
   });
 
-  it("declares bun and codex, which its shell blocks run", () => {
-    expect(frontmatterOf(skill.content).metadata["openclaw"]?.["requires"]).toEqual({
-      bins: ["bun", "codex"],
-    });
+  it("requires bun, which it runs, and lists codex, which it runs with a fallback, as optional", () => {
+    const { metadata } = frontmatterOf(skill.content);
+    expect(metadata["openclaw"]?.["requires"]).toEqual({ bins: ["bun"] });
+    expect(metadata["gstack"]?.["optionalBins"]).toEqual(["codex"]);
     expect(skill.notes).toEqual(["spawn-depth", "planning-only"]);
     expect(skill.leftovers).toEqual([]);
   });

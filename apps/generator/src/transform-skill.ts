@@ -1,5 +1,7 @@
+import { dropHookSentences } from "./drop-hook-sentences";
 import { type ClaudeReference, findClaudeReferences } from "./find-claude-references";
-import { inferRequiredBins } from "./infer-bins";
+import { GeneratorError } from "./generator-error";
+import { inferBins } from "./infer-bins";
 import { parseMarkdownStructure } from "./markdown-structure";
 import { insertOpenClawNotes, normaliseBlankLines, type OpenClawNote } from "./openclaw-notes";
 import { rewriteCodeBlock } from "./rewrite-code";
@@ -11,6 +13,7 @@ import { emojiFor } from "./skill-emoji";
 import { openClawSkillName } from "./skill-names";
 import { type StrippedPart, stripClaudePreamble } from "./strip-claude-preamble";
 import { claudeToolNames } from "./tool-mapping";
+import { describeUnenforcedHooks, UNENFORCED_HOOKS_NOTE } from "./unenforced-hooks";
 
 /** One gstack skill as read from disk. */
 export interface SkillSource {
@@ -38,8 +41,10 @@ export interface TransformedSkill {
   file: string;
   /** The complete SKILL.md. */
   content: string;
-  /** Binaries declared in `requires.bins`. */
+  /** Binaries declared in `requires.bins`: what the skill cannot run without. */
   bins: string[];
+  /** Binaries the skill may use but works without; listed under `metadata.gstack.optionalBins`. */
+  optionalBins: string[];
   /** Claude-only references that remain, each with its reason. The goal is none. */
   leftovers: ClaudeReference[];
   /** Claude-only preamble parts that were removed. */
@@ -109,7 +114,7 @@ function rewriteBody(
 function metadataOf(
   source: SkillSource,
   frontmatter: Record<string, unknown>,
-  bins: string[],
+  bins: { required: string[]; optional: string[] },
   options: TransformOptions,
 ): Record<string, unknown> {
   const gstack: Record<string, unknown> = { source: source.file };
@@ -127,8 +132,25 @@ function metadataOf(
     emoji: emojiFor(source.gstackName),
     homepage: options.homepage,
   };
-  if (bins.length > 0) openclaw["requires"] = { bins };
+  if (bins.required.length > 0) openclaw["requires"] = { bins: bins.required };
+  if (bins.optional.length > 0) gstack["optionalBins"] = bins.optional;
   return { openclaw, gstack };
+}
+
+/**
+ * Rewrites Markdown instructions a skill reads at run time (gstack's `sections/*.md`) by the
+ * same rules as a skill's body: hook talk removed, tools and Claude-only instructions
+ * rewritten by kind of text, notes where OpenClaw behaves differently. Returns the text and
+ * the Claude-only references left in it.
+ */
+export function rewriteInstructions(
+  markdown: string,
+  options: RewriteContext,
+): { text: string; leftovers: ClaudeReference[] } {
+  const flags = { spawnsSessions: false, plansOnly: false };
+  const rewritten = rewriteBody(dropHookSentences(markdown.replace(/^\uFEFF/, "")), options, flags);
+  const text = normaliseBlankLines(insertOpenClawNotes(rewritten).body);
+  return { text, leftovers: findClaudeReferences(text) };
 }
 
 /**
@@ -139,6 +161,15 @@ function metadataOf(
  */
 export function transformSkill(source: SkillSource, options: TransformOptions): TransformedSkill {
   const document = parseSkillDocument(source.source, source.file);
+  if (!document.hasFrontmatter) {
+    throw new GeneratorError({
+      code: "frontmatter",
+      file: source.file,
+      line: 1,
+      message:
+        "has no frontmatter: a SKILL.md must open with a --- line, then name and description, then ---",
+    });
+  }
   const gstackName =
     source.gstackName === ""
       ? ""
@@ -149,7 +180,13 @@ export function transformSkill(source: SkillSource, options: TransformOptions): 
   const { body: withoutPreamble, stripped } = stripClaudePreamble(
     document.body.replace(GENERATED_HEADER, ""),
   );
-  const rewritten = rewriteBody(withoutPreamble, options, flags);
+  const hooked = Boolean(document.frontmatter["hooks"]);
+  const rewrittenText = rewriteBody(
+    dropHookSentences(hooked ? describeUnenforcedHooks(withoutPreamble) : withoutPreamble),
+    options,
+    flags,
+  );
+  const rewritten = hooked ? `${UNENFORCED_HOOKS_NOTE}\n\n${rewrittenText}` : rewrittenText;
   const { body: withNotes, added } = insertOpenClawNotes(rewritten);
   const body = normaliseBlankLines(withNotes);
 
@@ -157,7 +194,7 @@ export function transformSkill(source: SkillSource, options: TransformOptions): 
     rewriteProse(text, options, { spawnsSessions: false, plansOnly: false }),
   );
   const structure = parseMarkdownStructure(body);
-  const bins = inferRequiredBins(body, structure);
+  const bins = inferBins(body, structure);
   const metadata = metadataOf(source, document.frontmatter, bins, options);
   const frontmatter = [
     "---",
@@ -181,7 +218,8 @@ export function transformSkill(source: SkillSource, options: TransformOptions): 
     gstackName,
     file: source.file,
     content,
-    bins,
+    bins: bins.required,
+    optionalBins: bins.optional,
     leftovers: findClaudeReferences(body, structure).map((reference) => ({
       ...reference,
       line: reference.line + bodyLine - 1,
