@@ -1,7 +1,12 @@
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { OpenClawPluginApi, OpenClawPluginToolContext } from "openclaw/plugin-sdk/plugin-entry";
+import { completionCallbackHandler } from "./callback-route";
+import { completionInbox, followCompletedFolder } from "./completion-follower";
+import { deliveredLedger } from "./delivered-ledger";
 import { dispatchParameters, runDispatchTool } from "./dispatch-tool";
 import { resolvePluginSettings } from "./plugin-settings";
+import { runtimeSessionDelivery } from "./session-delivery";
 import type { ToolAnswer } from "./tool-answer";
 import { failure, oneLine } from "./tool-answer";
 import type { ToolSession } from "./tool-session";
@@ -29,6 +34,32 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
       run: (session, params) => runDispatchTool(settings, session, params),
     },
   ];
+
+  const ledger = deliveredLedger(settings.stateDir);
+  const inbox = completionInbox(settings, ledger, runtimeSessionDelivery(api));
+
+  let follower: ReturnType<typeof followCompletedFolder> | undefined;
+  api.registerService({
+    id: "gstack-completions",
+    async start() {
+      if (!settings.followCompletions) return;
+      await mkdir(settings.layout.dispatch.completed, { recursive: true });
+      follower = followCompletedFolder(settings, inbox, api.logger);
+      await follower.ready;
+      api.logger.info(`gstack: following ${settings.layout.dispatch.completed}`);
+    },
+    async stop() {
+      await follower?.close();
+      follower = undefined;
+    },
+  });
+
+  api.registerHttpRoute({
+    path: settings.callbackPath,
+    auth: "plugin",
+    match: "exact",
+    handler: completionCallbackHandler(settings, inbox),
+  });
 
   for (const tool of tools) {
     api.registerTool(
