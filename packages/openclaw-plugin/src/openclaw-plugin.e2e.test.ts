@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { signCallback } from "@gstack/contracts";
 import { Daemon } from "@gstack/daemon";
-import type { OpenClawGateway, OpenClawHome } from "@gstack/openclaw-testbed";
+import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { DISPATCH_MARKER, newestUserText, openclawAgentResponder } from "./openclaw-scripts";
@@ -141,6 +141,30 @@ async function runDaemonUntilDone(id: string, file: string, shipped: string): Pr
 }
 
 describe("the gstack plugin in the real OpenClaw gateway", () => {
+  it("is installed from its tarball, enabled, and offers every tool", async () => {
+    const inspected = await runOpenClaw(["plugins", "inspect", "gstack", "--runtime", "--json"], {
+      home: home.home,
+    });
+    expect(inspected.code, inspected.stderr).toBe(0);
+    const plugin = (
+      JSON.parse(inspected.stdout) as { plugin: { status: string; enabled: boolean; toolNames: string[] } }
+    ).plugin;
+    expect(plugin.status).toBe("loaded");
+    expect(plugin.enabled).toBe(true);
+    expect(plugin.toolNames.sort()).toEqual(
+      [
+        "gstack_cancel",
+        "gstack_dispatch",
+        "gstack_handoffs",
+        "gstack_learnings",
+        "gstack_report",
+        "gstack_resume_handoff",
+        "gstack_shipped",
+        "gstack_status",
+      ].sort(),
+    );
+  });
+
   it("lets the agent dispatch, and posts the completion into the dispatching session", async () => {
     const dispatch = await dispatchFromChat("Add hello.txt with a greeting and commit it");
     expect(dispatch.reply_to).toMatchObject({ runtime: "openclaw", session_key: SESSION, agent_id: "main" });

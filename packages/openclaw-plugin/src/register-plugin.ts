@@ -2,11 +2,22 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { OpenClawPluginApi, OpenClawPluginToolContext } from "openclaw/plugin-sdk/plugin-entry";
 import { completionCallbackHandler } from "./callback-route";
+import { cancelParameters, runCancelTool } from "./cancel-tool";
 import { completionInbox, followCompletedFolder } from "./completion-follower";
 import { deliveredLedger } from "./delivered-ledger";
 import { dispatchParameters, runDispatchTool } from "./dispatch-tool";
+import {
+  listHandoffsParameters,
+  resumeHandoffParameters,
+  runListHandoffsTool,
+  runResumeHandoffTool,
+} from "./handoff-tools";
+import { learningsParameters, runLearningsTool } from "./learnings-tool";
 import { resolvePluginSettings } from "./plugin-settings";
+import { reportParameters, runReportTool } from "./report-tool";
 import { runtimeSessionDelivery } from "./session-delivery";
+import { runShippedTool, shippedParameters } from "./shipped-tool";
+import { runStatusTool } from "./status-tool";
 import type { ToolAnswer } from "./tool-answer";
 import { failure, oneLine } from "./tool-answer";
 import type { ToolSession } from "./tool-session";
@@ -16,7 +27,7 @@ interface ToolSpec {
   label: string;
   description: string;
   parameters: Record<string, unknown>;
-  run: (session: ToolSession, params: unknown) => Promise<ToolAnswer>;
+  run: (session: ToolSession, params: unknown, context: OpenClawPluginToolContext) => Promise<ToolAnswer>;
 }
 
 /** Registers the tools, the completion service and the callback route on the host. */
@@ -32,6 +43,57 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
         "Hand a coding task to the gstack daemon (Claude Code runs it in a trusted repository). The completion report is posted into this session by itself when the work ends; do not poll.",
       parameters: dispatchParameters,
       run: (session, params) => runDispatchTool(settings, session, params),
+    },
+    {
+      name: "gstack_status",
+      label: "gstack status",
+      description:
+        "Whether the gstack daemon runs, and every running and queued dispatch with its live progress.",
+      parameters: { type: "object", additionalProperties: false, properties: {} },
+      run: () => runStatusTool(settings),
+    },
+    {
+      name: "gstack_cancel",
+      label: "gstack cancel",
+      description: "Cancel a queued or running gstack dispatch by id.",
+      parameters: cancelParameters,
+      run: (_session, params) => runCancelTool(settings, params),
+    },
+    {
+      name: "gstack_report",
+      label: "gstack report",
+      description: "Read the full completion report of a finished gstack dispatch.",
+      parameters: reportParameters,
+      run: (_session, params) => runReportTool(settings, params),
+    },
+    {
+      name: "gstack_handoffs",
+      label: "gstack handoffs",
+      description: "List gstack handoffs (paused coding work) waiting to be resumed.",
+      parameters: listHandoffsParameters,
+      run: (_session, params) => runListHandoffsTool(settings, params),
+    },
+    {
+      name: "gstack_resume_handoff",
+      label: "gstack resume handoff",
+      description: "Resume a gstack handoff by dispatching it; its completion comes back to this session.",
+      parameters: resumeHandoffParameters,
+      run: (session, params) => runResumeHandoffTool(settings, session, params),
+    },
+    {
+      name: "gstack_shipped",
+      label: "gstack shipped",
+      description: "What was shipped with gstack recently: sessions, time, projects and artifacts.",
+      parameters: shippedParameters,
+      run: (_session, params) => runShippedTool(settings, params),
+    },
+    {
+      name: "gstack_learnings",
+      label: "gstack learnings",
+      description:
+        "Search what gstack learned about a project (and the workspace memory), with where each came from.",
+      parameters: learningsParameters,
+      run: (_session, params, context) => runLearningsTool(settings, context.workspaceDir, params),
     },
   ];
 
@@ -70,7 +132,7 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
         parameters: tool.parameters,
         async execute(_toolCallId: string, params: unknown) {
           try {
-            return await tool.run(sessionOf(context), params);
+            return await tool.run(sessionOf(context), params, context);
           } catch (error) {
             return failure(`${tool.name} failed: ${oneLine(error)}.`);
           }
