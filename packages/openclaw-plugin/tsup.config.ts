@@ -7,10 +7,9 @@ import { packageBuild } from "../../tsup.base";
 // tarball carries the five gstack commands the bridge skill needs, bundled the same way,
 // so one package installs everything from a checkout.
 const commands = Object.fromEntries(
-  ["gstack-dispatch", "gstack-handoff", "gstack-activity", "gstack-learnings", "gstack-routing"].map((name) => [
-    `bin/${name}`,
-    `src/bin/${name}.ts`,
-  ]),
+  ["gstack-dispatch", "gstack-handoff", "gstack-activity", "gstack-learnings", "gstack-routing"].map(
+    (name) => [`bin/${name}`, `src/bin/${name}.ts`],
+  ),
 );
 
 export default defineConfig(
