@@ -7,7 +7,7 @@ import { Daemon } from "@gstack/daemon";
 import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DISPATCH_MARKER, newestUserText, openclawAgentResponder } from "./openclaw-scripts";
+import { DISPATCH_MARKER, newestUserText, openclawAgentResponder, TOOL_MARKER } from "./openclaw-scripts";
 import {
   agentTurn,
   type GstackWorld,
@@ -260,5 +260,25 @@ describe("the gstack plugin in the real OpenClaw gateway", () => {
     expect(gateway.running()).toBe(true);
     const health = await fetch(`${gateway.url}/health`);
     expect(health.status).toBeLessThan(500);
+  });
+
+  it("lets OpenClaw's memory search find gstack's learnings, with their provenance", async () => {
+    // The first dispatch's report logged "Commits here need no hooks" for acme-widget.
+    const before = openclawModel.agentRequests().length;
+    const call = { id: "memory_search", args: { query: "commits hooks", corpus: "all" } };
+    const turn = await agentTurn(
+      home,
+      gateway,
+      SESSION,
+      `Search memory. ${TOOL_MARKER}${JSON.stringify(call)}`,
+    );
+    expect(turn.code, turn.stderr).toBe(0);
+    const answered = openclawModel
+      .agentRequests()
+      .slice(before)
+      .map((request) => JSON.stringify((request.body?.messages as unknown[] | undefined)?.at(-2) ?? ""))
+      .find((text) => text.includes("tool_result"));
+    expect(answered).toContain("Commits here need no hooks");
+    expect(answered).toContain("gstack learning of acme-widget");
   });
 });

@@ -2,6 +2,8 @@ import { type RecordedRequest, type ScriptedStep, scripted } from "@gstack/scrip
 
 /** What the user says to make the scripted OpenClaw agent call the dispatch tool. */
 export const DISPATCH_MARKER = "DISPATCH-JSON:";
+/** What the user says to make it call any tool: `TOOL-CALL-JSON:{"id": name, "args": {…}}`. */
+export const TOOL_MARKER = "TOOL-CALL-JSON:";
 
 interface MessageLike {
   role?: string;
@@ -49,6 +51,11 @@ export function openclawAgentResponder(request: RecordedRequest): ScriptedStep {
   if (!isToolResult && marker >= 0) {
     const json = fresh.slice(marker + DISPATCH_MARKER.length).split("\n")[0] ?? "{}";
     return scripted.toolUse("tool_call", { id: "gstack_dispatch", args: JSON.parse(json) as unknown });
+  }
+  const tool = fresh.lastIndexOf(TOOL_MARKER);
+  if (!isToolResult && tool >= 0) {
+    const json = fresh.slice(tool + TOOL_MARKER.length).split("\n")[0] ?? "{}";
+    return scripted.toolUse("tool_call", JSON.parse(json) as Record<string, unknown>);
   }
   if (isToolResult) return scripted.text("Sent to gstack; the report will come back here.");
   return scripted.text("Thanks, I have read the gstack report.");

@@ -12,6 +12,7 @@ import {
   runListHandoffsTool,
   runResumeHandoffTool,
 } from "./handoff-tools";
+import { learningsCorpus } from "./learnings-corpus";
 import { learningsParameters, runLearningsTool } from "./learnings-tool";
 import { resolvePluginSettings } from "./plugin-settings";
 import { reportParameters, runReportTool } from "./report-tool";
@@ -115,6 +116,9 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
       follower = undefined;
     },
   });
+
+  // gstack's learnings, with their provenance, as an extra corpus of OpenClaw's memory search.
+  api.registerMemoryCorpusSupplement(learningsCorpus(settings));
 
   api.registerHttpRoute({
     path: settings.callbackPath,
