@@ -87,7 +87,7 @@ describe("SKILL.md against OpenClaw's loader and strict validator", () => {
     expect(Object.keys(frontmatterOf(skillMd)).sort()).toEqual(["description", "metadata", "name"]);
   });
 
-  it("requires git and every program whose commands it shows, each with an npm install entry", () => {
+  it("requires git and every program whose commands it shows, all from one npm install entry", () => {
     const { openclaw } = metadataOf(skillMd);
     const shownPrograms = new Set(commands.map((command) => commandUse(command.text).program));
     expect(openclaw.requires.bins).toContain("git");
@@ -95,6 +95,9 @@ describe("SKILL.md against OpenClaw's loader and strict validator", () => {
     const installed = new Set(openclaw.install.flatMap((entry) => entry.bins));
     expect(installed).toEqual(shownPrograms);
     for (const entry of openclaw.install) expect(entry.package).toMatch(/^@gstack\/[a-z-]+$/);
+    // OpenClaw offers only one preferred install entry, so one package must provide every command.
+    expect(openclaw.install).toHaveLength(1);
+    expect(openclaw.install[0]?.package).toBe("@gstack/openclaw-plugin");
   });
 
   it("points only at reference files that exist", () => {

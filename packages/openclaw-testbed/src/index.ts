@@ -1,3 +1,5 @@
+export type { OpenClawGateway, OpenClawGatewayOptions } from "./openclaw-gateway";
+export { freePort, startOpenClawGateway } from "./openclaw-gateway";
 export type { OpenClawHome } from "./openclaw-home";
 export { makeOpenClawHome } from "./openclaw-home";
 export type { OpenClawRun, OpenClawRunOptions } from "./run-openclaw";

@@ -1,0 +1,3 @@
+#!/usr/bin/env node
+// The gstack-activity command, bundled so this one package installs it without the registry.
+import "../../../activity/src/cli";

@@ -1,0 +1,3 @@
+#!/usr/bin/env node
+// The gstack-handoff command, bundled so this one package installs it without the registry.
+import "../../../handoff/src/cli";

@@ -1,0 +1,64 @@
+import { mkdir, open, readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { childPath } from "@gstack/contracts";
+
+/** How one completion reached its session. */
+export interface DeliveryRecord {
+  dispatch_id: string;
+  session_key: string;
+  via: "completed-folder" | "callback";
+  delivered_at: string;
+}
+
+/**
+ * The completions already posted into their sessions, one file per dispatch under
+ * `<state>/delivered/`. A file is created with O_EXCL and fsynced, so two deliverers
+ * (the folder follower and the callback route, or two gateway processes) cannot both
+ * record the same dispatch, and the record survives a restart of either side.
+ */
+export function deliveredLedger(stateDir: string) {
+  const folder = join(stateDir, "delivered");
+  const pathOf = (id: string) => childPath(folder, id, ".json");
+  return {
+    folder,
+    async has(id: string): Promise<boolean> {
+      try {
+        await stat(pathOf(id));
+        return true;
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return false;
+        throw error;
+      }
+    },
+    /** Records a delivery; false when it was already recorded (nothing is overwritten). */
+    async record(entry: DeliveryRecord): Promise<boolean> {
+      await mkdir(folder, { recursive: true });
+      let handle: Awaited<ReturnType<typeof open>>;
+      try {
+        handle = await open(pathOf(entry.dispatch_id), "wx", 0o600);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
+        throw error;
+      }
+      try {
+        await handle.writeFile(`${JSON.stringify(entry)}\n`);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      return true;
+    },
+    async list(): Promise<string[]> {
+      try {
+        return (await readdir(folder))
+          .filter((name) => name.endsWith(".json"))
+          .map((name) => name.slice(0, -5));
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
+        throw error;
+      }
+    },
+  };
+}
+
+export type DeliveredLedger = ReturnType<typeof deliveredLedger>;

@@ -1,0 +1,124 @@
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Daemon } from "@gstack/daemon";
+import { openclawVersion } from "@gstack/openclaw-testbed";
+import { scripted, startScriptedModel } from "@gstack/scripted-model";
+import { DISPATCH_MARKER, newestUserText, openclawAgentResponder } from "./openclaw-scripts";
+import {
+  agentTurn,
+  installPlugin,
+  makeGstackWorld,
+  makeOpenClawHome,
+  packPlugin,
+  pluginPackageDir,
+  scriptedOpenClawConfig,
+  startOpenClawGateway,
+} from "./openclaw-world";
+
+/**
+ * The whole loop offline: the real OpenClaw gateway with this plugin installed from its
+ * tarball, its agent (a scripted model) dispatching a task, the gstack daemon running the
+ * real Claude Code CLI (a second scripted model) that commits, and the report arriving in
+ * the OpenClaw session that asked.
+ */
+const say = (line: string) => process.stdout.write(`${line}\n`);
+const claude = join(pluginPackageDir, "..", "..", "apps", "daemon", "node_modules", ".bin", "claude");
+
+async function main(): Promise<void> {
+  await stat(join(pluginPackageDir, "dist", "index.js")).catch(() => {
+    throw new Error("build first: ./dev demo builds everything, or pnpm run build");
+  });
+  const scratch = await mkdtemp(join(tmpdir(), "gstack-demo-"));
+  const world = await makeGstackWorld();
+  const openclawModel = await startScriptedModel({ respond: openclawAgentResponder });
+  const coder = await startScriptedModel({
+    script: [
+      scripted.write("GREETING.md", "# Hello from gstack\n"),
+      scripted.bash("git add GREETING.md"),
+      scripted.bash("git commit -m 'Add GREETING.md'"),
+      scripted.text(
+        "Done.\n## What shipped\n- GREETING.md with a greeting\n## Decisions made\n- Markdown, one heading\n## Learnings logged\n- tool: This repo commits without hooks\n## Needs human judgment\n- Is the greeting friendly enough?",
+      ),
+    ],
+  });
+  const home = await makeOpenClawHome(scriptedOpenClawConfig(openclawModel, { gstackHome: world.root }));
+  const coderHome = await mkdtemp(join(tmpdir(), "gstack-demo-coder-"));
+  let gateway: Awaited<ReturnType<typeof startOpenClawGateway>> | undefined;
+  let daemon: Daemon | undefined;
+  try {
+    say(
+      "gstack + OpenClaw, offline. Both agents are SCRIPTED MODELS (no real LLM); everything else is real.",
+    );
+    say(
+      `1. Packing @gstack/openclaw-plugin and installing it into OpenClaw ${openclawVersion} (openclaw plugins install)`,
+    );
+    await installPlugin(home, await packPlugin(join(scratch, "pack")));
+    gateway = await startOpenClawGateway({ home: home.home });
+    say(`2. OpenClaw gateway up on ${gateway.url} in ${(gateway.startupMs / 1000).toFixed(1)} s`);
+    daemon = new Daemon({
+      root: world.root,
+      openclawWorkspace: false,
+      claudeBinary: claude,
+      agentEnv: { ...coder.claudeEnv(coderHome), CLAUDE_CODE_MAX_RETRIES: "0" },
+      settings: { trusted_repos: [world.base] },
+    });
+    await daemon.start();
+    say(`3. gstack daemon running on ${world.root}, trusting ${world.base}`);
+    const args = {
+      task: "Add GREETING.md with a friendly greeting and commit it",
+      project: "acme-widget",
+      project_dir: world.repo,
+    };
+    say(`4. User to OpenClaw: "${args.task}"`);
+    await agentTurn(
+      home,
+      gateway,
+      "agent:main:main",
+      `${args.task}. ${DISPATCH_MARKER}${JSON.stringify(args)}`,
+    );
+    const dispatched = (await readdir(world.layout.dispatch.incoming).catch(() => [])).length;
+    say(
+      `   OpenClaw's agent called gstack_dispatch${dispatched ? "" : " (the daemon already took the file)"}`,
+    );
+    say("5. The daemon runs the real Claude Code CLI; waiting for the report to reach the OpenClaw session…");
+    const deadline = Date.now() + 180_000;
+    let arrived: string | undefined;
+    while (!arrived && Date.now() < deadline) {
+      arrived = openclawModel
+        .agentRequests()
+        .map(newestUserText)
+        .find((text) => text.includes("ended: completed"));
+      if (!arrived) await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    if (!arrived) throw new Error("the completion did not reach the OpenClaw session in time");
+    say("6. In the OpenClaw session, the agent's next model request carried:");
+    const start = arrived.slice(arrived.indexOf("gstack dispatch"));
+    const end = start.indexOf('"\n');
+    const report = end >= 0 ? start.slice(0, end) : start;
+    for (const line of report.split(/\\n|\n/)) {
+      const text = line.replace(/^(System: )?(\[[^\]]*\] )?/, "").trim();
+      if (text) say(`   | ${text}`);
+    }
+    say("7. The commit Claude Code made in the scratch repository:");
+    say(
+      `   ${execFileSync("git", ["-C", world.repo, "log", "--oneline", "-1"], { encoding: "utf8" }).trim()}`,
+    );
+    say(`   GREETING.md: ${(await readFile(join(world.repo, "GREETING.md"), "utf8")).trim()}`);
+  } finally {
+    await daemon?.stop(0);
+    await gateway?.stop();
+    await coder.close();
+    await openclawModel.close();
+    await home.remove();
+    await world.remove();
+    await rm(coderHome, { recursive: true, force: true });
+    await rm(scratch, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`demo failed: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

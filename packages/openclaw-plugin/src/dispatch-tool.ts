@@ -1,0 +1,158 @@
+import { randomBytes } from "node:crypto";
+import {
+  ContractError,
+  checkValue,
+  type DispatchInput,
+  type ReplyTo,
+  writeDispatchFile,
+} from "@gstack/contracts";
+import { checkProjectDir, readStatus } from "@gstack/daemon";
+import { z } from "zod";
+import { readDispatchSettings, readSecretFile } from "./gstack-settings";
+import type { PluginSettings } from "./plugin-settings";
+import { sentDispatches } from "./sent-dispatches";
+import { answer, failure, oneLine, type ToolAnswer } from "./tool-answer";
+import type { ToolSession } from "./tool-session";
+
+/** The dispatch tool's parameters, as the model sees them. */
+export const dispatchParameters = {
+  type: "object",
+  additionalProperties: false,
+  required: ["task", "project", "project_dir"],
+  properties: {
+    task: { type: "string", description: "What the coding agent should do, in full sentences." },
+    project: { type: "string", description: "gstack project slug, e.g. 'acme-widget'." },
+    project_dir: {
+      type: "string",
+      description: "The repository folder the agent works in (must be trusted).",
+    },
+    constraints: {
+      type: "array",
+      items: { type: "string" },
+      description: "Requirements the work must respect.",
+    },
+    learnings: { type: "array", items: { type: "string" }, description: "Memories relevant to the task." },
+    branch: { type: "string", description: "Branch the work should happen on." },
+    task_type: { type: "string", description: "Kind of work, e.g. 'security' or 'shipping'." },
+    files: { type: "array", items: { type: "string" }, description: "Paths the task is expected to touch." },
+    handoff_id: { type: "string", description: "The handoff this dispatch continues." },
+    target_agent: { type: "string", enum: ["claude", "codex"], description: "Which coding agent runs it." },
+    ttl_seconds: {
+      type: "integer",
+      minimum: 60,
+      maximum: 86400,
+      description: "Expire if not started in time.",
+    },
+  },
+} as const;
+
+const inputSchema = z.strictObject({
+  task: z.string().min(1),
+  project: z.string().min(1),
+  project_dir: z.string().min(1),
+  constraints: z.array(z.string()).optional(),
+  learnings: z.array(z.string()).optional(),
+  branch: z.string().min(1).optional(),
+  task_type: z.string().min(1).optional(),
+  files: z.array(z.string()).optional(),
+  handoff_id: z.string().min(1).optional(),
+  target_agent: z.enum(["claude", "codex"]).optional(),
+  ttl_seconds: z.int().min(60).max(86_400).optional(),
+});
+
+/** A new dispatch id: time first, so ids sort by when they were made. */
+export function newDispatchId(now = new Date()): string {
+  const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
+  return `dispatch-${stamp}-${randomBytes(4).toString("hex")}`;
+}
+
+/** Turns tool parameters into a sentence naming the first bad field, or the parsed input. */
+export function parseToolInput<T>(
+  schema: z.ZodType<T>,
+  params: unknown,
+  tool: string,
+): { ok: true; value: T } | { ok: false; sentence: string } {
+  const parsed = schema.safeParse(params ?? {});
+  if (parsed.success) return { ok: true, value: parsed.data };
+  const issue = parsed.error.issues[0];
+  const field = issue?.path.join(".") || "parameters";
+  const extra = issue?.code === "unrecognized_keys" ? ` (${issue.keys.join(", ")})` : "";
+  return {
+    ok: false,
+    sentence: `${tool} was not run: ${field}${extra} ${issue?.message.toLowerCase() ?? "is invalid"}; fix the parameters and call it again.`,
+  };
+}
+
+/**
+ * Validates, signs (when `.dispatch-secret` exists) and writes a dispatch file for the
+ * daemon, recording the calling session in `reply_to` so the completion comes back to it.
+ */
+export async function runDispatchTool(
+  settings: PluginSettings,
+  session: ToolSession,
+  params: unknown,
+  now = new Date(),
+): Promise<ToolAnswer> {
+  const input = parseToolInput(inputSchema, params, "gstack_dispatch");
+  if (!input.ok) return failure(input.sentence);
+  const { layout } = settings;
+  try {
+    const dispatchSettings = await readDispatchSettings(layout);
+    const folder = await checkProjectDir(input.value.project_dir, dispatchSettings.trusted_repos);
+    if (!folder.ok) {
+      return failure(
+        `The dispatch was not sent: ${folder.refusal.reason}. Ask the user to add the repository to trusted_repos in ${layout.config}, or choose a trusted folder.`,
+        { rule: folder.refusal.rule },
+      );
+    }
+    const replyTo: ReplyTo | undefined = session.sessionKey
+      ? {
+          runtime: "openclaw",
+          session_key: session.sessionKey,
+          ...(session.agentId ? { agent_id: session.agentId } : {}),
+          ...(session.sessionId ? { session_id: session.sessionId } : {}),
+        }
+      : undefined;
+    const document: DispatchInput = {
+      ...input.value,
+      id: newDispatchId(now),
+      dispatched_by: settings.dispatchedBy,
+      ...(replyTo ? { reply_to: replyTo } : {}),
+    };
+    const checked = checkValue("dispatch", document, { source: "gstack_dispatch" });
+    if (!checked.ok) return failure(sentenceOf(checked.error));
+    const secret = await readSecretFile(layout.dispatchSecret);
+    if (replyTo) {
+      await sentDispatches(settings.stateDir).remember({
+        id: document.id as string,
+        reply_to: replyTo,
+        task: input.value.task,
+        project: input.value.project,
+        sent_at: now.toISOString(),
+      });
+    }
+    const written = await writeDispatchFile(layout, document, { ...(secret ? { secret } : {}), now });
+    const status = await readStatus(layout, now).catch(() => undefined);
+    const daemonNote = status?.alive
+      ? "The daemon is running and will pick it up."
+      : "The dispatch daemon is not running, so it will wait in the queue: ask the user to start it with `gstack-dispatch run`.";
+    const deliveryNote = replyTo
+      ? "Its completion report will be posted into this session by itself when it ends; do not poll."
+      : "No session was known for this call, so check its progress with gstack_status.";
+    return answer(`Dispatched ${written.id} (${input.value.project}). ${daemonNote} ${deliveryNote}`, {
+      dispatch_id: written.id,
+      path: written.path,
+      signed: secret !== undefined,
+      daemon_running: status?.alive ?? false,
+      reply_to: replyTo ?? null,
+    });
+  } catch (error) {
+    if (ContractError.isInstance(error)) return failure(sentenceOf(error));
+    return failure(`The dispatch was not sent: ${oneLine(error)}.`);
+  }
+}
+
+function sentenceOf(error: ContractError): string {
+  const issue = error.issues[0];
+  return `The dispatch was not sent: ${issue ? `${issue.path || "the document"} ${issue.message}` : oneLine(error)}; fix it and call gstack_dispatch again.`;
+}

@@ -1,0 +1,58 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { packPlugin } from "./openclaw-world";
+
+const run = promisify(execFile);
+const commands = [
+  "gstack-dispatch",
+  "gstack-handoff",
+  "gstack-activity",
+  "gstack-learnings",
+  "gstack-routing",
+];
+let folder: string;
+let prefix: string;
+
+// The steps of `./dev install --prefix DIR`: pack the one bundled package and install the
+// tarball globally into a fresh prefix with npm, with nothing fetched from the registry.
+beforeAll(async () => {
+  folder = await mkdtemp(join(tmpdir(), "gstack-install-"));
+  prefix = join(folder, "prefix");
+  const tarball = await packPlugin(join(folder, "pack"));
+  await run(
+    "npm",
+    [
+      "install",
+      "--global",
+      "--prefix",
+      prefix,
+      "--omit=peer",
+      "--offline",
+      "--no-audit",
+      "--no-fund",
+      tarball,
+    ],
+    { env: { ...process.env, npm_config_cache: join(folder, "npm-cache") } },
+  );
+});
+
+afterAll(async () => {
+  await rm(folder, { recursive: true, force: true });
+});
+
+describe("installing from the checkout into a fresh prefix", () => {
+  it("puts every command the bridge skill needs on the prefix's bin, each one working", async () => {
+    const installed = await readdir(join(prefix, "bin"));
+    expect(installed.sort()).toEqual([...commands].sort());
+    for (const command of commands) {
+      const { stdout } = await run(join(prefix, "bin", command), ["--help"], {
+        env: { ...process.env, NO_COLOR: "1" },
+      });
+      expect(stdout).toContain(`USAGE ${command}`);
+    }
+  });
+});

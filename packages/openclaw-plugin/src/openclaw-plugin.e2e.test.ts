@@ -1,0 +1,284 @@
+import { execFileSync } from "node:child_process";
+import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { signCallback } from "@gstack/contracts";
+import { Daemon } from "@gstack/daemon";
+import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
+import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { DISPATCH_MARKER, newestUserText, openclawAgentResponder, TOOL_MARKER } from "./openclaw-scripts";
+import {
+  agentTurn,
+  type GstackWorld,
+  installPlugin,
+  makeGstackWorld,
+  makeOpenClawHome,
+  packPlugin,
+  pluginPackageDir,
+  scriptedOpenClawConfig,
+  startOpenClawGateway,
+} from "./openclaw-world";
+
+/** The real Claude Code CLI the daemon's own end-to-end tests use. */
+const claude = join(pluginPackageDir, "..", "..", "apps", "daemon", "node_modules", ".bin", "claude");
+const SESSION = "agent:main:main";
+const CALLBACK_SECRET = "callback-secret-for-tests-0123456789abcdef";
+
+function coderScript(file: string, shipped: string) {
+  return [
+    scripted.write(file, `hello from ${file}\n`),
+    scripted.bash(`git add ${file}`),
+    scripted.bash(`git commit -m 'Add ${file}'`),
+    scripted.text(
+      [
+        `Added ${file}.`,
+        "## What shipped",
+        `- ${shipped}`,
+        "## Decisions made",
+        "- Plain text",
+        "## Learnings logged",
+        "- tool: Commits here need no hooks",
+        "## Needs human judgment",
+        `- Is ${file} the right name?`,
+      ].join("\n"),
+    ),
+  ];
+}
+
+let world: GstackWorld;
+let openclawModel: ScriptedModel;
+let home: OpenClawHome;
+let gateway: OpenClawGateway;
+let scratch: string;
+const startups: number[] = [];
+
+beforeAll(async () => {
+  await stat(join(pluginPackageDir, "dist", "index.js")).catch(() => {
+    throw new Error("build @gstack/openclaw-plugin before its end-to-end tests (pnpm run build)");
+  });
+  scratch = await mkdtemp(join(tmpdir(), "gstack-plugin-e2e-"));
+  const tarball = await packPlugin(join(scratch, "pack"));
+  world = await makeGstackWorld();
+  await writeFile(world.layout.callbackSecret, CALLBACK_SECRET, { mode: 0o600 });
+  await chmod(world.layout.callbackSecret, 0o600);
+  openclawModel = await startScriptedModel({ respond: openclawAgentResponder });
+  home = await makeOpenClawHome(scriptedOpenClawConfig(openclawModel, { gstackHome: world.root }));
+  await installPlugin(home, tarball);
+  gateway = await startOpenClawGateway({ home: home.home });
+  startups.push(gateway.startupMs);
+});
+
+afterAll(async () => {
+  console.log(`gateway start-up times (ms): ${startups.join(", ")}`);
+  await gateway?.stop();
+  await openclawModel?.close();
+  await home?.remove();
+  await world?.remove();
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+async function dispatchFromChat(task: string): Promise<Record<string, unknown>> {
+  const before = new Set(await readdir(world.layout.dispatch.incoming).catch(() => []));
+  const args = { task, project: "acme-widget", project_dir: world.repo };
+  const turn = await agentTurn(
+    home,
+    gateway,
+    SESSION,
+    `Please do this. ${DISPATCH_MARKER}${JSON.stringify(args)}`,
+  );
+  expect(turn.code, turn.stderr).toBe(0);
+  const added = (await readdir(world.layout.dispatch.incoming)).filter(
+    (name) => name.endsWith(".json") && !before.has(name),
+  );
+  expect(added).toHaveLength(1);
+  return JSON.parse(await readFile(join(world.layout.dispatch.incoming, added[0] as string), "utf8"));
+}
+
+/** Agent requests whose newest user text (the turn's trigger) contains `needle`. */
+function turnsAbout(needle: string) {
+  return openclawModel.agentRequests().filter((request) => newestUserText(request).includes(needle));
+}
+
+async function waitFor<T>(
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs: number,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+async function runDaemonUntilDone(id: string, file: string, shipped: string): Promise<void> {
+  const coder = await startScriptedModel({ script: coderScript(file, shipped) });
+  const coderHome = await mkdtemp(join(tmpdir(), "gstack-coder-home-"));
+  const daemon = new Daemon({
+    root: world.root,
+    openclawWorkspace: false,
+    claudeBinary: claude,
+    agentEnv: { ...coder.claudeEnv(coderHome), CLAUDE_CODE_MAX_RETRIES: "0" },
+    settings: { trusted_repos: [world.base] },
+  });
+  try {
+    await daemon.start();
+    await waitFor(
+      () =>
+        stat(world.layout.dispatch.completedJson(id)).then(
+          () => true,
+          () => undefined,
+        ),
+      120_000,
+    );
+  } finally {
+    await daemon.stop(0);
+    await coder.close();
+    await rm(coderHome, { recursive: true, force: true });
+  }
+}
+
+describe("the gstack plugin in the real OpenClaw gateway", () => {
+  it("is installed from its tarball, enabled, and offers every tool", async () => {
+    const inspected = await runOpenClaw(["plugins", "inspect", "gstack", "--runtime", "--json"], {
+      home: home.home,
+    });
+    expect(inspected.code, inspected.stderr).toBe(0);
+    const plugin = (
+      JSON.parse(inspected.stdout) as { plugin: { status: string; enabled: boolean; toolNames: string[] } }
+    ).plugin;
+    expect(plugin.status).toBe("loaded");
+    expect(plugin.enabled).toBe(true);
+    expect(plugin.toolNames.sort()).toEqual(
+      [
+        "gstack_cancel",
+        "gstack_dispatch",
+        "gstack_handoffs",
+        "gstack_learnings",
+        "gstack_report",
+        "gstack_resume_handoff",
+        "gstack_shipped",
+        "gstack_status",
+      ].sort(),
+    );
+  });
+
+  it("lets the agent dispatch, and posts the completion into the dispatching session", async () => {
+    const dispatch = await dispatchFromChat("Add hello.txt with a greeting and commit it");
+    expect(dispatch.reply_to).toMatchObject({ runtime: "openclaw", session_key: SESSION, agent_id: "main" });
+    expect(dispatch.dispatched_by).toBe("openclaw");
+    const id = dispatch.id as string;
+
+    await runDaemonUntilDone(id, "hello.txt", "hello.txt with a greeting SHIPPED-ONE");
+    expect(execFileSync("git", ["-C", world.repo, "log", "--oneline"], { encoding: "utf8" })).toContain(
+      "Add hello.txt",
+    );
+
+    const arrived = await waitFor(() => turnsAbout("SHIPPED-ONE")[0], 90_000);
+    const text = newestUserText(arrived);
+    expect(text).toContain(`gstack dispatch ${id} ended: completed`);
+    expect(text).toContain("Is hello.txt the right name?");
+    const ledger = await readdir(join(home.stateDir, "gstack", "delivered"));
+    expect(ledger).toContain(`${id}.json`);
+  });
+
+  it("delivers a completion that finished while the gateway was down, exactly once", async () => {
+    const dispatch = await dispatchFromChat("Add second.txt and commit it");
+    const id = dispatch.id as string;
+    await gateway.stop();
+    await runDaemonUntilDone(id, "second.txt", "second.txt SHIPPED-WHILE-DOWN");
+    expect(turnsAbout("SHIPPED-WHILE-DOWN")).toHaveLength(0);
+
+    gateway = await startOpenClawGateway({ home: home.home });
+    startups.push(gateway.startupMs);
+    await waitFor(() => turnsAbout("SHIPPED-WHILE-DOWN")[0], 90_000);
+
+    // A second restart finds it in the delivered-ledger and posts nothing again.
+    await gateway.stop();
+    gateway = await startOpenClawGateway({ home: home.home });
+    startups.push(gateway.startupMs);
+    await agentTurn(home, gateway, SESSION, "Anything new?");
+    expect(turnsAbout("SHIPPED-WHILE-DOWN")).toHaveLength(1);
+  });
+
+  it("accepts a signed completion callback once and refuses forged, replayed, stale, oversized and malformed ones", async () => {
+    const dispatch = await dispatchFromChat("Add third.txt (reported by callback)");
+    const id = dispatch.id as string;
+    const url = `${gateway.url}/gstack/completion`;
+    const bodyOf = (marker: string) =>
+      JSON.stringify({
+        type: "gstack.dispatch.completion",
+        dispatch_id: id,
+        sent_at: new Date().toISOString(),
+        completion: { dispatch_id: id, status: "completed", duration: 4, commits: 1 },
+        summary: `Added third.txt ${marker}`,
+        needs_judgment: ["Confirm the file name"],
+      });
+    const post = (body: string, headers: Record<string, string>) =>
+      fetch(url, {
+        method: "POST",
+        body,
+        headers: { "content-type": "application/json", "idempotency-key": id, ...headers },
+      });
+
+    const forgedBody = bodyOf("FORGED");
+    const forged = await post(forgedBody, signCallback(forgedBody, "not-the-secret"));
+    expect(forged.status).toBe(401);
+
+    const staleBody = bodyOf("STALE");
+    const stale = await post(
+      staleBody,
+      signCallback(staleBody, CALLBACK_SECRET, new Date(Date.now() - 3600_000)),
+    );
+    expect(stale.status).toBe(401);
+    expect(((await stale.json()) as { reason: string }).reason).toBe("stale");
+
+    const huge = "x".repeat(300 * 1024);
+    const oversized = await post(huge, signCallback(huge, CALLBACK_SECRET));
+    expect(oversized.status).toBe(413);
+
+    const malformed = "{not json";
+    const bad = await post(malformed, signCallback(malformed, CALLBACK_SECRET));
+    expect(bad.status).toBe(400);
+
+    const goodBody = bodyOf("BY-CALLBACK");
+    const headers = signCallback(goodBody, CALLBACK_SECRET);
+    const accepted = await post(goodBody, headers);
+    expect(accepted.status, await accepted.clone().text()).toBe(200);
+    await waitFor(() => turnsAbout("BY-CALLBACK")[0], 90_000);
+
+    const replayed = await post(goodBody, headers);
+    expect(replayed.status).toBe(409);
+    const againBody = bodyOf("BY-CALLBACK-AGAIN");
+    const again = await post(againBody, signCallback(againBody, CALLBACK_SECRET));
+    expect(((await again.json()) as { outcome: string }).outcome).toBe("already-delivered");
+
+    expect(turnsAbout("FORGED")).toHaveLength(0);
+    expect(turnsAbout("STALE")).toHaveLength(0);
+    expect(gateway.running()).toBe(true);
+    const health = await fetch(`${gateway.url}/health`);
+    expect(health.status).toBeLessThan(500);
+  });
+
+  it("lets OpenClaw's memory search find gstack's learnings, with their provenance", async () => {
+    // The first dispatch's report logged "Commits here need no hooks" for acme-widget.
+    const before = openclawModel.agentRequests().length;
+    const call = { id: "memory_search", args: { query: "commits hooks", corpus: "all" } };
+    const turn = await agentTurn(
+      home,
+      gateway,
+      SESSION,
+      `Search memory. ${TOOL_MARKER}${JSON.stringify(call)}`,
+    );
+    expect(turn.code, turn.stderr).toBe(0);
+    const answered = openclawModel
+      .agentRequests()
+      .slice(before)
+      .map((request) => JSON.stringify((request.body?.messages as unknown[] | undefined)?.at(-2) ?? ""))
+      .find((text) => text.includes("tool_result"));
+    expect(answered).toContain("Commits here need no hooks");
+    expect(answered).toContain("gstack learning of acme-widget");
+  });
+});

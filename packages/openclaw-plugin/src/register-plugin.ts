@@ -1,0 +1,165 @@
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import type { OpenClawPluginApi, OpenClawPluginToolContext } from "openclaw/plugin-sdk/plugin-entry";
+import { completionCallbackHandler } from "./callback-route";
+import { cancelParameters, runCancelTool } from "./cancel-tool";
+import { completionInbox, followCompletedFolder } from "./completion-follower";
+import { deliveredLedger } from "./delivered-ledger";
+import { dispatchParameters, runDispatchTool } from "./dispatch-tool";
+import {
+  listHandoffsParameters,
+  resumeHandoffParameters,
+  runListHandoffsTool,
+  runResumeHandoffTool,
+} from "./handoff-tools";
+import { learningsCorpus } from "./learnings-corpus";
+import { learningsParameters, runLearningsTool } from "./learnings-tool";
+import { resolvePluginSettings } from "./plugin-settings";
+import { reportParameters, runReportTool } from "./report-tool";
+import { runtimeSessionDelivery } from "./session-delivery";
+import { runShippedTool, shippedParameters } from "./shipped-tool";
+import { runStatusTool } from "./status-tool";
+import type { ToolAnswer } from "./tool-answer";
+import { failure, oneLine } from "./tool-answer";
+import type { ToolSession } from "./tool-session";
+
+interface ToolSpec {
+  name: string;
+  label: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  run: (session: ToolSession, params: unknown, context: OpenClawPluginToolContext) => Promise<ToolAnswer>;
+}
+
+/** Registers the tools, the completion service and the callback route on the host. */
+export function registerGstackPlugin(api: OpenClawPluginApi): void {
+  const stateRoot = openclawStateDir(api);
+  const settings = resolvePluginSettings(api.pluginConfig, stateRoot);
+
+  const tools: ToolSpec[] = [
+    {
+      name: "gstack_dispatch",
+      label: "gstack dispatch",
+      description:
+        "Hand a coding task to the gstack daemon (Claude Code runs it in a trusted repository). The completion report is posted into this session by itself when the work ends; do not poll.",
+      parameters: dispatchParameters,
+      run: (session, params) => runDispatchTool(settings, session, params),
+    },
+    {
+      name: "gstack_status",
+      label: "gstack status",
+      description:
+        "Whether the gstack daemon runs, and every running and queued dispatch with its live progress.",
+      parameters: { type: "object", additionalProperties: false, properties: {} },
+      run: () => runStatusTool(settings),
+    },
+    {
+      name: "gstack_cancel",
+      label: "gstack cancel",
+      description: "Cancel a queued or running gstack dispatch by id.",
+      parameters: cancelParameters,
+      run: (_session, params) => runCancelTool(settings, params),
+    },
+    {
+      name: "gstack_report",
+      label: "gstack report",
+      description: "Read the full completion report of a finished gstack dispatch.",
+      parameters: reportParameters,
+      run: (_session, params) => runReportTool(settings, params),
+    },
+    {
+      name: "gstack_handoffs",
+      label: "gstack handoffs",
+      description: "List gstack handoffs (paused coding work) waiting to be resumed.",
+      parameters: listHandoffsParameters,
+      run: (_session, params) => runListHandoffsTool(settings, params),
+    },
+    {
+      name: "gstack_resume_handoff",
+      label: "gstack resume handoff",
+      description: "Resume a gstack handoff by dispatching it; its completion comes back to this session.",
+      parameters: resumeHandoffParameters,
+      run: (session, params) => runResumeHandoffTool(settings, session, params),
+    },
+    {
+      name: "gstack_shipped",
+      label: "gstack shipped",
+      description: "What was shipped with gstack recently: sessions, time, projects and artifacts.",
+      parameters: shippedParameters,
+      run: (_session, params) => runShippedTool(settings, params),
+    },
+    {
+      name: "gstack_learnings",
+      label: "gstack learnings",
+      description:
+        "Search what gstack learned about a project (and the workspace memory), with where each came from.",
+      parameters: learningsParameters,
+      run: (_session, params, context) => runLearningsTool(settings, context.workspaceDir, params),
+    },
+  ];
+
+  const ledger = deliveredLedger(settings.stateDir);
+  const inbox = completionInbox(settings, ledger, runtimeSessionDelivery(api));
+
+  let follower: ReturnType<typeof followCompletedFolder> | undefined;
+  api.registerService({
+    id: "gstack-completions",
+    async start() {
+      if (!settings.followCompletions) return;
+      await mkdir(settings.layout.dispatch.completed, { recursive: true });
+      follower = followCompletedFolder(settings, inbox, api.logger);
+      await follower.ready;
+      api.logger.info(`gstack: following ${settings.layout.dispatch.completed}`);
+    },
+    async stop() {
+      await follower?.close();
+      follower = undefined;
+    },
+  });
+
+  // gstack's learnings, with their provenance, as an extra corpus of OpenClaw's memory search.
+  api.registerMemoryCorpusSupplement(learningsCorpus(settings));
+
+  api.registerHttpRoute({
+    path: settings.callbackPath,
+    auth: "plugin",
+    match: "exact",
+    handler: completionCallbackHandler(settings, inbox),
+  });
+
+  for (const tool of tools) {
+    api.registerTool(
+      (context: OpenClawPluginToolContext) => ({
+        name: tool.name,
+        label: tool.label,
+        description: tool.description,
+        parameters: tool.parameters,
+        async execute(_toolCallId: string, params: unknown) {
+          try {
+            return await tool.run(sessionOf(context), params, context);
+          } catch (error) {
+            return failure(`${tool.name} failed: ${oneLine(error)}.`);
+          }
+        },
+      }),
+      { name: tool.name },
+    );
+  }
+}
+
+function sessionOf(context: OpenClawPluginToolContext): ToolSession {
+  return {
+    ...(context.sessionKey ? { sessionKey: context.sessionKey } : {}),
+    ...(context.agentId ? { agentId: context.agentId } : {}),
+    ...(context.sessionId ? { sessionId: context.sessionId } : {}),
+  };
+}
+
+function openclawStateDir(api: OpenClawPluginApi): string {
+  try {
+    return api.runtime.state.resolveStateDir(process.env);
+  } catch {
+    const home = process.env.OPENCLAW_STATE_DIR ?? join(process.env.HOME ?? ".", ".openclaw");
+    return home;
+  }
+}

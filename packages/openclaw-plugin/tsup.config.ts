@@ -1,0 +1,35 @@
+import { defineConfig } from "tsup";
+import { packageBuild } from "../../tsup.base";
+
+// OpenClaw installs a plugin's dependencies from npm, where the @gstack libraries are not
+// published yet: everything the plugin runs is bundled into dist, and only the host
+// (`openclaw`, resolved through the peer link OpenClaw makes) stays outside. The same
+// tarball carries the five gstack commands the bridge skill needs, bundled the same way,
+// so one package installs everything from a checkout.
+const commands = Object.fromEntries(
+  ["gstack-dispatch", "gstack-handoff", "gstack-activity", "gstack-learnings", "gstack-routing"].map(
+    (name) => [`bin/${name}`, `src/bin/${name}.ts`],
+  ),
+);
+
+export default defineConfig(
+  packageBuild(
+    { index: "src/index.ts", ...commands },
+    {
+      noExternal: [/.*/],
+      external: [/^openclaw(\/|$)/],
+      splitting: false,
+      treeshake: false,
+      // The libraries say "no side effects" for their library use; their command entries
+      // run on import, so the package-level hint must not drop them here.
+      esbuildOptions(options) {
+        options.ignoreAnnotations = true;
+      },
+      dts: { entry: { index: "src/index.ts" } },
+      // Bundled CommonJS dependencies call require(); ESM has none unless we make one.
+      banner: {
+        js: 'import { createRequire as __gstackCreateRequire } from "node:module";\nconst require = __gstackCreateRequire(import.meta.url);',
+      },
+    },
+  ),
+);
