@@ -1,23 +1,18 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { access, constants, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
+import { access, constants, mkdir, open, readdir, readFile, rm } from "node:fs/promises";
 import { basename, delimiter, dirname, isAbsolute, join } from "node:path";
 import { defaultAgentCommands, restrictionsToDisallowedTools } from "@gstack/agent-runner";
 import {
-  type ActivityEntry,
   type AuditEvent,
   type AuditEventName,
   appendJsonLines,
-  type Completion,
   type CompletionStatus,
   type Dispatch,
   type DispatchSettings,
-  type FailureKind,
   type GstackLayout,
   gstackLayout,
-  isoWeekOf,
   parseJson,
-  parseValue,
   processAlive,
   resolveOpenClawWorkspace,
   writeFileAtomic,
@@ -25,7 +20,14 @@ import {
 import { syncProject } from "@gstack/learnings";
 import { type FSWatcher, watch } from "chokidar";
 import type { AgentFailure, AgentRunResult, AgentStarter, RunningAgent } from "./agent-types";
-import { clearOutbox, endpointAnswers, postJson, readOutbox, writeOutbox } from "./callback";
+import {
+  type CompletionStepName,
+  carryOutCompletion,
+  planCompletion,
+  planPath,
+  readPlan,
+} from "./completion";
+import type { CompletionDelivery } from "./completion-delivery";
 import { DaemonError } from "./errors";
 import { commitsSince, currentBranch, headCommit } from "./git";
 import {
@@ -40,10 +42,10 @@ import {
   readClaimed,
   rejectFile,
   settleClaim,
+  UnreadableDispatchError,
 } from "./intake";
-import { extractLearnings } from "./learnings";
+import { type DaemonDeliveryContext, OutboxDelivery } from "./outbox-delivery";
 import { buildPrompt } from "./prompt";
-import { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
 import { startRunnerAgent } from "./runner-agent";
 import { readAllStates, readQueueFile, type SessionState, writeQueueFile, writeState } from "./session-state";
 import { DEFAULT_DISALLOWED_TOOLS, loadRestrictions, loadSettings } from "./settings";
@@ -75,6 +77,13 @@ export interface DaemonOptions {
    * Default: the workspace `resolveOpenClawWorkspace` names, when that folder exists.
    */
   openclawWorkspace?: string | false;
+  /**
+   * Makes the delivery that sends completions to their receivers. Called once at start,
+   * after the environment is checked. Default: {@link OutboxDelivery}.
+   */
+  delivery?: (context: DaemonDeliveryContext) => CompletionDelivery;
+  /** Called before each step of finishing a dispatch; tests crash the daemon here on purpose. */
+  beforeCompletionStep?: (step: CompletionStepName, id: string) => void | Promise<void>;
 }
 
 interface LiveSession {
@@ -142,7 +151,9 @@ export class Daemon {
   private stopping = false;
   private intakeChain: Promise<void> = Promise.resolve();
   private persistChain: Promise<void> = Promise.resolve();
-  private readonly pendingCallbacks = new Set<Promise<void>>();
+  private delivery!: CompletionDelivery;
+  /** Incoming files a claim failed on (not a vanished file): tried again on each heartbeat. */
+  private readonly unclaimable = new Set<string>();
   private startedAt = new Date();
   private lockHeld = false;
   /** The queue as last written to disk, to skip writes that change nothing. */
@@ -202,6 +213,12 @@ export class Daemon {
     await this.takeLock();
     try {
       await this.checkEnvironment();
+      this.delivery = this.makeDelivery();
+      try {
+        await this.delivery.start();
+      } catch (error) {
+        this.log(`warning: checking the callback endpoints failed: ${(error as Error).message}`);
+      }
       await this.recover();
     } catch (error) {
       await this.releaseLock();
@@ -217,7 +234,9 @@ export class Daemon {
     this.log(`watching ${folders.incoming}`);
     await this.writeHeartbeat();
     this.heartbeatTimer = setInterval(() => {
-      void this.replayOutboxes();
+      void this.writeHeartbeat();
+      for (const path of this.unclaimable) this.onFile(path);
+      void this.replayDeliveries();
     }, this.settings.heartbeat_seconds * 1000);
     this.watcher = watch([folders.incoming, folders.control], {
       depth: 0,
@@ -225,13 +244,37 @@ export class Daemon {
       ignored: (path: string) =>
         path.split(/[\\/]/).pop()?.startsWith(".") === true && path !== folders.incoming,
     });
+    // A name dropped again right after its claim is reported as `change`, and a folder named
+    // `x.json` as `addDir`: both must reach intake, which refuses what is not a regular file.
     this.watcher.on("add", (path) => this.onFile(path));
+    const incomingOnly = (path: string) => {
+      if (dirname(path) === this.layout.dispatch.incoming) this.onFile(path);
+    };
+    this.watcher.on("change", incomingOnly);
+    this.watcher.on("addDir", incomingOnly);
     this.watcher.on("error", (error) => this.log(`watch error: ${(error as Error).message}`));
     await new Promise<void>((resolve) => this.watcher?.once("ready", () => resolve()));
     await this.scanIncoming();
     await this.scanControl();
-    void this.replayOutboxes();
+    void this.replayDeliveries();
     this.pump();
+  }
+
+  private makeDelivery(): CompletionDelivery {
+    const context: DaemonDeliveryContext = {
+      audit: (event, fields) => this.audit(event, fields),
+      log: (line) => this.log(line),
+      layout: this.layout,
+      ...(this.settings.clawvisor_url ? { clawvisorUrl: this.settings.clawvisor_url } : {}),
+      ...(this.token ? { token: this.token } : {}),
+      ...(this.options.callbackDelaysMs ? { delaysMs: this.options.callbackDelaysMs } : {}),
+    };
+    return (this.options.delivery ?? ((given) => new OutboxDelivery(given)))(context);
+  }
+
+  private async replayDeliveries(): Promise<void> {
+    if (this.stopping) return;
+    await this.delivery.replay().catch((error: Error) => this.log(`delivery replay: ${error.message}`));
   }
 
   private async takeLock(): Promise<void> {
@@ -308,12 +351,6 @@ export class Daemon {
     }
     this.knownAgents = known;
     if (this.settings.clawvisor_url) {
-      const problem = await endpointAnswers(this.settings.clawvisor_url);
-      if (problem) {
-        throw new DaemonError(
-          `the Clawvisor endpoint ${this.settings.clawvisor_url} does not answer (${problem})`,
-        );
-      }
       this.token = await readCallbackToken(this.layout).catch((error: Error) => {
         throw new DaemonError(`callback token: ${error.message.split("\n").join(" ")}`, { cause: error });
       });
@@ -333,6 +370,19 @@ export class Daemon {
   private async recover(): Promise<void> {
     const order = await readQueueFile(this.layout);
     const states = await readAllStates(this.layout);
+    // Finishing that a crash interrupted is carried out from its plan first.
+    for (const state of states) {
+      const plan = await readPlan(this.layout, state.id);
+      if (!plan) continue;
+      if (state.status === "finished") {
+        await rm(planPath(this.layout, state.id), { force: true });
+        continue;
+      }
+      const dispatch = await this.readRecoveredDispatch(state);
+      if (!dispatch) continue;
+      this.log(`finishing ${state.id}, interrupted while it was being finished`);
+      await carryOutCompletion(this.completionContext(), state, dispatch, plan, true);
+    }
     const unfinished = states.filter((state) => state.status !== "finished");
     const rank = (state: SessionState) => {
       const index = order.indexOf(state.id);
@@ -341,25 +391,17 @@ export class Daemon {
     };
     unfinished.sort((a, b) => rank(a) - rank(b) || a.queued_at.localeCompare(b.queued_at));
     for (const state of unfinished) {
-      let dispatch: Dispatch;
-      try {
-        dispatch = parseJson("dispatch", await readFile(state.claimed_file, "utf8"), {
-          source: state.claimed_file,
-        });
-      } catch (error) {
-        await this.audit("failed", {
-          dispatch_id: state.id,
-          reason: `cannot recover: ${(error as Error).message}`,
-        });
-        state.status = "finished";
-        state.outcome = "failed";
-        await writeState(this.layout, state);
-        continue;
-      }
+      const dispatch = await this.readRecoveredDispatch(state);
+      if (!dispatch) continue;
       if (state.pid !== undefined && (state.status === "running" || state.status === "retrying")) {
         await this.killOrphan(state);
       }
       const wasRunning = state.status !== "queued";
+      if (wasRunning) {
+        // The interrupted run counted as an attempt; the next one is told it resumes.
+        state.attempt += 1;
+        state.restarts = (state.restarts ?? 0) + 1;
+      }
       state.status = "queued";
       delete state.pid;
       delete state.pgid;
@@ -386,6 +428,45 @@ export class Daemon {
       await this.takeClaimed(path, name, this.now(), true);
     }
     await this.persistQueue();
+  }
+
+  /** The dispatch of a session found on disk, or undefined (audited, marked failed) when it cannot be read. */
+  private async readRecoveredDispatch(state: SessionState): Promise<Dispatch | undefined> {
+    const archived = join(this.layout.dispatch.sessionDir(state.id), "dispatch.json");
+    let lastError: Error | undefined;
+    for (const path of state.claimed_file === archived ? [archived] : [state.claimed_file, archived]) {
+      try {
+        const text = await readClaimed(path, this.options.maxDispatchBytes ?? MAX_DISPATCH_BYTES);
+        const dispatch = parseJson("dispatch", text, { source: path });
+        state.claimed_file = path;
+        return dispatch;
+      } catch (error) {
+        lastError = error as Error;
+      }
+    }
+    await this.audit("failed", {
+      dispatch_id: state.id,
+      reason: `cannot recover: ${lastError?.message ?? "no dispatch file"}`,
+    });
+    state.status = "finished";
+    state.outcome = "failed";
+    await writeState(this.layout, state);
+    await rm(planPath(this.layout, state.id), { force: true });
+    return undefined;
+  }
+
+  private completionContext() {
+    return {
+      layout: this.layout,
+      delivery: this.delivery,
+      audit: (
+        event: AuditEventName,
+        fields: { dispatch_id?: string; reason?: string; detail?: Record<string, unknown> },
+      ) => this.audit(event, fields),
+      log: this.log,
+      shareLearnings: (id: string, project: string) => this.shareLearnings(id, project),
+      ...(this.options.beforeCompletionStep ? { beforeStep: this.options.beforeCompletionStep } : {}),
+    };
   }
 
   private async killOrphan(state: SessionState): Promise<void> {
@@ -451,7 +532,23 @@ export class Daemon {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
       throw error;
     }
-    const claimed = await claimIncoming(path, this.layout.dispatch.claimed);
+    let claimed: string | undefined;
+    try {
+      claimed = await claimIncoming(path, this.layout.dispatch.claimed);
+    } catch (error) {
+      // Typically dispatch/ is read-only: the file stays and is tried again on each heartbeat.
+      const code = (error as NodeJS.ErrnoException).code ?? "error";
+      if (!this.unclaimable.has(path)) {
+        this.unclaimable.add(path);
+        await this.audit("rejected", {
+          reason: `claim: ${name} cannot be taken (${code}: ${(error as Error).message.split("\n")[0]}); left in place and tried again every heartbeat`,
+          detail: { file: name, retried: true },
+        });
+        this.log(`cannot take ${name} (${code}); trying again every heartbeat`);
+      }
+      return;
+    }
+    this.unclaimable.delete(path);
     if (!claimed) return;
     await this.audit("received", { detail: { file: name } });
     if (problem) {
@@ -471,7 +568,8 @@ export class Daemon {
     try {
       text = await readClaimed(claimed, this.options.maxDispatchBytes ?? MAX_DISPATCH_BYTES);
     } catch (error) {
-      await this.refuse(claimed, name, { rule: "size", reason: (error as Error).message, event: "rejected" });
+      const rule = error instanceof UnreadableDispatchError ? error.rule : "unreadable";
+      await this.refuse(claimed, name, { rule, reason: (error as Error).message, event: "rejected" });
       return;
     }
     const checked = checkDispatch(text, {
@@ -486,6 +584,18 @@ export class Daemon {
       return;
     }
     const dispatch = checked.dispatch;
+    if (dispatch.callback_url) {
+      const callback = this.delivery.checkCallbackUrl(dispatch.callback_url);
+      if (!callback.ok) {
+        await this.refuse(claimed, name, {
+          rule: "callback-url",
+          reason: callback.reason,
+          event: "rejected",
+          id: dispatch.id,
+        });
+        return;
+      }
+    }
     const project = await checkProjectDir(dispatch.project_dir, this.settings.trusted_repos);
     if (!project.ok) {
       await this.refuse(claimed, name, { ...project.refusal, id: dispatch.id });
@@ -639,11 +749,25 @@ export class Daemon {
     }
     session.firstStarted ??= new Date(state.started_at).getTime();
     const agentConfig = this.settings.agents?.[state.agent];
+    const resume =
+      (state.restarts ?? 0) > 0
+        ? {
+            ...(state.branch ? { branch: state.branch } : {}),
+            commits: (await commitsSince(state.project_dir, state.base_sha)).map(
+              (commit) => `${commit.sha.slice(0, 7)} ${commit.subject}`,
+            ),
+          }
+        : undefined;
     const prompt = buildPrompt(dispatch, {
       dispatchFile: state.claimed_file,
       includeLearnings: state.include_learnings,
       attempt: state.attempt,
+      ...(resume ? { resume } : {}),
     });
+    // The attempt is on disk before the agent starts: a crash from here on counts it.
+    state.status = state.attempt > 1 ? "retrying" : "running";
+    state.updated_at = this.now().toISOString();
+    await writeState(this.layout, state);
     const sessionDir = this.layout.dispatch.sessionDir(state.id);
     const agent = this.startAgent({
       agent: state.agent,
@@ -773,206 +897,27 @@ export class Daemon {
 
   // ---------------------------------------------------------------- output
 
+  /** Ends a session through the completion step, then frees its slot. */
   private async finish(
     session: LiveSession,
     status: CompletionStatus,
     outcome: { result?: AgentRunResult; failure?: AgentFailure },
   ): Promise<void> {
     const { state, dispatch } = session;
-    const finishedAt = this.now();
-    const commits = state.started_at ? await commitsSince(state.project_dir, state.base_sha) : [];
-    const failure =
-      outcome.failure ??
-      outcome.result?.failure ??
-      (status === "timeout"
-        ? {
-            kind: "timeout" as FailureKind,
-            message: `no result within ${this.settings.session_timeout_seconds} s`,
-            retryable: false,
-            retryWithoutLearnings: false,
-          }
-        : undefined);
-    const progress = outcome.result?.progress ?? state.progress;
-    const started = state.started_at ? new Date(state.started_at) : finishedAt;
-    const completion: Completion = parseValue("completion", {
-      dispatch_id: state.id,
+    const plan = await planCompletion({
+      layout: this.layout,
+      state,
+      dispatch,
       status,
-      duration: Math.max(0, Math.round((finishedAt.getTime() - started.getTime()) / 1000)),
-      commits: commits.length,
-      ...(status !== "completed" && failure
-        ? { error: failure.message.slice(0, 2000), error_kind: failure.kind }
-        : {}),
-      retries: state.retries,
-      project: dispatch.project,
-      agent: state.agent,
-      ...(progress?.sessionId ? { session_id: progress.sessionId } : {}),
-      ...(state.started_at ? { started_at: state.started_at } : {}),
-      finished_at: finishedAt.toISOString(),
-      ...((state.branch ?? dispatch.branch) ? { branch: state.branch ?? dispatch.branch } : {}),
-      commit_shas: commits.map((commit) => commit.sha),
-      artifacts: commits.map((commit) => `commit:${commit.sha.slice(0, 12)}`),
-      ...(progress ? { turns: progress.turns } : {}),
-      ...(progress?.costUsd !== undefined ? { cost_usd: progress.costUsd } : {}),
+      outcome,
+      finishedAt: this.now(),
+      sessionTimeoutSeconds: this.settings.session_timeout_seconds,
     });
-    let finalText = outcome.result?.result ?? progress?.lastText;
-    let parsed = finalText ? parseReportSections(finalText) : undefined;
-    if (!parsed) {
-      // Agents that print plain text report over many lines; read them back from the kept output.
-      const plain = await plainTextTail(
-        join(this.layout.dispatch.sessionDir(state.id), `stream-${state.attempt}.jsonl`),
-      );
-      const fromStream = plain ? parseReportSections(plain) : undefined;
-      if (fromStream) {
-        parsed = fromStream;
-        finalText = plain;
-      }
-    }
-    const learningLines = parsed ? bulletItems(parsed["Learnings logged"]) : [];
-    const learnings = extractLearnings(learningLines, { dispatchId: state.id, ts: finishedAt.toISOString() });
-    const sections = completeSections(parsed, completion, {
-      task: dispatch.task,
-      ...(finalText ? { finalText } : {}),
-      commitSubjects: commits.map((commit) => `${commit.sha.slice(0, 7)} ${commit.subject}`),
-      learningsRecorded: learnings.map((learning) => learning.key),
-    });
-    if (learnings.length > 0) {
-      completion.artifacts = [...(completion.artifacts ?? []), `learnings:${learnings.length}`];
-    }
-    await writeFileAtomic(
-      this.layout.dispatch.completedReport(state.id),
-      renderReport(completion, sections, dispatch.task),
-    );
-    if (learnings.length > 0) {
-      await appendJsonLines(this.layout.project(dispatch.project).learnings, learnings);
-      await this.audit("learnings_recorded", {
-        dispatch_id: state.id,
-        detail: { count: learnings.length, project: dispatch.project },
-      });
-      await this.shareLearnings(state.id, dispatch.project);
-    }
-    const activity: ActivityEntry = parseValue("activity-entry", {
-      ts: finishedAt.toISOString(),
-      project: dispatch.project,
-      skill: dispatch.task_type ?? "dispatch",
-      artifacts: completion.artifacts ?? [],
-      duration: completion.duration,
-      dispatch: dispatch.dispatched_by,
-      dispatch_id: state.id,
-      ...(completion.branch ? { branch: completion.branch } : {}),
-      outcome: status === "completed" ? "success" : status,
-      ...(completion.session_id ? { session: completion.session_id } : {}),
-      source: "daemon",
-    });
-    await appendJsonLines(this.layout.activity.week(isoWeekOf(finishedAt)), [activity]);
-    await this.audit("activity_recorded", { dispatch_id: state.id });
-    const sessionDir = this.layout.dispatch.sessionDir(state.id);
-    try {
-      await rename(state.claimed_file, join(sessionDir, "dispatch.json"));
-      state.claimed_file = join(sessionDir, "dispatch.json");
-    } catch {}
-    state.status = "finished";
-    state.outcome = status;
-    delete state.pid;
-    state.updated_at = finishedAt.toISOString();
-    await writeState(this.layout, state);
+    await carryOutCompletion(this.completionContext(), state, dispatch, plan, false);
     session.holdsSlot = false;
     this.sessions.delete(state.id);
-    const event: AuditEventName =
-      status === "completed"
-        ? "completed"
-        : status === "failed"
-          ? "failed"
-          : status === "timeout"
-            ? "timeout"
-            : "cancelled";
-    await this.audit(event, {
-      dispatch_id: state.id,
-      ...(completion.error ? { reason: `${completion.error_kind}: ${completion.error.slice(0, 300)}` } : {}),
-      detail: { commits: completion.commits, duration: completion.duration, retries: completion.retries },
-    });
-    // The JSON is written last: once it exists, the report, activity and audit are complete.
-    await writeFileAtomic(
-      this.layout.dispatch.completedJson(state.id),
-      `${JSON.stringify(completion, null, 2)}\n`,
-    );
-    this.log(
-      `${status} ${state.id} in ${completion.duration} s, ${completion.commits} commit${completion.commits === 1 ? "" : "s"}${completion.error ? ` (${completion.error_kind}: ${completion.error.split("\n")[0]?.slice(0, 120)})` : ""} → ${this.layout.dispatch.completedReport(state.id)}`,
-    );
-    if (dispatch.callback_url) {
-      if (this.mode === "clawvisor") {
-        await writeOutbox(sessionDir, {
-          dispatch_id: state.id,
-          url: dispatch.callback_url,
-          body: completion,
-          attempts: 0,
-        });
-        this.trackCallback(this.deliver(sessionDir));
-      } else {
-        this.log(`local-only mode: the report for ${state.id} stays on disk (callback_url not used)`);
-      }
-    }
     this.pump();
     if (this.stopping) this.maybeStopped();
-  }
-
-  private trackCallback(promise: Promise<void>): void {
-    this.pendingCallbacks.add(promise);
-    void promise.finally(() => this.pendingCallbacks.delete(promise));
-  }
-
-  private readonly delivering = new Set<string>();
-
-  private async deliver(sessionDir: string): Promise<void> {
-    if (this.delivering.has(sessionDir)) return;
-    this.delivering.add(sessionDir);
-    try {
-      const delays = this.options.callbackDelaysMs ?? [1000, 5000, 25_000];
-      for (let round = 0; round <= delays.length; round += 1) {
-        const entry = await readOutbox(sessionDir);
-        if (!entry) return;
-        const problem = await postJson(entry.url, entry.body, {
-          ...(this.token ? { token: this.token } : {}),
-          idempotencyKey: entry.dispatch_id,
-        });
-        entry.attempts += 1;
-        if (!problem) {
-          await clearOutbox(sessionDir);
-          await this.audit("callback_sent", {
-            dispatch_id: entry.dispatch_id,
-            detail: { url: entry.url, attempts: entry.attempts },
-          });
-          this.log(`callback sent for ${entry.dispatch_id}`);
-          return;
-        }
-        entry.last_error = problem;
-        await writeOutbox(sessionDir, entry);
-        await this.audit("callback_failed", {
-          dispatch_id: entry.dispatch_id,
-          reason: problem,
-          detail: { url: entry.url, attempts: entry.attempts },
-        });
-        const wait = delays[round];
-        if (wait === undefined || this.stopping) break;
-        await sleep(wait);
-      }
-      this.log(
-        `callback for ${sessionDir.split(/[\\/]/).pop()} not delivered yet; kept in the outbox and retried later`,
-      );
-    } finally {
-      this.delivering.delete(sessionDir);
-    }
-  }
-
-  private async replayOutboxes(): Promise<void> {
-    if (this.mode !== "clawvisor" || this.stopping) return;
-    let names: string[] = [];
-    try {
-      names = await readdir(this.layout.dispatch.sessions);
-    } catch {}
-    for (const name of names) {
-      const sessionDir = join(this.layout.dispatch.sessions, name);
-      if (await readOutbox(sessionDir)) this.trackCallback(this.deliver(sessionDir));
-    }
   }
 
   // ---------------------------------------------------------------- files
@@ -1031,6 +976,7 @@ export class Daemon {
       mode: this.mode,
       max_concurrent: this.settings.max_concurrent,
       interval_seconds: this.settings.heartbeat_seconds,
+      ...(this.delivery ? { delivery: this.delivery.status() } : {}),
     };
     await writeFileAtomic(this.layout.dispatch.heartbeat, `${JSON.stringify(heartbeat)}\n`).catch(
       () => undefined,
@@ -1085,7 +1031,7 @@ export class Daemon {
       }
     }
     await this.persistQueue();
-    await Promise.race([Promise.all([...this.pendingCallbacks]), sleep(2000)]);
+    await this.delivery.stop(2000);
     await this.writeHeartbeat();
     await this.audit("daemon_stopped");
     await this.releaseLock();
@@ -1108,30 +1054,6 @@ function unknownFailure(result: AgentRunResult): AgentFailure {
     message: `the agent exited with ${result.signal ? `signal ${result.signal}` : `code ${result.exitCode}`}`,
     retryWithoutLearnings: false,
   };
-}
-
-/** The non-JSON lines of the last 64 KiB of an agent's kept output. */
-async function plainTextTail(path: string): Promise<string | undefined> {
-  try {
-    const handle = await open(path, "r");
-    try {
-      const { size } = await handle.stat();
-      const length = Math.min(size, 64 * 1024);
-      const buffer = Buffer.alloc(length);
-      await handle.read(buffer, 0, length, size - length);
-      const lines = buffer.toString("utf8").split("\n");
-      if (size > length) lines.shift();
-      const text = lines
-        .filter((line) => !line.trimStart().startsWith("{"))
-        .join("\n")
-        .trim();
-      return text || undefined;
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    return undefined;
-  }
 }
 
 async function exists(path: string): Promise<boolean> {
