@@ -986,6 +986,8 @@ export class Daemon {
   // ---------------------------------------------------------------- shutdown
 
   private stopWaiters: Array<() => void> = [];
+  /** Ends the grace period of a stop in progress at once. */
+  private cutGrace?: (() => void) | undefined;
 
   private maybeStopped(): void {
     if (this.activeCount() === 0) for (const resolve of this.stopWaiters.splice(0)) resolve();
@@ -996,7 +998,11 @@ export class Daemon {
    * then they are cancelled and queued again for the next start; state is saved.
    */
   async stop(graceMs = this.settings.shutdown_grace_seconds * 1000): Promise<void> {
-    if (this.stopping) return this.stopped;
+    if (this.stopping) {
+      // A second stop without grace (a second SIGTERM) cuts the grace period short.
+      if (graceMs === 0) this.cutGrace?.();
+      return this.stopped;
+    }
     this.stopping = true;
     await this.audit("daemon_stopping", {
       detail: { active: this.activeCount(), queued: this.queue.length },
@@ -1017,8 +1023,15 @@ export class Daemon {
     }
     if (this.activeCount() > 0) {
       const allDone = new Promise<void>((resolve) => this.stopWaiters.push(resolve));
-      const timer = new Promise<"late">((resolve) => setTimeout(() => resolve("late"), graceMs));
-      if ((await Promise.race([allDone, timer])) === "late") {
+      let graceTimer: NodeJS.Timeout | undefined;
+      const timer = new Promise<"late">((resolve) => {
+        graceTimer = setTimeout(() => resolve("late"), graceMs);
+        this.cutGrace = () => resolve("late");
+      });
+      const ended = await Promise.race([allDone, timer]);
+      clearTimeout(graceTimer);
+      this.cutGrace = undefined;
+      if (ended === "late") {
         this.log("grace period over: cancelling running sessions (they start again next time)");
         const running = [...this.sessions.values()].filter((session) => session.agent);
         for (const session of running) {
