@@ -227,6 +227,13 @@ describe("gstack-dispatch status and cancel", () => {
     expect(await daemon.exited).toBe(0);
   });
 
+  it("exits non-zero with one line when cancelling an unknown id", async () => {
+    await writeConfig();
+    const result = await runCli(["cancel", "dispatch-nobody", "--root", world.root]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toBe("gstack-dispatch: no queued or running dispatch dispatch-nobody\n");
+  });
+
   it("refuses a traversal id on the command line", async () => {
     const result = await runCli(["cancel", "../../etc", "--root", world.root]);
     expect(result.code).not.toBe(0);

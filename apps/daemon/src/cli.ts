@@ -17,7 +17,7 @@ import {
 } from "./service-unit";
 import { loadSettings } from "./settings";
 import { formatStatus, readStatus } from "./status";
-import { requestCancel, submitDispatch } from "./submit";
+import { dispatchPhase, requestCancel, submitDispatch } from "./submit";
 import { readDispatchSecret } from "./token";
 
 const rootArg = {
@@ -127,6 +127,13 @@ const cancel = defineCommand({
     try {
       const layout = layoutOf(args);
       layout.dispatch.claimedFile(args.id);
+      // Checked twice: a dispatch being claimed is briefly in neither place.
+      let phase = await dispatchPhase(layout, args.id);
+      if (phase === undefined) {
+        await new Promise((done) => setTimeout(done, 200));
+        phase = await dispatchPhase(layout, args.id);
+      }
+      if (phase === undefined) throw new DaemonError(`no queued or running dispatch ${args.id}`);
       await requestCancel(layout, args.id);
       const waitSeconds = Number(args.wait ?? 15);
       const deadline = Date.now() + waitSeconds * 1000;

@@ -91,6 +91,7 @@ interface LiveSession {
   dispatch: Dispatch;
   agent?: RunningAgent;
   cancelReason?: "cancel" | "shutdown";
+  cancelMessage?: string;
   firstStarted?: number;
   retryTimer?: NodeJS.Timeout;
   persistTimer?: NodeJS.Timeout;
@@ -154,6 +155,8 @@ export class Daemon {
   private delivery!: CompletionDelivery;
   /** Incoming files a claim failed on (not a vanished file): tried again on each heartbeat. */
   private readonly unclaimable = new Set<string>();
+  /** Cancels that arrived before their dispatch was taken, by id. */
+  private readonly pendingCancels = new Map<string, string>();
   private startedAt = new Date();
   private lockHeld = false;
   /** The queue as last written to disk, to skip writes that change nothing. */
@@ -639,6 +642,12 @@ export class Daemon {
     this.queue.push(dispatch.id);
     await this.audit("queued", { dispatch_id: dispatch.id, detail: { position: this.queue.length } });
     this.log(`queued ${dispatch.id} (${dispatch.project}: ${dispatch.task.split("\n")[0]?.slice(0, 60)})`);
+    const pendingCancel = this.pendingCancels.get(dispatch.id);
+    if (pendingCancel !== undefined) {
+      this.pendingCancels.delete(dispatch.id);
+      await this.cancel(dispatch.id, pendingCancel);
+      return;
+    }
     this.pump();
     await this.persistQueue();
   }
@@ -666,7 +675,33 @@ export class Daemon {
     const match = /^(dispatch-[A-Za-z0-9_-]{1,120})\.cancel$/.exec(name);
     await rm(path, { force: true });
     if (!match?.[1]) return;
-    await this.cancel(match[1], "cancel requested");
+    const id = match[1];
+    // A dispatch submitted just before may still be in intake: let intake settle first.
+    if (!this.sessions.has(id)) await this.intakeChain;
+    if (this.sessions.has(id) || this.stopping) {
+      await this.cancel(id, "cancel requested");
+      return;
+    }
+    if (await exists(this.layout.dispatch.completedJson(id))) {
+      this.log(`cancel ${id}: already finished`);
+      return;
+    }
+    const claimedNames = await readdir(this.layout.dispatch.claimed).catch(() => [] as string[]);
+    const waiting =
+      (await exists(join(this.layout.dispatch.incoming, `${id}.json`))) ||
+      claimedNames.some((claimedName) => claimedName.startsWith(".claim-"));
+    if (waiting) {
+      // Applied when intake takes the dispatch (see takeClaimed).
+      this.pendingCancels.set(id, "cancel requested before the dispatch was taken");
+      this.log(`cancel ${id}: remembered until the dispatch is taken`);
+      return;
+    }
+    await this.audit("rejected", {
+      dispatch_id: id,
+      reason: `cancel: no queued or running dispatch ${id}`,
+      detail: { file: name },
+    });
+    this.log(`cancel ${id}: no such queued or running dispatch`);
   }
 
   /** Cancels a queued or running dispatch. Returns false when the id is unknown. */
@@ -680,6 +715,13 @@ export class Daemon {
       session.cancelReason = "cancel";
       this.log(`cancelling ${id}: ${reason}`);
       session.agent.cancel(reason);
+      return true;
+    }
+    if (session.holdsSlot && !session.retryTimer) {
+      // Being launched: the launch sees this before it starts the agent.
+      session.cancelReason = "cancel";
+      session.cancelMessage = reason;
+      this.log(`cancelling ${id}: ${reason}`);
       return true;
     }
     this.queue = this.queue.filter((queued) => queued !== id);
@@ -769,6 +811,17 @@ export class Daemon {
     state.updated_at = this.now().toISOString();
     await writeState(this.layout, state);
     const sessionDir = this.layout.dispatch.sessionDir(state.id);
+    if (session.cancelReason === "cancel") {
+      await this.finish(session, "cancelled", {
+        failure: {
+          kind: "cancelled",
+          retryable: false,
+          message: session.cancelMessage ?? "cancel requested",
+          retryWithoutLearnings: false,
+        },
+      });
+      return;
+    }
     const agent = this.startAgent({
       agent: state.agent,
       prompt,
