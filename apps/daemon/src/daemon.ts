@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { access, constants, mkdir, open, readdir, readFile, rm } from "node:fs/promises";
+import { access, constants, link, mkdir, open, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { basename, delimiter, dirname, isAbsolute, join } from "node:path";
 import { defaultAgentCommands, restrictionsToDisallowedTools } from "@gstack/agent-runner";
 import {
@@ -98,6 +98,9 @@ interface LiveSession {
   /** True from the moment the session takes a slot until it is finished or queued again. */
   holdsSlot?: boolean;
 }
+
+/** A lock file without a readable pid is taken over once it is this old. */
+const UNREADABLE_LOCK_GRACE_MS = 5_000;
 
 /** Lock files held by daemons in this process. */
 const heldLocks = new Set<string>();
@@ -280,34 +283,55 @@ export class Daemon {
     await this.delivery.replay().catch((error: Error) => this.log(`delivery replay: ${error.message}`));
   }
 
+  /**
+   * Takes `dispatch/.daemon.lock`. The content is written to a private file first and then
+   * hard-linked to the lock's name, which fails when the name exists: the lock file is never
+   * seen empty, so a start paused between create and write cannot be mistaken for a dead one.
+   * A lock whose pid is gone is taken over; one without a readable pid only once it is older
+   * than a few seconds (written by a daemon of an older version that died mid-write).
+   *
+   * Not `withFileLock` from contracts: that lock is held for one task and judged stale when
+   * not refreshed, while this one is held for the daemon's whole life and read by people.
+   */
   private async takeLock(): Promise<void> {
     const path = this.layout.dispatch.lock;
-    for (let attempt = 0; attempt < 2; attempt += 1) {
-      try {
-        const handle = await open(path, "wx", 0o600);
-        await handle.writeFile(
-          `${JSON.stringify({ pid: process.pid, started_at: new Date().toISOString() })}\n`,
-        );
-        await handle.close();
-        this.lockHeld = true;
-        heldLocks.add(path);
-        return;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+    const draft = `${path}.${process.pid}.${Date.now()}`;
+    await writeFile(draft, `${JSON.stringify({ pid: process.pid, started_at: new Date().toISOString() })}\n`, {
+      mode: 0o600,
+    });
+    try {
+      for (let attempt = 0; attempt < 2; attempt += 1) {
+        try {
+          await link(draft, path);
+          this.lockHeld = true;
+          heldLocks.add(path);
+          return;
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+        }
+        let holder: number | undefined;
+        let modifiedMs = Date.now();
+        try {
+          modifiedMs = (await stat(path)).mtimeMs;
+          holder = (JSON.parse(await readFile(path, "utf8")) as { pid?: number }).pid;
+        } catch {}
+        const ours = holder === process.pid && heldLocks.has(path);
+        if (holder !== undefined && (ours || (holder !== process.pid && processAlive(holder)))) {
+          throw new DaemonError(
+            `another gstack-dispatch daemon (pid ${holder}) is already running for ${this.layout.root}`,
+          );
+        }
+        if (holder === undefined && Date.now() - modifiedMs < UNREADABLE_LOCK_GRACE_MS) {
+          throw new DaemonError(
+            `another gstack-dispatch daemon is starting for ${this.layout.root} (${path} has no pid yet)`,
+          );
+        }
+        await rm(path, { force: true });
       }
-      let holder: number | undefined;
-      try {
-        holder = (JSON.parse(await readFile(path, "utf8")) as { pid?: number }).pid;
-      } catch {}
-      const ours = holder === process.pid && heldLocks.has(path);
-      if (holder !== undefined && (ours || (holder !== process.pid && processAlive(holder)))) {
-        throw new DaemonError(
-          `another gstack-dispatch daemon (pid ${holder}) is already running for ${this.layout.root}`,
-        );
-      }
-      await rm(path, { force: true });
+      throw new DaemonError(`could not take the daemon lock ${path}`);
+    } finally {
+      await rm(draft, { force: true });
     }
-    throw new DaemonError(`could not take the daemon lock ${path}`);
   }
 
   private async releaseLock(): Promise<void> {
