@@ -241,7 +241,11 @@ export class Daemon {
     await this.writeHeartbeat();
     this.heartbeatTimer = setInterval(() => {
       void this.writeHeartbeat();
-      for (const path of this.unclaimable) this.onFile(path);
+      // Names the watcher did not report (dropped again within its blind window, or not
+      // claimable before) are picked up here, at most one interval late.
+      if (!this.stopping) {
+        void this.scanIncoming().catch((error: Error) => this.log(`scan of dispatch/ failed: ${error.message}`));
+      }
       void this.replayDeliveries();
     }, this.settings.heartbeat_seconds * 1000);
     this.watcher = watch([folders.incoming, folders.control], {
@@ -577,6 +581,8 @@ export class Daemon {
     }
     this.unclaimable.delete(path);
     if (!claimed) return;
+    // The same name may already be back; the watcher can report that as nothing at all.
+    if (await exists(path)) this.onFile(path);
     await this.audit("received", { detail: { file: name } });
     if (problem) {
       await this.refuse(claimed, name, problem);
