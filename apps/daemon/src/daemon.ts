@@ -810,6 +810,11 @@ export class Daemon {
       });
       return;
     }
+    // The attempt is on disk before the agent starts, so a crash from here on counts it; the
+    // write overlaps the git queries below.
+    state.status = state.attempt > 1 ? "retrying" : "running";
+    state.updated_at = this.now().toISOString();
+    const persisted = writeState(this.layout, state);
     if (state.started_at === undefined) {
       state.started_at = this.now().toISOString();
       const [baseSha, branch] = await Promise.all([
@@ -836,10 +841,7 @@ export class Daemon {
       attempt: state.attempt,
       ...(resume ? { resume } : {}),
     });
-    // The attempt is on disk before the agent starts: a crash from here on counts it.
-    state.status = state.attempt > 1 ? "retrying" : "running";
-    state.updated_at = this.now().toISOString();
-    await writeState(this.layout, state);
+    await persisted;
     const sessionDir = this.layout.dispatch.sessionDir(state.id);
     if (session.cancelReason === "cancel") {
       await this.finish(session, "cancelled", {

@@ -129,7 +129,7 @@ export async function readClaimed(path: string, maxBytes = MAX_DISPATCH_BYTES): 
         `is ${info.size} bytes, more than the ${maxBytes}-byte limit`,
       );
     }
-    const buffer = Buffer.alloc(maxBytes + 1);
+    const buffer = Buffer.allocUnsafe(maxBytes + 1);
     let length = 0;
     while (length < buffer.length) {
       const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
