@@ -1,8 +1,7 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { access, constants, link, mkdir, open, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { basename, delimiter, dirname, isAbsolute, join } from "node:path";
-import { defaultAgentCommands, restrictionsToDisallowedTools } from "@gstack/agent-runner";
+import { access, mkdir, readdir, rm } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import {
   type AuditEvent,
   type AuditEventName,
@@ -28,6 +27,8 @@ import {
   readPlan,
 } from "./completion";
 import type { CompletionDelivery } from "./completion-delivery";
+import { releaseDaemonLock, takeDaemonLock } from "./daemon-lock";
+import { checkEnvironment } from "./environment";
 import { DaemonError } from "./errors";
 import { commitsSince, currentBranch, headCommit } from "./git";
 import {
@@ -48,8 +49,7 @@ import { type DaemonDeliveryContext, OutboxDelivery } from "./outbox-delivery";
 import { buildPrompt } from "./prompt";
 import { startRunnerAgent } from "./runner-agent";
 import { readAllStates, readQueueFile, type SessionState, writeQueueFile, writeState } from "./session-state";
-import { DEFAULT_DISALLOWED_TOOLS, loadRestrictions, loadSettings } from "./settings";
-import { readCallbackToken, readDispatchSecret } from "./token";
+import { loadSettings } from "./settings";
 
 /** How to start a daemon. Everything but `root` has a sensible default. */
 export interface DaemonOptions {
@@ -97,27 +97,6 @@ interface LiveSession {
   persistTimer?: NodeJS.Timeout;
   /** True from the moment the session takes a slot until it is finished or queued again. */
   holdsSlot?: boolean;
-}
-
-/** A lock file without a readable pid is taken over once it is this old. */
-const UNREADABLE_LOCK_GRACE_MS = 5_000;
-
-/** Lock files held by daemons in this process. */
-const heldLocks = new Set<string>();
-
-const AGENT_NAMES = ["claude", "codex", "cursor", "gemini"] as const;
-
-async function findOnPath(program: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  const candidates = isAbsolute(program)
-    ? [program]
-    : (env.PATH ?? "").split(delimiter).map((dir) => join(dir, program));
-  for (const candidate of candidates) {
-    try {
-      await access(candidate, constants.X_OK);
-      return candidate;
-    } catch {}
-  }
-  return undefined;
 }
 
 function processGroupOf(pid: number): Promise<number | undefined> {
@@ -244,7 +223,9 @@ export class Daemon {
       // Names the watcher did not report (dropped again within its blind window, or not
       // claimable before) are picked up here, at most one interval late.
       if (!this.stopping) {
-        void this.scanIncoming().catch((error: Error) => this.log(`scan of dispatch/ failed: ${error.message}`));
+        void this.scanIncoming().catch((error: Error) =>
+          this.log(`scan of dispatch/ failed: ${error.message}`),
+        );
       }
       void this.replayDeliveries();
     }, this.settings.heartbeat_seconds * 1000);
@@ -287,113 +268,29 @@ export class Daemon {
     await this.delivery.replay().catch((error: Error) => this.log(`delivery replay: ${error.message}`));
   }
 
-  /**
-   * Takes `dispatch/.daemon.lock`. The content is written to a private file first and then
-   * hard-linked to the lock's name, which fails when the name exists: the lock file is never
-   * seen empty, so a start paused between create and write cannot be mistaken for a dead one.
-   * A lock whose pid is gone is taken over; one without a readable pid only once it is older
-   * than a few seconds (written by a daemon of an older version that died mid-write).
-   *
-   * Not `withFileLock` from contracts: that lock is held for one task and judged stale when
-   * not refreshed, while this one is held for the daemon's whole life and read by people.
-   */
   private async takeLock(): Promise<void> {
-    const path = this.layout.dispatch.lock;
-    const draft = `${path}.${process.pid}.${Date.now()}`;
-    await writeFile(draft, `${JSON.stringify({ pid: process.pid, started_at: new Date().toISOString() })}\n`, {
-      mode: 0o600,
-    });
-    try {
-      for (let attempt = 0; attempt < 2; attempt += 1) {
-        try {
-          await link(draft, path);
-          this.lockHeld = true;
-          heldLocks.add(path);
-          return;
-        } catch (error) {
-          if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-        }
-        let holder: number | undefined;
-        let modifiedMs = Date.now();
-        try {
-          modifiedMs = (await stat(path)).mtimeMs;
-          holder = (JSON.parse(await readFile(path, "utf8")) as { pid?: number }).pid;
-        } catch {}
-        const ours = holder === process.pid && heldLocks.has(path);
-        if (holder !== undefined && (ours || (holder !== process.pid && processAlive(holder)))) {
-          throw new DaemonError(
-            `another gstack-dispatch daemon (pid ${holder}) is already running for ${this.layout.root}`,
-          );
-        }
-        if (holder === undefined && Date.now() - modifiedMs < UNREADABLE_LOCK_GRACE_MS) {
-          throw new DaemonError(
-            `another gstack-dispatch daemon is starting for ${this.layout.root} (${path} has no pid yet)`,
-          );
-        }
-        await rm(path, { force: true });
-      }
-      throw new DaemonError(`could not take the daemon lock ${path}`);
-    } finally {
-      await rm(draft, { force: true });
-    }
+    await takeDaemonLock(this.layout);
+    this.lockHeld = true;
   }
 
   private async releaseLock(): Promise<void> {
     if (!this.lockHeld) return;
     this.lockHeld = false;
-    heldLocks.delete(this.layout.dispatch.lock);
-    await rm(this.layout.dispatch.lock, { force: true });
+    await releaseDaemonLock(this.layout);
   }
 
   private async checkEnvironment(): Promise<void> {
-    const env = process.env;
-    this.secret = await readDispatchSecret(this.layout).catch((error: Error) => {
-      throw new DaemonError(`dispatch secret: ${error.message.split("\n").join(" ")}`, { cause: error });
+    const found = await checkEnvironment({
+      layout: this.layout,
+      settings: this.settings,
+      log: this.log,
+      ...(this.options.claudeBinary ? { claudeBinary: this.options.claudeBinary } : {}),
     });
-    if (this.settings.require_signature && !this.secret) {
-      throw new DaemonError(
-        `require_signature is set but there is no secret at ${this.layout.dispatchSecret}`,
-      );
-    }
-    const agents = this.settings.agents ?? {};
-    const claude = this.options.claudeBinary ?? agents.claude?.command[0] ?? "claude";
-    const claudePath = await findOnPath(claude, env);
-    const known: string[] = [];
-    if (claudePath) {
-      this.claudeBinary = claudePath;
-      known.push("claude");
-    }
-    for (const name of AGENT_NAMES) {
-      if (name === "claude") continue;
-      const configured = agents[name]?.command[0];
-      const program = configured ?? defaultAgentCommands[name].command[0];
-      if (!program) continue;
-      if (await findOnPath(program, env)) known.push(name);
-      else if (configured) {
-        this.log(
-          `warning: agent '${name}' is configured but '${program}' is not on PATH; its dispatches are refused`,
-        );
-      }
-    }
-    if (known.length === 0) {
-      throw new DaemonError(
-        `'${claude}' is not on PATH (${env.PATH ?? ""}); install Claude Code or set dispatch.agents in ${this.layout.config}`,
-      );
-    }
-    this.knownAgents = known;
-    if (this.settings.clawvisor_url) {
-      this.token = await readCallbackToken(this.layout).catch((error: Error) => {
-        throw new DaemonError(`callback token: ${error.message.split("\n").join(" ")}`, { cause: error });
-      });
-    }
-    const restrictions = await loadRestrictions(this.layout).catch((error: Error) => {
-      throw new DaemonError(error.message, { cause: error });
-    });
-    this.disallowedTools = [
-      ...DEFAULT_DISALLOWED_TOOLS,
-      ...restrictionsToDisallowedTools(restrictions),
-      ...(this.settings.disallowed_tools ?? []),
-    ];
+    this.secret = found.secret;
+    this.claudeBinary = found.claudeBinary;
+    this.knownAgents = found.knownAgents;
+    this.token = found.token;
+    this.disallowedTools = found.disallowedTools;
   }
 
   // ---------------------------------------------------------------- recovery

@@ -32,7 +32,9 @@ function newDaemon(): Daemon {
 describe("the daemon lock", () => {
   it("leaves a fresh lock without a pid alone: another daemon may be writing it", async () => {
     await writeFile(world.layout.dispatch.lock, "");
-    await expect(newDaemon().start()).rejects.toThrow(/another gstack-dispatch daemon is starting for .* has no pid yet/);
+    await expect(newDaemon().start()).rejects.toThrow(
+      /another gstack-dispatch daemon is starting for .* has no pid yet/,
+    );
   });
 
   it("takes over a lock without a pid once it is old", async () => {
@@ -43,8 +45,8 @@ describe("the daemon lock", () => {
     await daemon.start();
     await expect(newDaemon().start()).rejects.toThrow(`already running for ${world.root}`);
     // No draft of the lock is left next to it.
-    expect((await readdir(world.layout.dispatch.incoming)).filter((name) => name.startsWith(".daemon.lock."))).toEqual(
-      [],
-    );
+    expect(
+      (await readdir(world.layout.dispatch.incoming)).filter((name) => name.startsWith(".daemon.lock.")),
+    ).toEqual([]);
   });
 });
