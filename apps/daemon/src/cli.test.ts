@@ -193,6 +193,7 @@ describe("gstack-dispatch run", () => {
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain("config.yaml");
     expect(result.stderr).toContain("max_concurrent");
+    expect(result.stderr.trimEnd().split("\n")).toHaveLength(1);
   });
 });
 

@@ -35,7 +35,13 @@ function fail(error: unknown): never {
     : DaemonError.isInstance(error)
       ? error.message
       : (error as Error).message;
-  process.stderr.write(`gstack-dispatch: ${message}\n`);
+  // One line, as promised: a message over several lines (one per issue) is joined.
+  const line = message
+    .split("\n")
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .join("; ");
+  process.stderr.write(`gstack-dispatch: ${line}\n`);
   process.exit(DaemonError.isInstance(error) ? error.exitCode : 1);
 }
 
