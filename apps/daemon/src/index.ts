@@ -6,12 +6,16 @@ export type {
   RunningAgent,
   StartAgentOptions,
 } from "./agent-types";
+export type { CompletionPlan, CompletionStepName } from "./completion";
+export { COMPLETION_STEPS } from "./completion";
 export type { DaemonOptions } from "./daemon";
 export { Daemon } from "./daemon";
 export { DaemonError } from "./errors";
 export type { DispatchCheckContext, Refusal } from "./intake";
 export { checkDispatch, checkProjectDir, expiresAt, MAX_DISPATCH_BYTES } from "./intake";
 export { extractLearnings, learningKey } from "./learnings";
+export type { DaemonDeliveryContext } from "./outbox-delivery";
+export { OutboxDelivery } from "./outbox-delivery";
 export { buildPrompt, REPORT_SECTIONS } from "./prompt";
 export type { ReportFacts, ReportSections } from "./report";
 export { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
