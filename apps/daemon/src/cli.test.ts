@@ -78,6 +78,46 @@ async function waitForEvent(name: string, id?: string) {
 }
 
 describe("gstack-dispatch run", () => {
+  it("cancels running sessions at once on a second SIGTERM instead of waiting out the grace", async () => {
+    await writeConfig("  shutdown_grace_seconds: 300");
+    const daemon = startCli(["run"]);
+    await waitForEvent("daemon_started");
+    await submitDispatch(world.layout, dispatchFor(world, "dispatch-twice", "sleep 600000"));
+    await waitForEvent("spawned", "dispatch-twice");
+    daemon.child.kill("SIGTERM");
+    await waitForEvent("daemon_stopping");
+    const second = Date.now();
+    daemon.child.kill("SIGTERM");
+    expect(await daemon.exited).toBe(0);
+    // Far below the 300 s grace: the second signal ended it (the bound only guards a hang).
+    expect(Date.now() - second).toBeLessThan(30_000);
+    expect(daemon.output()).toContain("SIGTERM again: cancelling running sessions now");
+    const states = await readAllStates(world.layout);
+    expect(states.map((state) => [state.id, state.status])).toEqual([["dispatch-twice", "queued"]]);
+    expect(await readQueueFile(world.layout)).toEqual(["dispatch-twice"]);
+  });
+
+  it("keeps the heartbeat fresh over several intervals, and status says the daemon runs", async () => {
+    await writeConfig();
+    const daemon = startCli(["run"]);
+    await waitForEvent("daemon_started");
+    const beats: string[] = [];
+    for (let interval = 0; interval < 4; interval += 1) {
+      await new Promise((done) => setTimeout(done, 5200));
+      const heartbeat = parseValue(
+        "heartbeat",
+        JSON.parse(await readFile(world.layout.dispatch.heartbeat, "utf8")),
+      );
+      expect(Date.now() - new Date(heartbeat.ts).getTime()).toBeLessThan(5_000 + 1_000);
+      beats.push(heartbeat.ts);
+    }
+    expect(new Set(beats).size).toBe(beats.length);
+    const status = await runCli(["status", "--root", world.root]);
+    expect(status.stdout.split("\n")[0]).toMatch(/^daemon running \(pid \d+, local-only/);
+    daemon.child.kill("SIGTERM");
+    expect(await daemon.exited).toBe(0);
+  }, 60_000);
+
   it("finishes running sessions on SIGTERM and exits 0", async () => {
     await writeConfig();
     const daemon = startCli(["run"]);
@@ -153,6 +193,7 @@ describe("gstack-dispatch run", () => {
     expect(result.code).not.toBe(0);
     expect(result.stderr).toContain("config.yaml");
     expect(result.stderr).toContain("max_concurrent");
+    expect(result.stderr.trimEnd().split("\n")).toHaveLength(1);
   });
 });
 
@@ -185,6 +226,13 @@ describe("gstack-dispatch status and cancel", () => {
     });
     daemon.child.kill("SIGTERM");
     expect(await daemon.exited).toBe(0);
+  });
+
+  it("exits non-zero with one line when cancelling an unknown id", async () => {
+    await writeConfig();
+    const result = await runCli(["cancel", "dispatch-nobody", "--root", world.root]);
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toBe("gstack-dispatch: no queued or running dispatch dispatch-nobody\n");
   });
 
   it("refuses a traversal id on the command line", async () => {

@@ -17,7 +17,7 @@ import {
 } from "./service-unit";
 import { loadSettings } from "./settings";
 import { formatStatus, readStatus } from "./status";
-import { requestCancel, submitDispatch } from "./submit";
+import { dispatchPhase, requestCancel, submitDispatch } from "./submit";
 import { readDispatchSecret } from "./token";
 
 const rootArg = {
@@ -35,7 +35,13 @@ function fail(error: unknown): never {
     : DaemonError.isInstance(error)
       ? error.message
       : (error as Error).message;
-  process.stderr.write(`gstack-dispatch: ${message}\n`);
+  // One line, as promised: a message over several lines (one per issue) is joined.
+  const line = message
+    .split("\n")
+    .map((part) => part.trim())
+    .filter(Boolean)
+    .join("; ");
+  process.stderr.write(`gstack-dispatch: ${line}\n`);
   process.exit(DaemonError.isInstance(error) ? error.exitCode : 1);
 }
 
@@ -127,6 +133,13 @@ const cancel = defineCommand({
     try {
       const layout = layoutOf(args);
       layout.dispatch.claimedFile(args.id);
+      // Checked twice: a dispatch being claimed is briefly in neither place.
+      let phase = await dispatchPhase(layout, args.id);
+      if (phase === undefined) {
+        await new Promise((done) => setTimeout(done, 200));
+        phase = await dispatchPhase(layout, args.id);
+      }
+      if (phase === undefined) throw new DaemonError(`no queued or running dispatch ${args.id}`);
       await requestCancel(layout, args.id);
       const waitSeconds = Number(args.wait ?? 15);
       const deadline = Date.now() + waitSeconds * 1000;

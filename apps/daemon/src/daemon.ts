@@ -1,23 +1,17 @@
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
-import { access, constants, mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
-import { basename, delimiter, dirname, isAbsolute, join } from "node:path";
-import { defaultAgentCommands, restrictionsToDisallowedTools } from "@gstack/agent-runner";
+import { access, mkdir, readdir, rm } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import {
-  type ActivityEntry,
   type AuditEvent,
   type AuditEventName,
   appendJsonLines,
-  type Completion,
   type CompletionStatus,
   type Dispatch,
   type DispatchSettings,
-  type FailureKind,
   type GstackLayout,
   gstackLayout,
-  isoWeekOf,
   parseJson,
-  parseValue,
   processAlive,
   resolveOpenClawWorkspace,
   writeFileAtomic,
@@ -25,7 +19,16 @@ import {
 import { syncProject } from "@gstack/learnings";
 import { type FSWatcher, watch } from "chokidar";
 import type { AgentFailure, AgentRunResult, AgentStarter, RunningAgent } from "./agent-types";
-import { clearOutbox, endpointAnswers, postJson, readOutbox, writeOutbox } from "./callback";
+import {
+  type CompletionStepName,
+  carryOutCompletion,
+  planCompletion,
+  planPath,
+  readPlan,
+} from "./completion";
+import type { CompletionDelivery, DeliveryContext } from "./completion-delivery";
+import { releaseDaemonLock, takeDaemonLock } from "./daemon-lock";
+import { checkEnvironment } from "./environment";
 import { DaemonError } from "./errors";
 import { commitsSince, currentBranch, headCommit } from "./git";
 import {
@@ -40,14 +43,14 @@ import {
   readClaimed,
   rejectFile,
   settleClaim,
+  UnreadableDispatchError,
 } from "./intake";
-import { extractLearnings } from "./learnings";
+import { createCompletionDelivery } from "./outbox-delivery";
 import { buildPrompt } from "./prompt";
-import { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
+import type { RetrySchedule } from "./retry-schedule";
 import { startRunnerAgent } from "./runner-agent";
 import { readAllStates, readQueueFile, type SessionState, writeQueueFile, writeState } from "./session-state";
-import { DEFAULT_DISALLOWED_TOOLS, loadRestrictions, loadSettings } from "./settings";
-import { readCallbackToken, readDispatchSecret } from "./token";
+import { loadSettings } from "./settings";
 
 /** How to start a daemon. Everything but `root` has a sensible default. */
 export interface DaemonOptions {
@@ -63,8 +66,8 @@ export interface DaemonOptions {
   log?: (line: string) => void;
   /** Wait before retrying after a rate limit (default 30 s) or another retryable failure (default 5 s). */
   retryDelayMs?: { rateLimit: number; other: number };
-  /** Waits between callback attempts (default 1 s, 5 s, 25 s). */
-  callbackDelaysMs?: number[];
+  /** Back-off between failed callback attempts (default 5 s doubling to 10 min, ended after 3 days). */
+  deliverySchedule?: Partial<RetrySchedule>;
   /** Settings that override config.yaml, mostly for tests. */
   settings?: Partial<DispatchSettings>;
   maxDispatchBytes?: number;
@@ -75,6 +78,14 @@ export interface DaemonOptions {
    * Default: the workspace `resolveOpenClawWorkspace` names, when that folder exists.
    */
   openclawWorkspace?: string | false;
+  /**
+   * Makes the delivery that sends completions to their receivers. Called once at start,
+   * after the environment is checked. Default: {@link createCompletionDelivery} with the
+   * configured Clawvisor and OpenClaw receivers.
+   */
+  delivery?: (context: DeliveryContext) => CompletionDelivery;
+  /** Called before each step of finishing a dispatch; tests crash the daemon here on purpose. */
+  beforeCompletionStep?: (step: CompletionStepName, id: string) => void | Promise<void>;
 }
 
 interface LiveSession {
@@ -82,29 +93,12 @@ interface LiveSession {
   dispatch: Dispatch;
   agent?: RunningAgent;
   cancelReason?: "cancel" | "shutdown";
+  cancelMessage?: string;
   firstStarted?: number;
   retryTimer?: NodeJS.Timeout;
   persistTimer?: NodeJS.Timeout;
   /** True from the moment the session takes a slot until it is finished or queued again. */
   holdsSlot?: boolean;
-}
-
-/** Lock files held by daemons in this process. */
-const heldLocks = new Set<string>();
-
-const AGENT_NAMES = ["claude", "codex", "cursor", "gemini"] as const;
-
-async function findOnPath(program: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  const candidates = isAbsolute(program)
-    ? [program]
-    : (env.PATH ?? "").split(delimiter).map((dir) => join(dir, program));
-  for (const candidate of candidates) {
-    try {
-      await access(candidate, constants.X_OK);
-      return candidate;
-    } catch {}
-  }
-  return undefined;
 }
 
 function processGroupOf(pid: number): Promise<number | undefined> {
@@ -135,14 +129,17 @@ export class Daemon {
   private watcher?: FSWatcher;
   private heartbeatTimer?: NodeJS.Timeout;
   private secret?: string;
-  private token?: string;
   private claudeBinary?: string;
   private knownAgents: string[] = [];
   private disallowedTools: string[] = [];
   private stopping = false;
   private intakeChain: Promise<void> = Promise.resolve();
   private persistChain: Promise<void> = Promise.resolve();
-  private readonly pendingCallbacks = new Set<Promise<void>>();
+  private delivery!: CompletionDelivery;
+  /** Incoming files a claim failed on (not a vanished file): tried again on each heartbeat. */
+  private readonly unclaimable = new Set<string>();
+  /** Cancels that arrived before their dispatch was taken, by id. */
+  private readonly pendingCancels = new Map<string, string>();
   private startedAt = new Date();
   private lockHeld = false;
   /** The queue as last written to disk, to skip writes that change nothing. */
@@ -202,6 +199,12 @@ export class Daemon {
     await this.takeLock();
     try {
       await this.checkEnvironment();
+      this.delivery = this.makeDelivery();
+      try {
+        await this.delivery.start();
+      } catch (error) {
+        this.log(`warning: checking the callback endpoints failed: ${(error as Error).message}`);
+      }
       await this.recover();
     } catch (error) {
       await this.releaseLock();
@@ -217,7 +220,15 @@ export class Daemon {
     this.log(`watching ${folders.incoming}`);
     await this.writeHeartbeat();
     this.heartbeatTimer = setInterval(() => {
-      void this.replayOutboxes();
+      void this.writeHeartbeat();
+      // Names the watcher did not report (dropped again within its blind window, or not
+      // claimable before) are picked up here, at most one interval late.
+      if (!this.stopping) {
+        void this.scanIncoming().catch((error: Error) =>
+          this.log(`scan of dispatch/ failed: ${error.message}`),
+        );
+      }
+      void this.replayDeliveries();
     }, this.settings.heartbeat_seconds * 1000);
     this.watcher = watch([folders.incoming, folders.control], {
       depth: 0,
@@ -225,107 +236,63 @@ export class Daemon {
       ignored: (path: string) =>
         path.split(/[\\/]/).pop()?.startsWith(".") === true && path !== folders.incoming,
     });
+    // A name dropped again right after its claim is reported as `change`, and a folder named
+    // `x.json` as `addDir`: both must reach intake, which refuses what is not a regular file.
     this.watcher.on("add", (path) => this.onFile(path));
+    const incomingOnly = (path: string) => {
+      if (dirname(path) === this.layout.dispatch.incoming) this.onFile(path);
+    };
+    this.watcher.on("change", incomingOnly);
+    this.watcher.on("addDir", incomingOnly);
     this.watcher.on("error", (error) => this.log(`watch error: ${(error as Error).message}`));
     await new Promise<void>((resolve) => this.watcher?.once("ready", () => resolve()));
     await this.scanIncoming();
     await this.scanControl();
-    void this.replayOutboxes();
+    void this.replayDeliveries();
     this.pump();
   }
 
+  private makeDelivery(): CompletionDelivery {
+    const context: DeliveryContext = {
+      audit: (event, fields) => this.audit(event, fields),
+      log: (line) => this.log(line),
+    };
+    if (this.options.delivery) return this.options.delivery(context);
+    return createCompletionDelivery({
+      layout: this.layout,
+      settings: this.settings,
+      context,
+      ...(this.options.deliverySchedule ? { schedule: this.options.deliverySchedule } : {}),
+    });
+  }
+
+  private async replayDeliveries(): Promise<void> {
+    if (this.stopping) return;
+    await this.delivery.replay().catch((error: Error) => this.log(`delivery replay: ${error.message}`));
+  }
+
   private async takeLock(): Promise<void> {
-    const path = this.layout.dispatch.lock;
-    for (let attempt = 0; attempt < 2; attempt += 1) {
-      try {
-        const handle = await open(path, "wx", 0o600);
-        await handle.writeFile(
-          `${JSON.stringify({ pid: process.pid, started_at: new Date().toISOString() })}\n`,
-        );
-        await handle.close();
-        this.lockHeld = true;
-        heldLocks.add(path);
-        return;
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      }
-      let holder: number | undefined;
-      try {
-        holder = (JSON.parse(await readFile(path, "utf8")) as { pid?: number }).pid;
-      } catch {}
-      const ours = holder === process.pid && heldLocks.has(path);
-      if (holder !== undefined && (ours || (holder !== process.pid && processAlive(holder)))) {
-        throw new DaemonError(
-          `another gstack-dispatch daemon (pid ${holder}) is already running for ${this.layout.root}`,
-        );
-      }
-      await rm(path, { force: true });
-    }
-    throw new DaemonError(`could not take the daemon lock ${path}`);
+    await takeDaemonLock(this.layout);
+    this.lockHeld = true;
   }
 
   private async releaseLock(): Promise<void> {
     if (!this.lockHeld) return;
     this.lockHeld = false;
-    heldLocks.delete(this.layout.dispatch.lock);
-    await rm(this.layout.dispatch.lock, { force: true });
+    await releaseDaemonLock(this.layout);
   }
 
   private async checkEnvironment(): Promise<void> {
-    const env = process.env;
-    this.secret = await readDispatchSecret(this.layout).catch((error: Error) => {
-      throw new DaemonError(`dispatch secret: ${error.message.split("\n").join(" ")}`, { cause: error });
+    const found = await checkEnvironment({
+      layout: this.layout,
+      settings: this.settings,
+      log: this.log,
+      ...(this.options.claudeBinary ? { claudeBinary: this.options.claudeBinary } : {}),
     });
-    if (this.settings.require_signature && !this.secret) {
-      throw new DaemonError(
-        `require_signature is set but there is no secret at ${this.layout.dispatchSecret}`,
-      );
-    }
-    const agents = this.settings.agents ?? {};
-    const claude = this.options.claudeBinary ?? agents.claude?.command[0] ?? "claude";
-    const claudePath = await findOnPath(claude, env);
-    const known: string[] = [];
-    if (claudePath) {
-      this.claudeBinary = claudePath;
-      known.push("claude");
-    }
-    for (const name of AGENT_NAMES) {
-      if (name === "claude") continue;
-      const configured = agents[name]?.command[0];
-      const program = configured ?? defaultAgentCommands[name].command[0];
-      if (!program) continue;
-      if (await findOnPath(program, env)) known.push(name);
-      else if (configured) {
-        this.log(
-          `warning: agent '${name}' is configured but '${program}' is not on PATH; its dispatches are refused`,
-        );
-      }
-    }
-    if (known.length === 0) {
-      throw new DaemonError(
-        `'${claude}' is not on PATH (${env.PATH ?? ""}); install Claude Code or set dispatch.agents in ${this.layout.config}`,
-      );
-    }
-    this.knownAgents = known;
-    if (this.settings.clawvisor_url) {
-      const problem = await endpointAnswers(this.settings.clawvisor_url);
-      if (problem) {
-        throw new DaemonError(
-          `the Clawvisor endpoint ${this.settings.clawvisor_url} does not answer (${problem})`,
-        );
-      }
-      this.token = await readCallbackToken(this.layout).catch((error: Error) => {
-        throw new DaemonError(`callback token: ${error.message.split("\n").join(" ")}`, { cause: error });
-      });
-    }
-    const restrictions = await loadRestrictions(this.layout).catch((error: Error) => {
-      throw new DaemonError(error.message, { cause: error });
-    });
-    this.disallowedTools = [
-      ...DEFAULT_DISALLOWED_TOOLS,
-      ...restrictionsToDisallowedTools(restrictions),
-      ...(this.settings.disallowed_tools ?? []),
-    ];
+    this.secret = found.secret;
+    this.claudeBinary = found.claudeBinary;
+    this.knownAgents = found.knownAgents;
+    this.disallowedTools = found.disallowedTools;
   }
 
   // ---------------------------------------------------------------- recovery
@@ -333,6 +300,19 @@ export class Daemon {
   private async recover(): Promise<void> {
     const order = await readQueueFile(this.layout);
     const states = await readAllStates(this.layout);
+    // Finishing that a crash interrupted is carried out from its plan first.
+    for (const state of states) {
+      const plan = await readPlan(this.layout, state.id);
+      if (!plan) continue;
+      if (state.status === "finished") {
+        await rm(planPath(this.layout, state.id), { force: true });
+        continue;
+      }
+      const dispatch = await this.readRecoveredDispatch(state);
+      if (!dispatch) continue;
+      this.log(`finishing ${state.id}, interrupted while it was being finished`);
+      await carryOutCompletion(this.completionContext(), state, dispatch, plan, true);
+    }
     const unfinished = states.filter((state) => state.status !== "finished");
     const rank = (state: SessionState) => {
       const index = order.indexOf(state.id);
@@ -341,25 +321,17 @@ export class Daemon {
     };
     unfinished.sort((a, b) => rank(a) - rank(b) || a.queued_at.localeCompare(b.queued_at));
     for (const state of unfinished) {
-      let dispatch: Dispatch;
-      try {
-        dispatch = parseJson("dispatch", await readFile(state.claimed_file, "utf8"), {
-          source: state.claimed_file,
-        });
-      } catch (error) {
-        await this.audit("failed", {
-          dispatch_id: state.id,
-          reason: `cannot recover: ${(error as Error).message}`,
-        });
-        state.status = "finished";
-        state.outcome = "failed";
-        await writeState(this.layout, state);
-        continue;
-      }
+      const dispatch = await this.readRecoveredDispatch(state);
+      if (!dispatch) continue;
       if (state.pid !== undefined && (state.status === "running" || state.status === "retrying")) {
         await this.killOrphan(state);
       }
       const wasRunning = state.status !== "queued";
+      if (wasRunning) {
+        // The interrupted run counted as an attempt; the next one is told it resumes.
+        state.attempt += 1;
+        state.restarts = (state.restarts ?? 0) + 1;
+      }
       state.status = "queued";
       delete state.pid;
       delete state.pgid;
@@ -386,6 +358,45 @@ export class Daemon {
       await this.takeClaimed(path, name, this.now(), true);
     }
     await this.persistQueue();
+  }
+
+  /** The dispatch of a session found on disk, or undefined (audited, marked failed) when it cannot be read. */
+  private async readRecoveredDispatch(state: SessionState): Promise<Dispatch | undefined> {
+    const archived = join(this.layout.dispatch.sessionDir(state.id), "dispatch.json");
+    let lastError: Error | undefined;
+    for (const path of state.claimed_file === archived ? [archived] : [state.claimed_file, archived]) {
+      try {
+        const text = await readClaimed(path, this.options.maxDispatchBytes ?? MAX_DISPATCH_BYTES);
+        const dispatch = parseJson("dispatch", text, { source: path });
+        state.claimed_file = path;
+        return dispatch;
+      } catch (error) {
+        lastError = error as Error;
+      }
+    }
+    await this.audit("failed", {
+      dispatch_id: state.id,
+      reason: `cannot recover: ${lastError?.message ?? "no dispatch file"}`,
+    });
+    state.status = "finished";
+    state.outcome = "failed";
+    await writeState(this.layout, state);
+    await rm(planPath(this.layout, state.id), { force: true });
+    return undefined;
+  }
+
+  private completionContext() {
+    return {
+      layout: this.layout,
+      delivery: this.delivery,
+      audit: (
+        event: AuditEventName,
+        fields: { dispatch_id?: string; reason?: string; detail?: Record<string, unknown> },
+      ) => this.audit(event, fields),
+      log: this.log,
+      shareLearnings: (id: string, project: string) => this.shareLearnings(id, project),
+      ...(this.options.beforeCompletionStep ? { beforeStep: this.options.beforeCompletionStep } : {}),
+    };
   }
 
   private async killOrphan(state: SessionState): Promise<void> {
@@ -451,8 +462,26 @@ export class Daemon {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
       throw error;
     }
-    const claimed = await claimIncoming(path, this.layout.dispatch.claimed);
+    let claimed: string | undefined;
+    try {
+      claimed = await claimIncoming(path, this.layout.dispatch.claimed);
+    } catch (error) {
+      // Typically dispatch/ is read-only: the file stays and is tried again on each heartbeat.
+      const code = (error as NodeJS.ErrnoException).code ?? "error";
+      if (!this.unclaimable.has(path)) {
+        this.unclaimable.add(path);
+        await this.audit("rejected", {
+          reason: `claim: ${name} cannot be taken (${code}: ${(error as Error).message.split("\n")[0]}); left in place and tried again every heartbeat`,
+          detail: { file: name, retried: true },
+        });
+        this.log(`cannot take ${name} (${code}); trying again every heartbeat`);
+      }
+      return;
+    }
+    this.unclaimable.delete(path);
     if (!claimed) return;
+    // The same name may already be back; the watcher can report that as nothing at all.
+    if (await exists(path)) this.onFile(path);
     await this.audit("received", { detail: { file: name } });
     if (problem) {
       await this.refuse(claimed, name, problem);
@@ -471,7 +500,8 @@ export class Daemon {
     try {
       text = await readClaimed(claimed, this.options.maxDispatchBytes ?? MAX_DISPATCH_BYTES);
     } catch (error) {
-      await this.refuse(claimed, name, { rule: "size", reason: (error as Error).message, event: "rejected" });
+      const rule = error instanceof UnreadableDispatchError ? error.rule : "unreadable";
+      await this.refuse(claimed, name, { rule, reason: (error as Error).message, event: "rejected" });
       return;
     }
     const checked = checkDispatch(text, {
@@ -486,6 +516,18 @@ export class Daemon {
       return;
     }
     const dispatch = checked.dispatch;
+    if (dispatch.callback_url) {
+      const callback = this.delivery.checkCallbackUrl(dispatch.callback_url);
+      if (!callback.ok) {
+        await this.refuse(claimed, name, {
+          rule: "callback-url",
+          reason: callback.reason,
+          event: "rejected",
+          id: dispatch.id,
+        });
+        return;
+      }
+    }
     const project = await checkProjectDir(dispatch.project_dir, this.settings.trusted_repos);
     if (!project.ok) {
       await this.refuse(claimed, name, { ...project.refusal, id: dispatch.id });
@@ -529,6 +571,12 @@ export class Daemon {
     this.queue.push(dispatch.id);
     await this.audit("queued", { dispatch_id: dispatch.id, detail: { position: this.queue.length } });
     this.log(`queued ${dispatch.id} (${dispatch.project}: ${dispatch.task.split("\n")[0]?.slice(0, 60)})`);
+    const pendingCancel = this.pendingCancels.get(dispatch.id);
+    if (pendingCancel !== undefined) {
+      this.pendingCancels.delete(dispatch.id);
+      await this.cancel(dispatch.id, pendingCancel);
+      return;
+    }
     this.pump();
     await this.persistQueue();
   }
@@ -556,7 +604,33 @@ export class Daemon {
     const match = /^(dispatch-[A-Za-z0-9_-]{1,120})\.cancel$/.exec(name);
     await rm(path, { force: true });
     if (!match?.[1]) return;
-    await this.cancel(match[1], "cancel requested");
+    const id = match[1];
+    // A dispatch submitted just before may still be in intake: let intake settle first.
+    if (!this.sessions.has(id)) await this.intakeChain;
+    if (this.sessions.has(id) || this.stopping) {
+      await this.cancel(id, "cancel requested");
+      return;
+    }
+    if (await exists(this.layout.dispatch.completedJson(id))) {
+      this.log(`cancel ${id}: already finished`);
+      return;
+    }
+    const claimedNames = await readdir(this.layout.dispatch.claimed).catch(() => [] as string[]);
+    const waiting =
+      (await exists(join(this.layout.dispatch.incoming, `${id}.json`))) ||
+      claimedNames.some((claimedName) => claimedName.startsWith(".claim-"));
+    if (waiting) {
+      // Applied when intake takes the dispatch (see takeClaimed).
+      this.pendingCancels.set(id, "cancel requested before the dispatch was taken");
+      this.log(`cancel ${id}: remembered until the dispatch is taken`);
+      return;
+    }
+    await this.audit("rejected", {
+      dispatch_id: id,
+      reason: `cancel: no queued or running dispatch ${id}`,
+      detail: { file: name },
+    });
+    this.log(`cancel ${id}: no such queued or running dispatch`);
   }
 
   /** Cancels a queued or running dispatch. Returns false when the id is unknown. */
@@ -570,6 +644,13 @@ export class Daemon {
       session.cancelReason = "cancel";
       this.log(`cancelling ${id}: ${reason}`);
       session.agent.cancel(reason);
+      return true;
+    }
+    if (session.holdsSlot && !session.retryTimer) {
+      // Being launched: the launch sees this before it starts the agent.
+      session.cancelReason = "cancel";
+      session.cancelMessage = reason;
+      this.log(`cancelling ${id}: ${reason}`);
       return true;
     }
     this.queue = this.queue.filter((queued) => queued !== id);
@@ -628,6 +709,11 @@ export class Daemon {
       });
       return;
     }
+    // The attempt is on disk before the agent starts, so a crash from here on counts it; the
+    // write overlaps the git queries below.
+    state.status = state.attempt > 1 ? "retrying" : "running";
+    state.updated_at = this.now().toISOString();
+    const persisted = writeState(this.layout, state);
     if (state.started_at === undefined) {
       state.started_at = this.now().toISOString();
       const [baseSha, branch] = await Promise.all([
@@ -639,12 +725,34 @@ export class Daemon {
     }
     session.firstStarted ??= new Date(state.started_at).getTime();
     const agentConfig = this.settings.agents?.[state.agent];
+    const resume =
+      (state.restarts ?? 0) > 0
+        ? {
+            ...(state.branch ? { branch: state.branch } : {}),
+            commits: (await commitsSince(state.project_dir, state.base_sha)).map(
+              (commit) => `${commit.sha.slice(0, 7)} ${commit.subject}`,
+            ),
+          }
+        : undefined;
     const prompt = buildPrompt(dispatch, {
       dispatchFile: state.claimed_file,
       includeLearnings: state.include_learnings,
       attempt: state.attempt,
+      ...(resume ? { resume } : {}),
     });
+    await persisted;
     const sessionDir = this.layout.dispatch.sessionDir(state.id);
+    if (session.cancelReason === "cancel") {
+      await this.finish(session, "cancelled", {
+        failure: {
+          kind: "cancelled",
+          retryable: false,
+          message: session.cancelMessage ?? "cancel requested",
+          retryWithoutLearnings: false,
+        },
+      });
+      return;
+    }
     const agent = this.startAgent({
       agent: state.agent,
       prompt,
@@ -773,206 +881,27 @@ export class Daemon {
 
   // ---------------------------------------------------------------- output
 
+  /** Ends a session through the completion step, then frees its slot. */
   private async finish(
     session: LiveSession,
     status: CompletionStatus,
     outcome: { result?: AgentRunResult; failure?: AgentFailure },
   ): Promise<void> {
     const { state, dispatch } = session;
-    const finishedAt = this.now();
-    const commits = state.started_at ? await commitsSince(state.project_dir, state.base_sha) : [];
-    const failure =
-      outcome.failure ??
-      outcome.result?.failure ??
-      (status === "timeout"
-        ? {
-            kind: "timeout" as FailureKind,
-            message: `no result within ${this.settings.session_timeout_seconds} s`,
-            retryable: false,
-            retryWithoutLearnings: false,
-          }
-        : undefined);
-    const progress = outcome.result?.progress ?? state.progress;
-    const started = state.started_at ? new Date(state.started_at) : finishedAt;
-    const completion: Completion = parseValue("completion", {
-      dispatch_id: state.id,
+    const plan = await planCompletion({
+      layout: this.layout,
+      state,
+      dispatch,
       status,
-      duration: Math.max(0, Math.round((finishedAt.getTime() - started.getTime()) / 1000)),
-      commits: commits.length,
-      ...(status !== "completed" && failure
-        ? { error: failure.message.slice(0, 2000), error_kind: failure.kind }
-        : {}),
-      retries: state.retries,
-      project: dispatch.project,
-      agent: state.agent,
-      ...(progress?.sessionId ? { session_id: progress.sessionId } : {}),
-      ...(state.started_at ? { started_at: state.started_at } : {}),
-      finished_at: finishedAt.toISOString(),
-      ...((state.branch ?? dispatch.branch) ? { branch: state.branch ?? dispatch.branch } : {}),
-      commit_shas: commits.map((commit) => commit.sha),
-      artifacts: commits.map((commit) => `commit:${commit.sha.slice(0, 12)}`),
-      ...(progress ? { turns: progress.turns } : {}),
-      ...(progress?.costUsd !== undefined ? { cost_usd: progress.costUsd } : {}),
+      outcome,
+      finishedAt: this.now(),
+      sessionTimeoutSeconds: this.settings.session_timeout_seconds,
     });
-    let finalText = outcome.result?.result ?? progress?.lastText;
-    let parsed = finalText ? parseReportSections(finalText) : undefined;
-    if (!parsed) {
-      // Agents that print plain text report over many lines; read them back from the kept output.
-      const plain = await plainTextTail(
-        join(this.layout.dispatch.sessionDir(state.id), `stream-${state.attempt}.jsonl`),
-      );
-      const fromStream = plain ? parseReportSections(plain) : undefined;
-      if (fromStream) {
-        parsed = fromStream;
-        finalText = plain;
-      }
-    }
-    const learningLines = parsed ? bulletItems(parsed["Learnings logged"]) : [];
-    const learnings = extractLearnings(learningLines, { dispatchId: state.id, ts: finishedAt.toISOString() });
-    const sections = completeSections(parsed, completion, {
-      task: dispatch.task,
-      ...(finalText ? { finalText } : {}),
-      commitSubjects: commits.map((commit) => `${commit.sha.slice(0, 7)} ${commit.subject}`),
-      learningsRecorded: learnings.map((learning) => learning.key),
-    });
-    if (learnings.length > 0) {
-      completion.artifacts = [...(completion.artifacts ?? []), `learnings:${learnings.length}`];
-    }
-    await writeFileAtomic(
-      this.layout.dispatch.completedReport(state.id),
-      renderReport(completion, sections, dispatch.task),
-    );
-    if (learnings.length > 0) {
-      await appendJsonLines(this.layout.project(dispatch.project).learnings, learnings);
-      await this.audit("learnings_recorded", {
-        dispatch_id: state.id,
-        detail: { count: learnings.length, project: dispatch.project },
-      });
-      await this.shareLearnings(state.id, dispatch.project);
-    }
-    const activity: ActivityEntry = parseValue("activity-entry", {
-      ts: finishedAt.toISOString(),
-      project: dispatch.project,
-      skill: dispatch.task_type ?? "dispatch",
-      artifacts: completion.artifacts ?? [],
-      duration: completion.duration,
-      dispatch: dispatch.dispatched_by,
-      dispatch_id: state.id,
-      ...(completion.branch ? { branch: completion.branch } : {}),
-      outcome: status === "completed" ? "success" : status,
-      ...(completion.session_id ? { session: completion.session_id } : {}),
-      source: "daemon",
-    });
-    await appendJsonLines(this.layout.activity.week(isoWeekOf(finishedAt)), [activity]);
-    await this.audit("activity_recorded", { dispatch_id: state.id });
-    const sessionDir = this.layout.dispatch.sessionDir(state.id);
-    try {
-      await rename(state.claimed_file, join(sessionDir, "dispatch.json"));
-      state.claimed_file = join(sessionDir, "dispatch.json");
-    } catch {}
-    state.status = "finished";
-    state.outcome = status;
-    delete state.pid;
-    state.updated_at = finishedAt.toISOString();
-    await writeState(this.layout, state);
+    await carryOutCompletion(this.completionContext(), state, dispatch, plan, false);
     session.holdsSlot = false;
     this.sessions.delete(state.id);
-    const event: AuditEventName =
-      status === "completed"
-        ? "completed"
-        : status === "failed"
-          ? "failed"
-          : status === "timeout"
-            ? "timeout"
-            : "cancelled";
-    await this.audit(event, {
-      dispatch_id: state.id,
-      ...(completion.error ? { reason: `${completion.error_kind}: ${completion.error.slice(0, 300)}` } : {}),
-      detail: { commits: completion.commits, duration: completion.duration, retries: completion.retries },
-    });
-    // The JSON is written last: once it exists, the report, activity and audit are complete.
-    await writeFileAtomic(
-      this.layout.dispatch.completedJson(state.id),
-      `${JSON.stringify(completion, null, 2)}\n`,
-    );
-    this.log(
-      `${status} ${state.id} in ${completion.duration} s, ${completion.commits} commit${completion.commits === 1 ? "" : "s"}${completion.error ? ` (${completion.error_kind}: ${completion.error.split("\n")[0]?.slice(0, 120)})` : ""} → ${this.layout.dispatch.completedReport(state.id)}`,
-    );
-    if (dispatch.callback_url) {
-      if (this.mode === "clawvisor") {
-        await writeOutbox(sessionDir, {
-          dispatch_id: state.id,
-          url: dispatch.callback_url,
-          body: completion,
-          attempts: 0,
-        });
-        this.trackCallback(this.deliver(sessionDir));
-      } else {
-        this.log(`local-only mode: the report for ${state.id} stays on disk (callback_url not used)`);
-      }
-    }
     this.pump();
     if (this.stopping) this.maybeStopped();
-  }
-
-  private trackCallback(promise: Promise<void>): void {
-    this.pendingCallbacks.add(promise);
-    void promise.finally(() => this.pendingCallbacks.delete(promise));
-  }
-
-  private readonly delivering = new Set<string>();
-
-  private async deliver(sessionDir: string): Promise<void> {
-    if (this.delivering.has(sessionDir)) return;
-    this.delivering.add(sessionDir);
-    try {
-      const delays = this.options.callbackDelaysMs ?? [1000, 5000, 25_000];
-      for (let round = 0; round <= delays.length; round += 1) {
-        const entry = await readOutbox(sessionDir);
-        if (!entry) return;
-        const problem = await postJson(entry.url, entry.body, {
-          ...(this.token ? { token: this.token } : {}),
-          idempotencyKey: entry.dispatch_id,
-        });
-        entry.attempts += 1;
-        if (!problem) {
-          await clearOutbox(sessionDir);
-          await this.audit("callback_sent", {
-            dispatch_id: entry.dispatch_id,
-            detail: { url: entry.url, attempts: entry.attempts },
-          });
-          this.log(`callback sent for ${entry.dispatch_id}`);
-          return;
-        }
-        entry.last_error = problem;
-        await writeOutbox(sessionDir, entry);
-        await this.audit("callback_failed", {
-          dispatch_id: entry.dispatch_id,
-          reason: problem,
-          detail: { url: entry.url, attempts: entry.attempts },
-        });
-        const wait = delays[round];
-        if (wait === undefined || this.stopping) break;
-        await sleep(wait);
-      }
-      this.log(
-        `callback for ${sessionDir.split(/[\\/]/).pop()} not delivered yet; kept in the outbox and retried later`,
-      );
-    } finally {
-      this.delivering.delete(sessionDir);
-    }
-  }
-
-  private async replayOutboxes(): Promise<void> {
-    if (this.mode !== "clawvisor" || this.stopping) return;
-    let names: string[] = [];
-    try {
-      names = await readdir(this.layout.dispatch.sessions);
-    } catch {}
-    for (const name of names) {
-      const sessionDir = join(this.layout.dispatch.sessions, name);
-      if (await readOutbox(sessionDir)) this.trackCallback(this.deliver(sessionDir));
-    }
   }
 
   // ---------------------------------------------------------------- files
@@ -1031,6 +960,7 @@ export class Daemon {
       mode: this.mode,
       max_concurrent: this.settings.max_concurrent,
       interval_seconds: this.settings.heartbeat_seconds,
+      ...(this.delivery ? { delivery: this.delivery.status() } : {}),
     };
     await writeFileAtomic(this.layout.dispatch.heartbeat, `${JSON.stringify(heartbeat)}\n`).catch(
       () => undefined,
@@ -1040,6 +970,8 @@ export class Daemon {
   // ---------------------------------------------------------------- shutdown
 
   private stopWaiters: Array<() => void> = [];
+  /** Ends the grace period of a stop in progress at once. */
+  private cutGrace?: (() => void) | undefined;
 
   private maybeStopped(): void {
     if (this.activeCount() === 0) for (const resolve of this.stopWaiters.splice(0)) resolve();
@@ -1050,7 +982,11 @@ export class Daemon {
    * then they are cancelled and queued again for the next start; state is saved.
    */
   async stop(graceMs = this.settings.shutdown_grace_seconds * 1000): Promise<void> {
-    if (this.stopping) return this.stopped;
+    if (this.stopping) {
+      // A second stop without grace (a second SIGTERM) cuts the grace period short.
+      if (graceMs === 0) this.cutGrace?.();
+      return this.stopped;
+    }
     this.stopping = true;
     await this.audit("daemon_stopping", {
       detail: { active: this.activeCount(), queued: this.queue.length },
@@ -1071,8 +1007,15 @@ export class Daemon {
     }
     if (this.activeCount() > 0) {
       const allDone = new Promise<void>((resolve) => this.stopWaiters.push(resolve));
-      const timer = new Promise<"late">((resolve) => setTimeout(() => resolve("late"), graceMs));
-      if ((await Promise.race([allDone, timer])) === "late") {
+      let graceTimer: NodeJS.Timeout | undefined;
+      const timer = new Promise<"late">((resolve) => {
+        graceTimer = setTimeout(() => resolve("late"), graceMs);
+        this.cutGrace = () => resolve("late");
+      });
+      const ended = await Promise.race([allDone, timer]);
+      clearTimeout(graceTimer);
+      this.cutGrace = undefined;
+      if (ended === "late") {
         this.log("grace period over: cancelling running sessions (they start again next time)");
         const running = [...this.sessions.values()].filter((session) => session.agent);
         for (const session of running) {
@@ -1085,7 +1028,7 @@ export class Daemon {
       }
     }
     await this.persistQueue();
-    await Promise.race([Promise.all([...this.pendingCallbacks]), sleep(2000)]);
+    await this.delivery.stop(2000);
     await this.writeHeartbeat();
     await this.audit("daemon_stopped");
     await this.releaseLock();
@@ -1108,30 +1051,6 @@ function unknownFailure(result: AgentRunResult): AgentFailure {
     message: `the agent exited with ${result.signal ? `signal ${result.signal}` : `code ${result.exitCode}`}`,
     retryWithoutLearnings: false,
   };
-}
-
-/** The non-JSON lines of the last 64 KiB of an agent's kept output. */
-async function plainTextTail(path: string): Promise<string | undefined> {
-  try {
-    const handle = await open(path, "r");
-    try {
-      const { size } = await handle.stat();
-      const length = Math.min(size, 64 * 1024);
-      const buffer = Buffer.alloc(length);
-      await handle.read(buffer, 0, length, size - length);
-      const lines = buffer.toString("utf8").split("\n");
-      if (size > length) lines.shift();
-      const text = lines
-        .filter((line) => !line.trimStart().startsWith("{"))
-        .join("\n")
-        .trim();
-      return text || undefined;
-    } finally {
-      await handle.close();
-    }
-  } catch {
-    return undefined;
-  }
 }
 
 async function exists(path: string): Promise<boolean> {

@@ -6,6 +6,8 @@ export type {
   RunningAgent,
   StartAgentOptions,
 } from "./agent-types";
+export type { CompletionPlan, CompletionStepName } from "./completion";
+export { COMPLETION_STEPS } from "./completion";
 export type { DaemonOptions } from "./daemon";
 export { Daemon } from "./daemon";
 export { DaemonError } from "./errors";

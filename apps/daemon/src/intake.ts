@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { constants } from "node:fs";
 import { link, lstat, open, realpath, rename, stat, unlink } from "node:fs/promises";
 import { basename, join, sep } from "node:path";
 import {
@@ -88,17 +89,100 @@ export async function settleClaim(privatePath: string, finalPath: string): Promi
   return true;
 }
 
-/** Reads a claimed file through a descriptor, refusing it if it grew past the cap. */
+/** Thrown by {@link readClaimed} for a file that must be refused; carries the refusal rule. */
+export class UnreadableDispatchError extends Error {
+  override readonly name = "UnreadableDispatchError";
+  readonly rule: string;
+  constructor(rule: string, message: string) {
+    super(message);
+    this.rule = rule;
+  }
+}
+
+/**
+ * Reads a claimed file safely whatever was swapped in after it was inspected: it is opened
+ * once without following a symbolic link and without blocking (a FIFO would otherwise wedge
+ * the reader), the opened descriptor must be a regular file, and at most `maxBytes + 1`
+ * bytes are read (a device like /dev/zero reports size 0 and never ends). The text must be
+ * valid UTF-8. Throws an {@link UnreadableDispatchError} naming the rule otherwise.
+ */
 export async function readClaimed(path: string, maxBytes = MAX_DISPATCH_BYTES): Promise<string> {
-  const handle = await open(path, "r");
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ELOOP" || code === "EMLINK") {
+      throw new UnreadableDispatchError(
+        "symlink",
+        "is a symbolic link; dispatch files must be regular files",
+      );
+    }
+    throw error;
+  }
   try {
     const info = await handle.stat();
-    if (info.size > maxBytes)
-      throw new RangeError(`is ${info.size} bytes, more than the ${maxBytes}-byte limit`);
-    return await handle.readFile("utf8");
+    if (!info.isFile()) throw new UnreadableDispatchError("file-type", "is not a regular file");
+    if (info.size > maxBytes) {
+      throw new UnreadableDispatchError(
+        "size",
+        `is ${info.size} bytes, more than the ${maxBytes}-byte limit`,
+      );
+    }
+    const buffer = Buffer.allocUnsafe(maxBytes + 1);
+    let length = 0;
+    while (length < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+    }
+    if (length > maxBytes) {
+      throw new UnreadableDispatchError("size", `grew past the ${maxBytes}-byte limit while it was read`);
+    }
+    return decodeUtf8(buffer.subarray(0, length));
   } finally {
     await handle.close();
   }
+}
+
+/** Decodes UTF-8 strictly; an invalid byte is refused with its offset instead of being replaced. */
+export function decodeUtf8(bytes: Uint8Array): string {
+  try {
+    return new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+  } catch {
+    throw new UnreadableDispatchError(
+      "encoding",
+      `is not valid UTF-8 (first invalid byte at offset ${firstInvalidUtf8Offset(bytes)})`,
+    );
+  }
+}
+
+/** The offset of the first byte that does not start or continue a valid UTF-8 sequence. */
+export function firstInvalidUtf8Offset(bytes: Uint8Array): number {
+  let index = 0;
+  while (index < bytes.length) {
+    const lead = bytes[index] as number;
+    let length: number;
+    let minimum: number;
+    if (lead < 0x80) {
+      index += 1;
+      continue;
+    }
+    if (lead >= 0xc2 && lead <= 0xdf) [length, minimum] = [2, 0x80];
+    else if (lead >= 0xe0 && lead <= 0xef) [length, minimum] = [3, 0x800];
+    else if (lead >= 0xf0 && lead <= 0xf4) [length, minimum] = [4, 0x10000];
+    else return index;
+    if (index + length > bytes.length) return index;
+    let point = lead & (0xff >> (length + 1));
+    for (let offset = 1; offset < length; offset += 1) {
+      const next = bytes[index + offset] as number;
+      if ((next & 0xc0) !== 0x80) return index;
+      point = (point << 6) | (next & 0x3f);
+    }
+    if (point < minimum || point > 0x10ffff || (point >= 0xd800 && point <= 0xdfff)) return index;
+    index += length;
+  }
+  return bytes.length;
 }
 
 /** What a dispatch is checked against. */

@@ -15,7 +15,13 @@ export const REPORT_SECTIONS = [
  */
 export function buildPrompt(
   dispatch: Dispatch,
-  options: { dispatchFile: string; includeLearnings: boolean; attempt: number },
+  options: {
+    dispatchFile: string;
+    includeLearnings: boolean;
+    attempt: number;
+    /** Set when an earlier attempt was cut short by the daemon stopping or crashing. */
+    resume?: { branch?: string; commits: string[] };
+  },
 ): string {
   const lines: string[] = [
     `You are working on dispatch ${dispatch.id} from ${dispatch.dispatched_by}, without a person at the keyboard:`,
@@ -32,7 +38,16 @@ export function buildPrompt(
   if (options.includeLearnings && dispatch.learnings && dispatch.learnings.length > 0) {
     lines.push("", "## What the dispatcher already knows", ...dispatch.learnings.map((item) => `- ${item}`));
   }
-  if (options.attempt > 1) {
+  if (options.resume) {
+    const { branch, commits } = options.resume;
+    lines.push(
+      "",
+      `This is attempt ${options.attempt}; it resumes a run that was interrupted before it finished. Check the working tree first and continue from there${branch ? ` on the branch '${branch}'` : ""}; do not redo work that is already committed.`,
+    );
+    if (commits.length > 0) {
+      lines.push("Commits made so far:", ...commits.map((commit) => `- ${commit}`));
+    } else lines.push("No commits were made so far.");
+  } else if (options.attempt > 1) {
     lines.push(
       "",
       `This is attempt ${options.attempt}; an earlier attempt failed. Check the working tree first.`,

@@ -108,8 +108,14 @@ export function completeSections(
 }
 
 /** The Markdown completion report: YAML frontmatter (the completion) and the four sections. */
-export function renderReport(completion: Completion, sections: ReportSections, task: string): string {
+export function renderReport(
+  completion: Completion,
+  sections: ReportSections,
+  task: string,
+  /** A line under the title, e.g. how often the dispatch ran. */
+  note?: string,
+): string {
   const title = task.split(/\r?\n/)[0]?.slice(0, 120) ?? completion.dispatch_id;
   const body = REPORT_SECTIONS.map((section) => `## ${section}\n\n${sections[section]}\n`).join("\n");
-  return `---\n${stringify(completion, { lineWidth: 0 }).trimEnd()}\n---\n\n# ${title}\n\n${body}`;
+  return `---\n${stringify(completion, { lineWidth: 0 }).trimEnd()}\n---\n\n# ${title}\n\n${note ? `${note}\n\n` : ""}${body}`;
 }

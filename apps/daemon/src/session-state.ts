@@ -15,8 +15,11 @@ export interface SessionState {
   first_seen: string;
   queued_at: string;
   started_at?: string;
+  /** The run being made, counted across daemon restarts; written before each spawn. */
   attempt: number;
   retries: number;
+  /** How many attempts were cut short by the daemon stopping or crashing. */
+  restarts?: number;
   include_learnings: boolean;
   pid?: number;
   pgid?: number;

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { rename } from "node:fs/promises";
+import { access, rename } from "node:fs/promises";
 import { join } from "node:path";
 import {
   type Dispatch,
@@ -8,6 +8,7 @@ import {
   signDocument,
   writeFileAtomic,
 } from "@gstack/contracts";
+import { readState } from "./session-state";
 
 /**
  * Hands a dispatch to the daemon the safe way: validated, signed when a secret is given,
@@ -44,4 +45,29 @@ export async function requestCancel(
   await writeFileAtomic(temporary, `${JSON.stringify({ reason, ts: new Date().toISOString() })}\n`);
   await rename(temporary, path);
   return path;
+}
+
+/**
+ * Where a dispatch is as seen from disk: `waiting` in `dispatch/` or claimed, `active` with
+ * an unfinished session, `finished` with a completion, or undefined when nothing knows it.
+ */
+export async function dispatchPhase(
+  layout: GstackLayout,
+  id: string,
+): Promise<"waiting" | "active" | "finished" | undefined> {
+  if (await exists(layout.dispatch.completedJson(id))) return "finished";
+  const state = await readState(layout, id);
+  if (state) return state.status === "finished" ? "finished" : "active";
+  if (await exists(join(layout.dispatch.incoming, `${id}.json`))) return "waiting";
+  if (await exists(layout.dispatch.claimedFile(id))) return "waiting";
+  return undefined;
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -1,12 +1,14 @@
-import { execFileSync } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { type GstackLayout, gstackLayout } from "@gstack/contracts";
 
 /**
  * A small real agent for tests: reads the prompt, and does what the task line says.
- * `commit NAME` writes NAME and commits it; `sleep MS` waits; `hang` starts a child and
+ * `commit NAME` writes NAME and commits it (unless NAME exists); `sleep MS` waits; `hang` starts a child and
  * waits forever; `rate-limit-once` / `too-long-once` fail like Claude Code on attempt 1;
  * `fail` ends with a logic error. Every prompt is appended to prompts.log in the cwd's parent.
  */
@@ -22,9 +24,12 @@ const [verb, arg] = task.split(" ");
 const report = (extra) => console.log("done\\n## What shipped\\n- " + task + "\\n## Decisions made\\n- none\\n## Learnings logged\\n- tool: The repo uses plain node for tests\\n" + (extra ?? "") + "\\n## Needs human judgment\\n- Nothing");
 const resultLine = (fields) => console.log(JSON.stringify({ type: "result", subtype: "success", is_error: true, ...fields }));
 if (verb === "commit") {
-  fs.writeFileSync(arg, "hello\\n");
-  execFileSync("git", ["add", arg]);
-  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "add " + arg]);
+  // A resumed run finds its earlier commit and does not make it again.
+  if (!fs.existsSync(arg)) {
+    fs.writeFileSync(arg, "hello\\n");
+    execFileSync("git", ["add", arg]);
+    execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "add " + arg]);
+  }
   report();
 } else if (verb === "sleep-first") {
   const marker = path.join(process.cwd(), "..", "slept-once");
@@ -143,4 +148,56 @@ export async function auditOf(layout: GstackLayout): Promise<Array<Record<string
   } catch {
     return [];
   }
+}
+
+/**
+ * Starts a real daemon in a child process for crash tests. With `crashAt`, the child sends
+ * itself SIGKILL just before that completion step of the first dispatch to reach it.
+ */
+export function startChildDaemon(
+  world: TestWorld,
+  options: { crashAt?: string; maxConcurrent?: number; heartbeatSeconds?: number; agentScript?: string } = {},
+): { child: ChildProcess; exited: Promise<NodeJS.Signals | number | null>; output: () => string } {
+  const daemonModule = pathToFileURL(join(import.meta.dirname, "daemon.ts")).href;
+  const script = `
+import { Daemon } from ${JSON.stringify(daemonModule)};
+const crashAt = process.env.CRASH_AT || undefined;
+const daemon = new Daemon({
+  root: ${JSON.stringify(world.root)},
+  claudeBinary: "/nonexistent/claude",
+  openclawWorkspace: false,
+  retryDelayMs: { rateLimit: 50, other: 50 },
+  log: (line) => console.log(line),
+  settings: {
+    trusted_repos: [${JSON.stringify(world.base)}],
+    max_concurrent: ${options.maxConcurrent ?? 2},
+    heartbeat_seconds: ${options.heartbeatSeconds ?? 30},
+    agents: { codex: { command: [process.execPath, ${JSON.stringify(options.agentScript ?? world.agentScript)}, "{prompt}"] } },
+  },
+  beforeCompletionStep: (step) => {
+    if (step === crashAt) process.kill(process.pid, "SIGKILL");
+  },
+});
+await daemon.start();
+console.log("daemon ready");
+process.on("SIGTERM", () => void daemon.stop(0).then(() => process.exit(0)));
+`;
+  const scriptPath = join(world.base, `child-daemon-${Math.random().toString(36).slice(2)}.mts`);
+  writeFileSync(scriptPath, script);
+  const child = spawn(process.execPath, ["--import", "tsx", scriptPath], {
+    cwd: join(import.meta.dirname, ".."),
+    env: { ...process.env, CRASH_AT: options.crashAt ?? "" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout?.on("data", (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  child.stderr?.on("data", (chunk: Buffer) => {
+    output += chunk.toString();
+  });
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
+    child.on("exit", (code, signal) => resolve(signal ?? code)),
+  );
+  return { child, exited, output: () => output };
 }

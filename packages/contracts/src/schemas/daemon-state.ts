@@ -19,6 +19,21 @@ export const heartbeatSchema = z
       .describe(
         "Seconds between heartbeats; a heartbeat older than three intervals means the daemon is gone.",
       ),
+    delivery: z
+      .looseObject({
+        endpoints: z.array(
+          z.looseObject({
+            url: z.string(),
+            kind: z.string(),
+            reachable: z.boolean(),
+            detail: z.string(),
+          }),
+        ),
+        pending: z.int().min(0),
+        failed: z.array(z.looseObject({ dispatch_id: z.string(), url: z.string(), reason: z.string() })),
+      })
+      .optional()
+      .describe("What the completion delivery found at start-up and what it is still sending."),
   })
   .describe("Proof of life written by the dispatch daemon.");
 export type Heartbeat = z.output<typeof heartbeatSchema>;

@@ -2,8 +2,9 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { readOutbox } from "./callback";
 import { Daemon } from "./daemon";
+import { readOutbox } from "./delivery-outbox";
+import { readDeliveryStatus } from "./status";
 import { submitDispatch } from "./submit";
 import { auditOf, completionOf, dispatchFor, makeWorld, type TestWorld, waitFor } from "./test-support";
 
@@ -69,7 +70,7 @@ function startDaemon(clawvisorUrl: string) {
   daemon = new Daemon({
     root: world.root,
     claudeBinary: "/nonexistent/claude",
-    callbackDelaysMs: [50, 50],
+    deliverySchedule: { firstDelayMs: 50, maxDelayMs: 100 },
     settings: {
       trusted_repos: [world.base],
       clawvisor_url: clawvisorUrl,
@@ -79,7 +80,7 @@ function startDaemon(clawvisorUrl: string) {
   return daemon.start();
 }
 
-describe("completion callbacks", () => {
+describe("the daemon delivers completions", () => {
   it("posts the completion with the bearer token, retrying failed attempts", async () => {
     const endpoint = await listen(2);
     await startDaemon(endpoint.url);
@@ -95,8 +96,8 @@ describe("completion callbacks", () => {
       body: { dispatch_id: "dispatch-callback", status: "completed", commits: 1 },
     });
     const events = await waitFor(async () => {
-      const found = (await auditOf(world.layout)).filter((event) =>
-        String(event.event).startsWith("callback_"),
+      const found = (await auditOf(world.layout)).filter(
+        (event) => event.event === "callback_failed" || event.event === "callback_sent",
       );
       return found.some((event) => event.event === "callback_sent") ? found : undefined;
     });
@@ -105,10 +106,27 @@ describe("completion callbacks", () => {
       "callback_failed",
       "callback_sent",
     ]);
+    expect(endpoint.received).toHaveLength(1);
   });
 
-  it("keeps an undelivered completion in the outbox and replays it on the next start", async () => {
-    const endpoint = await listen(100);
+  it("refuses a dispatch whose callback_url would carry the token to another origin", async () => {
+    const endpoint = await listen(0);
+    await startDaemon(endpoint.url);
+    await submitDispatch(world.layout, {
+      ...dispatchFor(world, "dispatch-elsewhere", "commit e.txt"),
+      callback_url: "https://collector.example/steal",
+    });
+    const refusal = await waitFor(async () =>
+      (await auditOf(world.layout)).find(
+        (event) => event.event === "rejected" && event.dispatch_id === "dispatch-elsewhere",
+      ),
+    );
+    expect(String(refusal.reason)).toMatch(/callback/);
+    expect(endpoint.received).toHaveLength(0);
+  });
+
+  it("keeps an undelivered completion in the outbox and delivers it after a restart", async () => {
+    const endpoint = await listen(1000);
     await startDaemon(endpoint.url);
     await submitDispatch(world.layout, {
       ...dispatchFor(world, "dispatch-outbox", "commit o.txt"),
@@ -116,28 +134,41 @@ describe("completion callbacks", () => {
     });
     await waitFor(() => completionOf(world.layout, "dispatch-outbox"));
     await waitFor(async () =>
-      (await auditOf(world.layout)).filter((event) => event.event === "callback_failed").length >= 3
+      (await auditOf(world.layout)).filter((event) => event.event === "callback_failed").length >= 2
         ? true
         : undefined,
     );
     await daemon?.stop(0);
     daemon = undefined;
     const sessionDir = world.layout.dispatch.sessionDir("dispatch-outbox");
-    expect(await readOutbox(sessionDir)).toMatchObject({ dispatch_id: "dispatch-outbox", attempts: 3 });
+    expect(await readOutbox(sessionDir)).toMatchObject({ dispatch_id: "dispatch-outbox" });
     const port = Number(new URL(endpoint.url).port);
     await new Promise((resolve) => server?.close(resolve));
     const healthy = await listen(0, port);
     await startDaemon(healthy.url);
     const [delivered] = await waitFor(() => (healthy.received.length > 0 ? healthy.received : undefined));
     expect(delivered?.body).toMatchObject({ dispatch_id: "dispatch-outbox", status: "completed" });
-    await waitFor(async () => ((await readOutbox(sessionDir)) === undefined ? true : undefined));
+    expect(delivered?.idempotencyKey).toBe("dispatch-outbox");
   });
 
-  it("fails fast when the Clawvisor endpoint does not answer", async () => {
-    const endpoint = await listen(0);
+  it("starts although Clawvisor does not answer, reports it down, and delivers once it is back", async () => {
+    const probe = await listen(0);
+    const port = Number(new URL(probe.url).port);
     await new Promise((resolve) => server?.close(resolve));
     server = undefined;
-    await expect(startDaemon(endpoint.url)).rejects.toThrow(/does not answer/);
-    daemon = undefined;
+    await startDaemon(probe.url);
+    const down = await waitFor(async () => {
+      const status = await readDeliveryStatus(world.layout);
+      return status?.endpoints.find((endpoint) => endpoint.kind === "clawvisor");
+    });
+    expect(down.reachable).toBe(false);
+    await submitDispatch(world.layout, {
+      ...dispatchFor(world, "dispatch-later", "commit l.txt"),
+      callback_url: `${probe.url}/complete`,
+    });
+    await waitFor(() => completionOf(world.layout, "dispatch-later"));
+    const back = await listen(0, port);
+    const [delivered] = await waitFor(() => (back.received.length > 0 ? back.received : undefined));
+    expect(delivered?.body).toMatchObject({ dispatch_id: "dispatch-later", status: "completed" });
   });
 });

@@ -1,0 +1,97 @@
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { isoWeekOf } from "@gstack/contracts";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { COMPLETION_STEPS } from "./completion";
+import { Daemon } from "./daemon";
+import { readState } from "./session-state";
+import { submitDispatch } from "./submit";
+import {
+  auditOf,
+  completionOf,
+  dispatchFor,
+  makeWorld,
+  startChildDaemon,
+  type TestWorld,
+  waitFor,
+} from "./test-support";
+
+let world: TestWorld;
+let daemon: Daemon | undefined;
+
+beforeEach(async () => {
+  world = await makeWorld();
+});
+
+afterEach(async () => {
+  await daemon?.stop(0);
+  daemon = undefined;
+  await world.cleanup();
+});
+
+async function linesWith(path: string, needle: string): Promise<number> {
+  try {
+    return (await readFile(path, "utf8")).split("\n").filter((line) => line.includes(needle)).length;
+  } catch {
+    return 0;
+  }
+}
+
+describe("a daemon killed with SIGKILL inside finishing", () => {
+  for (const step of COMPLETION_STEPS) {
+    it(`recovers to exactly one completion when killed before '${step}'`, async () => {
+      const id = `dispatch-crash-${step}`;
+      const crashing = startChildDaemon(world, { crashAt: step });
+      await waitFor(() => (crashing.output().includes("daemon ready") ? true : undefined));
+      await submitDispatch(world.layout, dispatchFor(world, id, `commit ${step}.txt`));
+      expect(await crashing.exited).toBe("SIGKILL");
+
+      daemon = new Daemon({
+        root: world.root,
+        claudeBinary: "/nonexistent/claude",
+        openclawWorkspace: false,
+        settings: {
+          trusted_repos: [world.base],
+          agents: { codex: { command: [process.execPath, world.agentScript, "{prompt}"] } },
+        },
+      });
+      await daemon.start();
+      const completion = await waitFor(() => completionOf(world.layout, id));
+      await waitFor(async () =>
+        (await readState(world.layout, id))?.status === "finished" ? true : undefined,
+      );
+      await daemon.stop(0);
+      daemon = undefined;
+
+      expect(completion).toMatchObject({ status: "completed", commits: 1 });
+      // Killed before the plan existed, the run is made again; after it, never.
+      const runs = await linesWith(join(world.base, "prompts.log"), `"id":"${id}"`);
+      expect(runs).toBe(step === "plan" ? 2 : 1);
+      expect(completion.retries).toBe(step === "plan" ? 1 : 0);
+      const activity = await linesWith(
+        world.layout.activity.week(isoWeekOf(new Date())),
+        `"dispatch_id":"${id}"`,
+      );
+      expect(activity).toBe(1);
+      const learnings = await linesWith(
+        world.layout.project("acme-widget").learnings,
+        `"origin":"dispatch:${id}"`,
+      );
+      expect(learnings).toBe(1);
+      const terminal = (await auditOf(world.layout)).filter(
+        (event) => event.dispatch_id === id && event.event === "completed",
+      );
+      expect(terminal).toHaveLength(1);
+      const report = await readFile(world.layout.dispatch.completedReport(id), "utf8");
+      expect(report).toContain(`dispatch_id: ${id}`);
+      if (step === "plan") expect(report).toContain("Ran 2 times (1 after the daemon was interrupted).");
+      const sessionFiles = await readdir(world.layout.dispatch.sessionDir(id));
+      expect(sessionFiles).not.toContain("finishing.json");
+      expect(sessionFiles).toContain("dispatch.json");
+      expect(await readdir(world.layout.dispatch.claimed)).toEqual([]);
+      expect(
+        (await readdir(world.layout.dispatch.completed)).filter((name) => name.endsWith(".json")),
+      ).toEqual([`${id}.json`]);
+    });
+  }
+});

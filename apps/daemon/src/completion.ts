@@ -1,0 +1,348 @@
+import { open, readFile, rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+import {
+  type ActivityEntry,
+  type AuditEventName,
+  appendJsonLines,
+  type Completion,
+  type CompletionStatus,
+  type Dispatch,
+  type FailureKind,
+  type GstackLayout,
+  isoWeekOf,
+  type Learning,
+  parseValue,
+  writeFileAtomic,
+} from "@gstack/contracts";
+import type { AgentFailure, AgentRunResult } from "./agent-types";
+import type { CompletionDelivery } from "./completion-delivery";
+import { commitsSince } from "./git";
+import { extractLearnings } from "./learnings";
+import { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
+import { type SessionState, writeState } from "./session-state";
+
+/**
+ * Everything a finished dispatch leaves behind, decided once and written to
+ * `sessions/{id}/finishing.json` before any of it is carried out. Replaying a plan is how a
+ * crash inside finishing is recovered: every step below is idempotent given the plan.
+ */
+export interface CompletionPlan {
+  id: string;
+  completion: Completion;
+  reportMarkdown: string;
+  learnings: Learning[];
+  activity: ActivityEntry;
+  /** The terminal audit event and its fields. */
+  audit: { event: AuditEventName; reason?: string; detail: Record<string, unknown> };
+  /** One line for the daemon's log. */
+  summary: string;
+}
+
+/**
+ * The steps of finishing, in order. The plan file is the commit point: once it exists the
+ * outcome is fixed, and a restart carries out the remaining steps from it.
+ *
+ * | crash after        | on restart                                                  |
+ * |--------------------|-------------------------------------------------------------|
+ * | (before `plan`)    | the run was interrupted: it is queued again (next attempt)  |
+ * | `plan`             | every step is carried out from the plan                     |
+ * | `report`           | the report is rewritten with the same bytes                 |
+ * | `learnings`        | learnings of this dispatch already in the file are skipped  |
+ * | `activity`         | an activity line of this dispatch already there is skipped  |
+ * | `audit`            | a terminal audit event already logged is not logged again   |
+ * | `archive`          | the dispatch file is already in the session folder          |
+ * | `completion-json`  | `completed/{id}.json` is rewritten with the same bytes      |
+ * | `delivery`         | `enqueue` again: durable and idempotent by contract         |
+ * | `finished`         | nothing: state.json says finished, the plan file is removed |
+ */
+export const COMPLETION_STEPS = [
+  "plan",
+  "report",
+  "learnings",
+  "activity",
+  "audit",
+  "archive",
+  "completion-json",
+  "delivery",
+  "finished",
+] as const;
+export type CompletionStepName = (typeof COMPLETION_STEPS)[number];
+
+/** The plan file of a session. */
+export function planPath(layout: GstackLayout, id: string): string {
+  return join(layout.dispatch.sessionDir(id), "finishing.json");
+}
+
+/** Reads a session's completion plan, if finishing had begun. */
+export async function readPlan(layout: GstackLayout, id: string): Promise<CompletionPlan | undefined> {
+  try {
+    return JSON.parse(await readFile(planPath(layout, id), "utf8")) as CompletionPlan;
+  } catch {
+    return undefined;
+  }
+}
+
+/** What deciding a completion needs to know about the run. */
+export interface CompletionInput {
+  layout: GstackLayout;
+  state: SessionState;
+  dispatch: Dispatch;
+  status: CompletionStatus;
+  outcome: { result?: AgentRunResult; failure?: AgentFailure };
+  finishedAt: Date;
+  sessionTimeoutSeconds: number;
+}
+
+/**
+ * Decides the completion of a run: the completion JSON, the Markdown report, the learnings
+ * and the activity entry. Reads git and the kept agent output; writes nothing.
+ */
+export async function planCompletion(input: CompletionInput): Promise<CompletionPlan> {
+  const { layout, state, dispatch, status, outcome, finishedAt } = input;
+  const commits = state.started_at ? await commitsSince(state.project_dir, state.base_sha) : [];
+  const failure =
+    outcome.failure ??
+    outcome.result?.failure ??
+    (status === "timeout"
+      ? {
+          kind: "timeout" as FailureKind,
+          message: `no result within ${input.sessionTimeoutSeconds} s`,
+          retryable: false,
+          retryWithoutLearnings: false,
+        }
+      : undefined);
+  const progress = outcome.result?.progress ?? state.progress;
+  const started = state.started_at ? new Date(state.started_at) : finishedAt;
+  const completion: Completion = parseValue("completion", {
+    dispatch_id: state.id,
+    status,
+    duration: Math.max(0, Math.round((finishedAt.getTime() - started.getTime()) / 1000)),
+    commits: commits.length,
+    ...(status !== "completed" && failure
+      ? { error: failure.message.slice(0, 2000), error_kind: failure.kind }
+      : {}),
+    retries: Math.max(0, state.attempt - 1),
+    project: dispatch.project,
+    agent: state.agent,
+    ...(progress?.sessionId ? { session_id: progress.sessionId } : {}),
+    ...(state.started_at ? { started_at: state.started_at } : {}),
+    finished_at: finishedAt.toISOString(),
+    ...((state.branch ?? dispatch.branch) ? { branch: state.branch ?? dispatch.branch } : {}),
+    commit_shas: commits.map((commit) => commit.sha),
+    artifacts: commits.map((commit) => `commit:${commit.sha.slice(0, 12)}`),
+    ...(progress ? { turns: progress.turns } : {}),
+    ...(progress?.costUsd !== undefined ? { cost_usd: progress.costUsd } : {}),
+  });
+  let finalText = outcome.result?.result ?? progress?.lastText;
+  let parsed = finalText ? parseReportSections(finalText) : undefined;
+  if (!parsed) {
+    // Agents that print plain text report over many lines; read them back from the kept output.
+    const plain = await plainTextTail(
+      join(layout.dispatch.sessionDir(state.id), `stream-${state.attempt}.jsonl`),
+    );
+    const fromStream = plain ? parseReportSections(plain) : undefined;
+    if (fromStream) {
+      parsed = fromStream;
+      finalText = plain;
+    }
+  }
+  const learningLines = parsed ? bulletItems(parsed["Learnings logged"]) : [];
+  const learnings = extractLearnings(learningLines, { dispatchId: state.id, ts: finishedAt.toISOString() });
+  const sections = completeSections(parsed, completion, {
+    task: dispatch.task,
+    ...(finalText ? { finalText } : {}),
+    commitSubjects: commits.map((commit) => `${commit.sha.slice(0, 7)} ${commit.subject}`),
+    learningsRecorded: learnings.map((learning) => learning.key),
+  });
+  if (learnings.length > 0) {
+    completion.artifacts = [...(completion.artifacts ?? []), `learnings:${learnings.length}`];
+  }
+  const reportMarkdown = renderReport(completion, sections, dispatch.task, attemptsNote(state));
+  const activity: ActivityEntry = parseValue("activity-entry", {
+    ts: finishedAt.toISOString(),
+    project: dispatch.project,
+    skill: dispatch.task_type ?? "dispatch",
+    artifacts: completion.artifacts ?? [],
+    duration: completion.duration,
+    dispatch: dispatch.dispatched_by,
+    dispatch_id: state.id,
+    ...(completion.branch ? { branch: completion.branch } : {}),
+    outcome: status === "completed" ? "success" : status,
+    ...(completion.session_id ? { session: completion.session_id } : {}),
+    source: "daemon",
+  });
+  const event: AuditEventName =
+    status === "completed"
+      ? "completed"
+      : status === "failed"
+        ? "failed"
+        : status === "timeout"
+          ? "timeout"
+          : "cancelled";
+  return {
+    id: state.id,
+    completion,
+    reportMarkdown,
+    learnings,
+    activity,
+    audit: {
+      event,
+      ...(completion.error ? { reason: `${completion.error_kind}: ${completion.error.slice(0, 300)}` } : {}),
+      detail: {
+        commits: completion.commits,
+        duration: completion.duration,
+        retries: completion.retries,
+        attempts: state.attempt,
+      },
+    },
+    summary: `${status} ${state.id} in ${completion.duration} s, ${completion.commits} commit${completion.commits === 1 ? "" : "s"}${completion.error ? ` (${completion.error_kind}: ${completion.error.split("\n")[0]?.slice(0, 120)})` : ""}`,
+  };
+}
+
+function attemptsNote(state: SessionState): string | undefined {
+  if (state.attempt <= 1) return undefined;
+  const restarts = state.restarts ?? 0;
+  return `Ran ${state.attempt} times${restarts > 0 ? ` (${restarts} after the daemon was interrupted)` : ""}.`;
+}
+
+/** What the completion step needs from the daemon. */
+export interface CompletionStepContext {
+  layout: GstackLayout;
+  delivery: CompletionDelivery;
+  audit(
+    event: AuditEventName,
+    fields: { dispatch_id?: string; reason?: string; detail?: Record<string, unknown> },
+  ): Promise<void>;
+  log(line: string): void;
+  /** Brings a project's learnings into the OpenClaw memory; idempotent. */
+  shareLearnings(dispatchId: string, project: string): Promise<void>;
+  /** Called before each step, with the step's name; a test's way to crash at an exact point. */
+  beforeStep?: (step: CompletionStepName, id: string) => void | Promise<void>;
+}
+
+/**
+ * Carries out a completion: report, learnings, activity, audit, archive, completion JSON,
+ * delivery, in that order, each exactly once even across crashes (see {@link COMPLETION_STEPS}).
+ * `resumed` is true when the plan was read back after a restart: appends then check for
+ * their own earlier line first.
+ */
+export async function carryOutCompletion(
+  context: CompletionStepContext,
+  state: SessionState,
+  dispatch: Dispatch,
+  plan: CompletionPlan,
+  resumed: boolean,
+): Promise<void> {
+  const { layout } = context;
+  const id = plan.id;
+  const step = async (name: CompletionStepName) => context.beforeStep?.(name, id);
+  const sessionDir = layout.dispatch.sessionDir(id);
+  if (!resumed) {
+    await step("plan");
+    await writeFileAtomic(planPath(layout, id), `${JSON.stringify(plan)}\n`);
+  }
+  await step("report");
+  await writeFileAtomic(layout.dispatch.completedReport(id), plan.reportMarkdown);
+  await step("learnings");
+  if (plan.learnings.length > 0) {
+    const path = layout.project(dispatch.project).learnings;
+    const origin = `"origin":"dispatch:${id}"`;
+    if (!(resumed && (await fileContains(path, origin)))) {
+      await appendJsonLines(path, plan.learnings);
+      await context.audit("learnings_recorded", {
+        dispatch_id: id,
+        detail: { count: plan.learnings.length, project: dispatch.project },
+      });
+    }
+    await context.shareLearnings(id, dispatch.project);
+  }
+  await step("activity");
+  const activityPath = layout.activity.week(isoWeekOf(new Date(plan.activity.ts)));
+  if (!(resumed && (await fileContains(activityPath, `"dispatch_id":"${id}"`)))) {
+    await appendJsonLines(activityPath, [plan.activity]);
+    await context.audit("activity_recorded", { dispatch_id: id });
+  }
+  await step("audit");
+  if (!(resumed && (await auditHas(layout.dispatch.audit, plan.audit.event, id)))) {
+    await context.audit(plan.audit.event, {
+      dispatch_id: id,
+      ...(plan.audit.reason ? { reason: plan.audit.reason } : {}),
+      detail: { ...plan.audit.detail, ...(resumed ? { resumed: true } : {}) },
+    });
+  }
+  await step("archive");
+  const archived = join(sessionDir, "dispatch.json");
+  if (state.claimed_file !== archived) {
+    try {
+      await rename(state.claimed_file, archived);
+    } catch {}
+    state.claimed_file = archived;
+  }
+  await step("completion-json");
+  await writeFileAtomic(layout.dispatch.completedJson(id), `${JSON.stringify(plan.completion, null, 2)}\n`);
+  context.log(`${plan.summary} → ${layout.dispatch.completedReport(id)}`);
+  await step("delivery");
+  await context.delivery.enqueue({
+    sessionDir,
+    dispatch,
+    completion: plan.completion,
+    reportMarkdown: plan.reportMarkdown,
+  });
+  await step("finished");
+  state.status = "finished";
+  state.outcome = plan.completion.status;
+  delete state.pid;
+  delete state.pgid;
+  state.updated_at = plan.completion.finished_at ?? new Date().toISOString();
+  await writeState(layout, state);
+  await rm(planPath(layout, id), { force: true });
+}
+
+async function fileContains(path: string, needle: string): Promise<boolean> {
+  try {
+    return (await readFile(path, "utf8")).includes(needle);
+  } catch {
+    return false;
+  }
+}
+
+async function auditHas(path: string, event: AuditEventName, id: string): Promise<boolean> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch {
+    return false;
+  }
+  for (const line of text.split("\n")) {
+    if (!line.includes(id)) continue;
+    try {
+      const entry = JSON.parse(line) as { event?: string; dispatch_id?: string };
+      if (entry.event === event && entry.dispatch_id === id) return true;
+    } catch {}
+  }
+  return false;
+}
+
+/** The non-JSON lines of the last 64 KiB of an agent's kept output. */
+async function plainTextTail(path: string): Promise<string | undefined> {
+  try {
+    const handle = await open(path, "r");
+    try {
+      const { size } = await handle.stat();
+      const length = Math.min(size, 64 * 1024);
+      const buffer = Buffer.alloc(length);
+      await handle.read(buffer, 0, length, size - length);
+      const lines = buffer.toString("utf8").split("\n");
+      if (size > length) lines.shift();
+      const text = lines
+        .filter((line) => !line.trimStart().startsWith("{"))
+        .join("\n")
+        .trim();
+      return text || undefined;
+    } finally {
+      await handle.close();
+    }
+  } catch {
+    return undefined;
+  }
+}
