@@ -132,6 +132,8 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
     artifacts: commits.map((commit) => `commit:${commit.sha.slice(0, 12)}`),
     ...(progress ? { turns: progress.turns } : {}),
     ...(progress?.costUsd !== undefined ? { cost_usd: progress.costUsd } : {}),
+    // The OpenClaw session that asked, so a receiver delivers without a lookup of its own.
+    ...(dispatch.reply_to ? { reply_to: dispatch.reply_to } : {}),
   });
   let finalText = outcome.result?.result ?? progress?.lastText;
   let parsed = finalText ? parseReportSections(finalText) : undefined;

@@ -56,6 +56,17 @@ describe("a dispatch that commits", () => {
     );
   });
 
+  it("carries the dispatch's reply_to into its completion", async () => {
+    await startDaemon();
+    const replyTo = { runtime: "openclaw" as const, session_key: "agent:main:main", agent_id: "main" };
+    await submitDispatch(world.layout, {
+      ...dispatchFor(world, "dispatch-reply", "commit reply.txt"),
+      reply_to: replyTo,
+    });
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-reply"));
+    expect(completion.reply_to).toEqual(replyTo);
+  });
+
   it("ends completed with one commit, a full report, activity, learnings and audit", async () => {
     await startDaemon();
     await submitDispatch(world.layout, dispatchFor(world, "dispatch-one", "commit hello.txt"));
