@@ -3,7 +3,7 @@ import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { signCallback } from "@gstack/contracts";
-import { Daemon } from "@gstack/daemon";
+import { Daemon, submitDispatch } from "@gstack/daemon";
 import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -260,6 +260,54 @@ describe("the gstack plugin in the real OpenClaw gateway", () => {
     expect(gateway.running()).toBe(true);
     const health = await fetch(`${gateway.url}/health`);
     expect(health.status).toBeLessThan(500);
+  });
+
+  it("takes a remote daemon's own signed callback into the session that asked", async () => {
+    // Another machine: its own gstack root and repository; nothing reaches the plugin through
+    // the completed/ folder it follows, only through the daemon's POST to the route.
+    const remote = await makeGstackWorld();
+    const coder = await startScriptedModel({ script: coderScript("remote-route.txt", "remote-route.txt") });
+    const coderHome = await mkdtemp(join(tmpdir(), "gstack-coder-home-"));
+    const id = "dispatch-from-a-remote-daemon";
+    const daemon = new Daemon({
+      root: remote.root,
+      openclawWorkspace: false,
+      claudeBinary: claude,
+      agentEnv: { ...coder.claudeEnv(coderHome), CLAUDE_CODE_MAX_RETRIES: "0" },
+      settings: {
+        trusted_repos: [remote.base],
+        openclaw_callback_url: `${gateway.url}/gstack/completion`,
+      },
+    });
+    try {
+      await writeFile(remote.layout.callbackSecret, CALLBACK_SECRET, { mode: 0o600 });
+      await chmod(remote.layout.callbackSecret, 0o600);
+      await daemon.start();
+      await submitDispatch(remote.layout, {
+        id,
+        dispatched_by: "openclaw",
+        task: "Add remote-route.txt and commit it",
+        project: "acme-widget",
+        project_dir: remote.repo,
+        reply_to: { runtime: "openclaw", session_key: SESSION },
+      });
+      const turn = await waitFor(() => turnsAbout("Is remote-route.txt the right name?")[0], 150_000);
+      expect(newestUserText(turn)).toContain(id);
+      await waitFor(
+        () =>
+          stat(join(remote.layout.dispatch.sessionDir(id), "delivery-done.json")).then(
+            () => true,
+            () => undefined,
+          ),
+        30_000,
+      );
+      expect(turnsAbout("Is remote-route.txt the right name?")).toHaveLength(1);
+    } finally {
+      await daemon.stop(0);
+      await coder.close();
+      await rm(coderHome, { recursive: true, force: true });
+      await remote.remove();
+    }
   });
 
   it("lets OpenClaw's memory search find gstack's learnings, with their provenance", async () => {
