@@ -45,6 +45,15 @@ const LONG_HTML: readonly [RegExp, RegExp][] = [
 ];
 const BLANK_LINE = /^\s*$/;
 
+/**
+ * Whether a line starting with this character code, read outside every fence and HTML block,
+ * certainly opens neither and is no heading: a visible ASCII character other than `#`, a
+ * backtick, `~` or `<` (whitespace, blank lines and anything else take the full check).
+ */
+function opensNothing(code: number): boolean {
+  return code > 0x20 && code < 0x7f && code !== 0x23 && code !== 0x60 && code !== 0x7e && code !== 0x3c;
+}
+
 /** Where a line may stand: outside any fence, or inside one opened by `marker`. */
 type FenceState = "closed" | `open:${string}:${"top" | "nested"}`;
 
@@ -110,8 +119,13 @@ function sections(markdown: string): { start: number; text: string }[] {
   while (lineStart < markdown.length) {
     const newline = markdown.indexOf("\n", lineStart);
     const lineEnd = newline === -1 ? markdown.length : newline;
-    const line = markdown.slice(lineStart, lineEnd);
     const certain = states.size === 1 && states.has("closed") && htmlEnd === undefined;
+    if (certain && opensNothing(markdown.charCodeAt(lineStart))) {
+      // Most lines: the state stays as it is, without building the line.
+      lineStart = lineEnd + 1;
+      continue;
+    }
+    const line = markdown.slice(lineStart, lineEnd);
     if (certain && /^#{1,6}(?:[ \t]|$)/.test(line) && lineStart > pieceStart) {
       pieces.push({ start: pieceStart, text: markdown.slice(pieceStart, lineStart) });
       pieceStart = lineStart;
@@ -146,8 +160,13 @@ const sectionCache = new Map<string, MarkdownStructure>();
 let cachedCharacters = 0;
 const CACHE_LIMIT = 32 * 1024 * 1024;
 
-/** Forgets every parsed section (for measuring a cold run). */
+/** Whole documents by their text, few: a stage reparses only the text the last one gave. */
+const documentCache = new Map<string, MarkdownStructure>();
+const DOCUMENT_CACHE_LIMIT = 8;
+
+/** Forgets every parsed section and document (for measuring a cold run). */
 export function clearParseCache(): void {
+  documentCache.clear();
   sectionCache.clear();
   cachedCharacters = 0;
 }
@@ -172,6 +191,9 @@ function parseSection(text: string): MarkdownStructure {
  * parsed again: the result is the same as one parse of the whole.
  */
 export function parseMarkdownStructure(markdown: string): MarkdownStructure {
+  // Stages parse a text they left unchanged again; reuse the whole result then.
+  const known = documentCache.get(markdown);
+  if (known) return known;
   const blocks: MarkdownBlock[] = [];
   const spans: CodeSpan[] = [];
   for (const section of sections(markdown)) {
@@ -183,7 +205,10 @@ export function parseMarkdownStructure(markdown: string): MarkdownStructure {
       spans.push({ ...span, start: span.start + section.start, end: span.end + section.start });
     }
   }
-  return { blocks, spans };
+  const structure = { blocks, spans };
+  if (documentCache.size >= DOCUMENT_CACHE_LIMIT) documentCache.clear();
+  documentCache.set(markdown, structure);
+  return structure;
 }
 
 /** One CommonMark parse of the whole text, without sections or cache. */
