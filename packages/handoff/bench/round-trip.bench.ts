@@ -1,9 +1,14 @@
 /**
  * Prints how the handoff Markdown round trip compares with a JSON round trip of the same
- * handoff (both validated against the contract), in the same process.
+ * handoff (both validated against the contract), in the same process, then the built CLI's
+ * start-up against `node -e 0` (run `pnpm build` first).
  */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { type HandoffInput, parseValue } from "@gstack/contracts";
 import { formatHandoff, parseHandoffMarkdown } from "../src/handoff-markdown";
+import { benchStartUp } from "./start-up";
 
 function time(label: string, iterations: number, body: () => void): number {
   for (let index = 0; index < Math.min(100, iterations); index++) body();
@@ -45,4 +50,15 @@ for (const [name, handoff] of Object.entries(cases)) {
   const json = time("JSON + schema", 500, () => parseValue("handoff", JSON.parse(JSON.stringify(handoff))));
   const markdown = time("Markdown + schema", 500, () => parseHandoffMarkdown(formatHandoff(handoff)));
   console.log(`  write + read ${(markdown / json).toFixed(1)}× a JSON round trip`);
+}
+
+const root = mkdtempSync(join(tmpdir(), "handoff-bench-"));
+try {
+  benchStartUp(join(import.meta.dirname, "..", "dist", "cli.js"), [
+    { label: "gstack-handoff --help", args: ["--help"] },
+    { label: "gstack-handoff list --help", args: ["list", "--help"] },
+    { label: "gstack-handoff list (empty root)", args: ["list", "--root", root] },
+  ]);
+} finally {
+  rmSync(root, { recursive: true, force: true });
 }

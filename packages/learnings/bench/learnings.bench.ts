@@ -2,12 +2,14 @@
  * Measures export, re-import and an incremental sync of 100,000 learnings, each as a
  * ratio against a plain read + JSON.parse of the same learnings.jsonl in the same run.
  * `LEARNINGS_BENCH_COUNT` changes the size, `LEARNINGS_BENCH_ROUNDS` the runs per figure (median).
+ * Then the built CLI's start-up against `node -e 0` (run `pnpm build` first).
  */
 import { appendFile, mkdir, mkdtemp, readFile, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gstackLayout, openClawLayout } from "@gstack/contracts";
 import { exportProject, importProject, parseMemoryFile, syncProject } from "../src/index";
+import { benchStartUp } from "./start-up";
 
 const count = Number(process.env.LEARNINGS_BENCH_COUNT ?? 100_000);
 const rounds = Number(process.env.LEARNINGS_BENCH_ROUNDS ?? 3);
@@ -104,4 +106,28 @@ try {
   }
 } finally {
   await rm(folder, { recursive: true, force: true });
+}
+
+const startUpRoot = await mkdtemp(join(tmpdir(), "learnings-start-up-"));
+try {
+  await mkdir(join(startUpRoot, "workspace"), { recursive: true });
+  benchStartUp(join(import.meta.dirname, "..", "dist", "cli.js"), [
+    { label: "gstack-learnings --help", args: ["--help"] },
+    { label: "gstack-learnings search --help", args: ["search", "--help"] },
+    {
+      label: "gstack-learnings search (empty project)",
+      args: [
+        "search",
+        "retry",
+        "--root",
+        startUpRoot,
+        "--workspace",
+        join(startUpRoot, "workspace"),
+        "--project",
+        "owner-project",
+      ],
+    },
+  ]);
+} finally {
+  await rm(startUpRoot, { recursive: true, force: true });
 }

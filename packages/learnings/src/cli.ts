@@ -1,9 +1,14 @@
-import { ContractError } from "@gstack/contracts";
+import { enableCompileCache } from "node:module";
 import { type ArgsDef, type CommandDef, defineCommand, renderUsage, runCommand } from "citty";
-import { commonArgs, errorLine, parseCountArg, parseTypeArg, resolveTargets } from "./cli-options";
+import { commonArgs } from "./cli-args";
 import { LearningsError } from "./errors";
-import { exportProject, importProject, type SyncReport, syncProject } from "./project-sync";
-import { searchLearnings } from "./search-learnings";
+import type { SyncReport } from "./project-sync";
+
+// Start-up is what a caller waits for on every call: only citty and the command definitions
+// load here, so `--help` stays near a bare `node`. A command imports contracts, the sync and
+// the search when it runs, with Node's on-disk compile cache (NODE_DISABLE_COMPILE_CACHE=1
+// turns it off) making that quicker after the first run.
+enableCompileCache?.();
 
 function printReport(report: SyncReport, json: boolean, steps: { import: boolean; export: boolean }): void {
   if (json) {
@@ -43,6 +48,10 @@ function bridgeCommand(name: string, description: string, steps: { import: boole
     meta: { name, description },
     args: commonArgs,
     async run({ args }) {
+      const [{ resolveTargets }, { exportProject, importProject, syncProject }] = await Promise.all([
+        import("./cli-options"),
+        import("./project-sync"),
+      ]);
       const targets = resolveTargets(args);
       const action =
         steps.import && steps.export ? syncProject : steps.import ? importProject : exportProject;
@@ -75,6 +84,10 @@ const search = defineCommand({
     ...commonArgs,
   },
   async run({ args }) {
+    const [{ parseCountArg, parseTypeArg, resolveTargets }, { searchLearnings }] = await Promise.all([
+      import("./cli-options"),
+      import("./search-learnings"),
+    ]);
     const targets = resolveTargets(args);
     const outcome = await searchLearnings({
       ...targets,
@@ -160,6 +173,10 @@ async function cli(rawArgs: string[]): Promise<number> {
     await runCommand(main, { rawArgs });
     return 0;
   } catch (error) {
+    const [{ ContractError }, { errorLine }] = await Promise.all([
+      import("@gstack/contracts"),
+      import("./cli-options"),
+    ]);
     process.stderr.write(`gstack-learnings: ${errorLine(error)}\n`);
     const badInput =
       (LearningsError.isInstance(error) && error.code === "invalid-argument") ||

@@ -2,13 +2,18 @@
  * Prints how routing compares with simple baselines in the same process:
  * - loading: parseRoutingYaml (yaml + schema + route lines) against yaml.parse alone;
  * - matching: resolveRoutes (globs, merge, explanations) against a plain equality scan (no
- *   globs at all) and against calling picomatch.isMatch for every check (no explanations).
+ *   globs at all) and against calling picomatch.isMatch for every check (no explanations);
+ * - start-up: the built CLI's `--help` and a `resolve` against `node -e 0` (run `pnpm build` first).
  */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import picomatch from "picomatch";
 import { parse } from "yaml";
 import { parseRoutingYaml } from "../src/parse-routing-yaml";
 import { resolveRoutes } from "../src/resolve-routes";
 import type { RoutingTask } from "../src/routing-task";
+import { benchStartUp } from "./start-up";
 
 function time(label: string, iterations: number, body: () => void): number {
   for (let index = 0; index < Math.min(5, iterations); index++) body();
@@ -73,3 +78,18 @@ const naive = time("picomatch.isMatch scan", 20, () => {
 });
 console.log(`  resolve ${(resolved / naive).toFixed(2)}× calling picomatch.isMatch for every check`);
 if (sink < 0) console.log(sink);
+
+const root = mkdtempSync(join(tmpdir(), "routing-bench-"));
+try {
+  writeFileSync(
+    join(root, "routing.yaml"),
+    'routes:\n  - name: security\n    match: { task_type: "security" }\n    skills: ["gstack-cso"]\n',
+  );
+  benchStartUp(join(import.meta.dirname, "..", "dist", "cli.js"), [
+    { label: "gstack-routing --help", args: ["--help"] },
+    { label: "gstack-routing resolve --help", args: ["resolve", "--help"] },
+    { label: "gstack-routing resolve", args: ["resolve", "--root", root, "--task-type", "security"] },
+  ]);
+} finally {
+  rmSync(root, { recursive: true, force: true });
+}

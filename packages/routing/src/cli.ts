@@ -1,11 +1,15 @@
-import { ContractError, resolveGstackHome } from "@gstack/contracts";
+import { enableCompileCache } from "node:module";
 import { defineCommand, runMain } from "citty";
-import { formatRoutingResult } from "./format-routing-result";
-import { loadRoutingTable } from "./load-routing-table";
-import { routeTask } from "./route-task";
 import type { RoutingTask } from "./routing-task";
 
-function oneLine(error: unknown): string {
+// Start-up is what a caller waits for on every call: only citty and the command definitions
+// load here, so `--help` at any level stays near a bare `node`. A command imports what it
+// needs (contracts, yaml, the matcher) when it runs, and Node's on-disk compile cache
+// (NODE_DISABLE_COMPILE_CACHE=1 turns it off) makes that quicker after the first run.
+enableCompileCache?.();
+
+async function oneLine(error: unknown): Promise<string> {
+  const { ContractError } = await import("@gstack/contracts");
   if (ContractError.isInstance(error)) {
     const issues = error.issues.map(
       (issue) => `${issue.path || "(document)"}: ${issue.message} [${issue.rule}]`,
@@ -19,7 +23,7 @@ async function runAction(body: () => Promise<void>): Promise<void> {
   try {
     await body();
   } catch (error) {
-    process.stderr.write(`gstack-routing: ${oneLine(error)}\n`);
+    process.stderr.write(`gstack-routing: ${await oneLine(error)}\n`);
     process.exitCode = 1;
   }
 }
@@ -36,7 +40,8 @@ const common = {
   json: { type: "boolean", description: "Print JSON instead of text", default: false },
 } as const;
 
-function locationOf(args: { root?: string; "project-dir"?: string }) {
+async function locationOf(args: { root?: string; "project-dir"?: string }) {
+  const { resolveGstackHome } = await import("@gstack/contracts");
   return {
     root: args.root && args.root.length > 0 ? args.root : resolveGstackHome(process.env),
     ...(args["project-dir"] ? { projectDir: args["project-dir"] } : {}),
@@ -70,7 +75,11 @@ const resolve = defineCommand({
         ...(args.branch ? { branch: args.branch } : {}),
         ...(args.agent ? { agent: args.agent } : {}),
       };
-      const result = await routeTask(task, locationOf(args));
+      const [{ routeTask }, { formatRoutingResult }] = await Promise.all([
+        import("./route-task"),
+        import("./format-routing-result"),
+      ]);
+      const result = await routeTask(task, await locationOf(args));
       if (args.json) process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
       else process.stdout.write(`${formatRoutingResult(result)}\n`);
     }),
@@ -81,7 +90,8 @@ const check = defineCommand({
   args: common,
   run: ({ args }) =>
     runAction(async () => {
-      const table = await loadRoutingTable(locationOf(args));
+      const { loadRoutingTable } = await import("./load-routing-table");
+      const table = await loadRoutingTable(await locationOf(args));
       if (args.json) {
         process.stdout.write(`${JSON.stringify(table, null, 2)}\n`);
         return;

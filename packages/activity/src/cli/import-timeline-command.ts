@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { renderTable } from "../text-table";
 import { assertKnownFlags, commonArgs, openLog, optionalText, print, warnProblems } from "./cli-support";
+import { commandMeta } from "./command-meta";
 
 const args = {
   ...commonArgs,
@@ -13,10 +14,7 @@ const args = {
 } as const;
 
 export default defineCommand({
-  meta: {
-    name: "import-timeline",
-    description: "Add completed events from gstack's projects/{slug}/timeline.jsonl (safe to repeat)",
-  },
+  meta: commandMeta["import-timeline"],
   args,
   async run({ args: values, rawArgs }) {
     assertKnownFlags(rawArgs, args);

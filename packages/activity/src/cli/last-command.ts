@@ -10,14 +10,12 @@ import {
   UsageError,
   warnProblems,
 } from "./cli-support";
+import { commandMeta } from "./command-meta";
 
 const args = { ...commonArgs, ...filterArgs } as const;
 
 export default defineCommand({
-  meta: {
-    name: "last",
-    description: "When did I last work on X: the latest entry for a project, skill or dispatcher",
-  },
+  meta: commandMeta.last,
   args,
   async run({ args: values, rawArgs }) {
     assertKnownFlags(rawArgs, args);

@@ -3,6 +3,7 @@ import { parseJsonLines } from "@gstack/contracts";
 import { defineCommand } from "citty";
 import { formatDuration, parseDuration } from "../duration-text";
 import { assertKnownFlags, commonArgs, openLog, optionalText, print, UsageError } from "./cli-support";
+import { commandMeta } from "./command-meta";
 
 const args = {
   ...commonArgs,
@@ -51,7 +52,7 @@ const args = {
 } as const;
 
 export default defineCommand({
-  meta: { name: "log", description: "Record a finished piece of work" },
+  meta: commandMeta.log,
   args,
   async run({ args: values, rawArgs }) {
     assertKnownFlags(rawArgs, args);

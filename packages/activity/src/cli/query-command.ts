@@ -10,14 +10,12 @@ import {
   spanArgs,
   warnProblems,
 } from "./cli-support";
+import { commandMeta } from "./command-meta";
 
 const args = { ...commonArgs, ...filterArgs, ...spanArgs } as const;
 
 export default defineCommand({
-  meta: {
-    name: "query",
-    description: "List entries by project, skill, dispatcher and time (default: all weeks)",
-  },
+  meta: commandMeta.query,
   args,
   async run({ args: values, rawArgs }) {
     assertKnownFlags(rawArgs, args);

@@ -13,6 +13,7 @@ import {
   spanArgs,
   warnProblems,
 } from "./cli-support";
+import { commandMeta } from "./command-meta";
 
 const args = { ...commonArgs, ...spanArgs, ...filterArgs } as const;
 
@@ -30,10 +31,7 @@ function titleOf(query: ActivityQuery, since?: Date, until?: Date): string {
 }
 
 export default defineCommand({
-  meta: {
-    name: "ship",
-    description: 'Summarise what was shipped (default: this week) — "what did I ship this week"',
-  },
+  meta: commandMeta.ship,
   args,
   async run({ args: values, rawArgs }) {
     assertKnownFlags(rawArgs, args);

@@ -14,6 +14,7 @@ import {
   readQuery,
   warnProblems,
 } from "./cli-support";
+import { commandMeta } from "./command-meta";
 
 const args = {
   ...commonArgs,
@@ -22,7 +23,7 @@ const args = {
 } as const;
 
 export default defineCommand({
-  meta: { name: "week", description: "List one week's entries" },
+  meta: commandMeta.week,
   args,
   async run({ args: values, rawArgs }) {
     assertKnownFlags(rawArgs, args);
