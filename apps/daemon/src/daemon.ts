@@ -566,7 +566,15 @@ export class Daemon {
       include_learnings: true,
       updated_at: now,
     };
-    await writeState(this.layout, state);
+    // A dispatch that starts at once is written by its launch, with the attempt; writing it as
+    // queued first would put a second synced write before the spawn. A crash in between leaves
+    // only the claimed file, which recovery takes again as a first attempt.
+    const startsAtOnce =
+      !this.stopping &&
+      this.queue.length === 0 &&
+      this.activeCount() < this.settings.max_concurrent &&
+      !this.pendingCancels.has(dispatch.id);
+    if (!startsAtOnce) await writeState(this.layout, state);
     this.sessions.set(dispatch.id, { state, dispatch });
     this.queue.push(dispatch.id);
     await this.audit("queued", { dispatch_id: dispatch.id, detail: { position: this.queue.length } });
