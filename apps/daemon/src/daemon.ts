@@ -28,6 +28,7 @@ import {
 } from "./completion";
 import type { CompletionDelivery, DeliveryContext } from "./completion-delivery";
 import { releaseDaemonLock, takeDaemonLock } from "./daemon-lock";
+import { DispatchQueue } from "./dispatch-queue";
 import { checkEnvironment } from "./environment";
 import { DaemonError } from "./errors";
 import { commitsSince, currentBranch, headCommit } from "./git";
@@ -97,8 +98,6 @@ interface LiveSession {
   firstStarted?: number;
   retryTimer?: NodeJS.Timeout;
   persistTimer?: NodeJS.Timeout;
-  /** True from the moment the session takes a slot until it is finished or queued again. */
-  holdsSlot?: boolean;
 }
 
 function processGroupOf(pid: number): Promise<number | undefined> {
@@ -124,7 +123,7 @@ export class Daemon {
   private readonly startAgent: AgentStarter;
   private readonly log: (line: string) => void;
   private readonly now: () => Date;
-  private queue: string[] = [];
+  private readonly queue: DispatchQueue;
   private readonly sessions = new Map<string, LiveSession>();
   private watcher?: FSWatcher;
   private heartbeatTimer?: NodeJS.Timeout;
@@ -134,7 +133,6 @@ export class Daemon {
   private disallowedTools: string[] = [];
   private stopping = false;
   private intakeChain: Promise<void> = Promise.resolve();
-  private persistChain: Promise<void> = Promise.resolve();
   private delivery!: CompletionDelivery;
   /** Incoming files a claim failed on (not a vanished file): tried again on each heartbeat. */
   private readonly unclaimable = new Set<string>();
@@ -142,8 +140,6 @@ export class Daemon {
   private readonly pendingCancels = new Map<string, string>();
   private startedAt = new Date();
   private lockHeld = false;
-  /** The queue as last written to disk, to skip writes that change nothing. */
-  private writtenQueue?: string;
   /** Resolves when the daemon has stopped. */
   readonly stopped: Promise<void>;
   private resolveStopped!: () => void;
@@ -154,6 +150,11 @@ export class Daemon {
     this.startAgent = options.startAgent ?? startRunnerAgent;
     this.log = options.log ?? (() => {});
     this.now = options.now ?? (() => new Date());
+    this.queue = new DispatchQueue({
+      maxConcurrent: () => this.settings.max_concurrent,
+      save: (ids) => writeQueueFile(this.layout, ids),
+      onSaveError: (error) => this.log(`could not save the queue: ${error.message}`),
+    });
     this.stopped = new Promise((resolve) => {
       this.resolveStopped = resolve;
     });
@@ -170,7 +171,7 @@ export class Daemon {
       running: [...this.sessions.values()]
         .filter((session) => session.agent)
         .map((session) => session.state.id),
-      queued: [...this.queue],
+      queued: [...this.queue.ids],
     };
   }
 
@@ -357,7 +358,7 @@ export class Daemon {
       if (states.some((state) => state.id === id)) continue;
       await this.takeClaimed(path, name, this.now(), true);
     }
-    await this.persistQueue();
+    await this.queue.save();
   }
 
   /** The dispatch of a session found on disk, or undefined (audited, marked failed) when it cannot be read. */
@@ -449,7 +450,7 @@ export class Daemon {
   /** Waits until every file seen so far has been taken or refused. */
   async idle(): Promise<void> {
     await this.intakeChain;
-    await this.persistChain;
+    await this.queue.settled();
   }
 
   private async intake(path: string, name: string): Promise<void> {
@@ -566,10 +567,18 @@ export class Daemon {
       include_learnings: true,
       updated_at: now,
     };
-    await writeState(this.layout, state);
+    // A dispatch that starts at once is written by its launch, with the attempt; writing it as
+    // queued first would put a second synced write before the spawn. A crash in between leaves
+    // only the claimed file, which recovery takes again as a first attempt.
+    const startsAtOnce =
+      !this.stopping &&
+      this.queue.length === 0 &&
+      this.queue.hasFreeSlot() &&
+      !this.pendingCancels.has(dispatch.id);
+    if (!startsAtOnce) await writeState(this.layout, state);
     this.sessions.set(dispatch.id, { state, dispatch });
-    this.queue.push(dispatch.id);
-    await this.audit("queued", { dispatch_id: dispatch.id, detail: { position: this.queue.length } });
+    const position = this.queue.push(dispatch.id);
+    await this.audit("queued", { dispatch_id: dispatch.id, detail: { position } });
     this.log(`queued ${dispatch.id} (${dispatch.project}: ${dispatch.task.split("\n")[0]?.slice(0, 60)})`);
     const pendingCancel = this.pendingCancels.get(dispatch.id);
     if (pendingCancel !== undefined) {
@@ -578,7 +587,7 @@ export class Daemon {
       return;
     }
     this.pump();
-    await this.persistQueue();
+    await this.queue.save();
   }
 
   private async refuse(path: string | undefined, name: string, refusal: Refusal): Promise<void> {
@@ -646,16 +655,16 @@ export class Daemon {
       session.agent.cancel(reason);
       return true;
     }
-    if (session.holdsSlot && !session.retryTimer) {
+    if (this.queue.holdsSlot(id) && !session.retryTimer) {
       // Being launched: the launch sees this before it starts the agent.
       session.cancelReason = "cancel";
       session.cancelMessage = reason;
       this.log(`cancelling ${id}: ${reason}`);
       return true;
     }
-    this.queue = this.queue.filter((queued) => queued !== id);
+    this.queue.remove(id);
     if (session.retryTimer) clearTimeout(session.retryTimer);
-    await this.persistQueue();
+    await this.queue.save();
     await this.finish(session, "cancelled", {
       failure: { kind: "cancelled", retryable: false, message: reason, retryWithoutLearnings: false },
     });
@@ -665,18 +674,19 @@ export class Daemon {
   // ---------------------------------------------------------------- running
 
   private activeCount(): number {
-    let count = 0;
-    for (const session of this.sessions.values()) if (session.holdsSlot) count += 1;
-    return count;
+    return this.queue.active;
   }
 
   private pump(): void {
-    while (!this.stopping && this.queue.length > 0 && this.activeCount() < this.settings.max_concurrent) {
-      const id = this.queue.shift();
-      const session = id ? this.sessions.get(id) : undefined;
-      if (!session) continue;
-      session.holdsSlot = true;
-      void this.persistQueue();
+    while (!this.stopping) {
+      const id = this.queue.next();
+      if (id === undefined) return;
+      const session = this.sessions.get(id);
+      if (!session) {
+        this.queue.releaseSlot(id);
+        continue;
+      }
+      void this.queue.save();
       void this.launch(session).catch((error: Error) => {
         this.log(`could not start ${session.state.id}: ${error.message}`);
         void this.finish(session, "failed", {
@@ -816,9 +826,9 @@ export class Daemon {
       delete state.pid;
       delete state.pgid;
       await writeState(this.layout, state);
-      session.holdsSlot = false;
-      this.queue.unshift(state.id);
-      await this.persistQueue();
+      this.queue.releaseSlot(state.id);
+      this.queue.putFirst(state.id);
+      await this.queue.save();
       await this.audit("cancelled", {
         dispatch_id: state.id,
         reason: "daemon stopping; queued again for the next start",
@@ -898,25 +908,13 @@ export class Daemon {
       sessionTimeoutSeconds: this.settings.session_timeout_seconds,
     });
     await carryOutCompletion(this.completionContext(), state, dispatch, plan, false);
-    session.holdsSlot = false;
+    this.queue.releaseSlot(state.id);
     this.sessions.delete(state.id);
     this.pump();
     if (this.stopping) this.maybeStopped();
   }
 
   // ---------------------------------------------------------------- files
-
-  private async persistQueue(): Promise<void> {
-    this.persistChain = this.persistChain
-      .then(async () => {
-        const content = JSON.stringify(this.queue);
-        if (content === this.writtenQueue) return;
-        await writeQueueFile(this.layout, this.queue);
-        this.writtenQueue = content;
-      })
-      .catch((error: Error) => this.log(`could not save the queue: ${error.message}`));
-    await this.persistChain;
-  }
 
   /** Brings the project's learnings into the OpenClaw memory, so the other runtime knows them too. */
   private async shareLearnings(dispatchId: string, project: string): Promise<void> {
@@ -999,10 +997,10 @@ export class Daemon {
       if (session.retryTimer) {
         clearTimeout(session.retryTimer);
         session.retryTimer = undefined;
-        session.holdsSlot = false;
+        this.queue.releaseSlot(session.state.id);
         session.state.status = "queued";
         await writeState(this.layout, session.state);
-        this.queue.unshift(session.state.id);
+        this.queue.putFirst(session.state.id);
       }
     }
     if (this.activeCount() > 0) {
@@ -1027,7 +1025,7 @@ export class Daemon {
         await this.waitForSettled();
       }
     }
-    await this.persistQueue();
+    await this.queue.save();
     await this.delivery.stop(2000);
     await this.writeHeartbeat();
     await this.audit("daemon_stopped");
@@ -1038,7 +1036,7 @@ export class Daemon {
 
   private async waitForSettled(): Promise<void> {
     for (let waited = 0; waited < 10_000; waited += 50) {
-      if ([...this.sessions.values()].every((session) => !session.holdsSlot)) return;
+      if (this.queue.active === 0) return;
       await sleep(50);
     }
   }
