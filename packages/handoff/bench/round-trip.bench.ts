@@ -7,8 +7,8 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type HandoffInput, parseValue } from "@gstack/contracts";
+import { benchStartUp } from "../../../scripts/bench-start-up";
 import { formatHandoff, parseHandoffMarkdown } from "../src/handoff-markdown";
-import { benchStartUp } from "./start-up";
 
 function time(label: string, iterations: number, body: () => void): number {
   for (let index = 0; index < Math.min(100, iterations); index++) body();

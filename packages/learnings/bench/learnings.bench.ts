@@ -8,8 +8,8 @@ import { appendFile, mkdir, mkdtemp, readFile, rm, unlink, writeFile } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gstackLayout, openClawLayout } from "@gstack/contracts";
+import { benchStartUp } from "../../../scripts/bench-start-up";
 import { exportProject, importProject, parseMemoryFile, syncProject } from "../src/index";
-import { benchStartUp } from "./start-up";
 
 const count = Number(process.env.LEARNINGS_BENCH_COUNT ?? 100_000);
 const rounds = Number(process.env.LEARNINGS_BENCH_ROUNDS ?? 3);

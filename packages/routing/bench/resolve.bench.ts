@@ -10,10 +10,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import picomatch from "picomatch";
 import { parse } from "yaml";
+import { benchStartUp } from "../../../scripts/bench-start-up";
 import { parseRoutingYaml } from "../src/parse-routing-yaml";
 import { resolveRoutes } from "../src/resolve-routes";
 import type { RoutingTask } from "../src/routing-task";
-import { benchStartUp } from "./start-up";
 
 function time(label: string, iterations: number, body: () => void): number {
   for (let index = 0; index < Math.min(5, iterations); index++) body();

@@ -1,5 +1,5 @@
 /**
- * Start-up of the built CLI as a ratio to `node -e 0`, measured in the same run: each command
+ * Start-up of a package's built CLI as a ratio to `node -e 0`, measured in the same run: each command
  * and the bare `node` alternate, and the medians of many runs are compared, so load on a
  * shared machine affects both sides alike. Run `pnpm build` first.
  */
