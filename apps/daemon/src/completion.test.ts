@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { isoWeekOf } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { COMPLETION_STEPS } from "./completion";
-import { Daemon } from "./daemon";
+import type { Daemon } from "./daemon";
 import { readState } from "./session-state";
 import { submitDispatch } from "./submit";
 import {
@@ -13,6 +13,7 @@ import {
   makeWorld,
   startChildDaemon,
   type TestWorld,
+  testDaemon,
   waitFor,
 } from "./test-support";
 
@@ -46,15 +47,7 @@ describe("a daemon killed with SIGKILL inside finishing", () => {
       await submitDispatch(world.layout, dispatchFor(world, id, `commit ${step}.txt`));
       expect(await crashing.exited).toBe("SIGKILL");
 
-      daemon = new Daemon({
-        root: world.root,
-        claudeBinary: "/nonexistent/claude",
-        openclawWorkspace: false,
-        settings: {
-          trusted_repos: [world.base],
-          agents: { codex: { command: [process.execPath, world.agentScript, "{prompt}"] } },
-        },
-      });
+      daemon = testDaemon(world);
       await daemon.start();
       const completion = await waitFor(() => completionOf(world.layout, id));
       await waitFor(async () =>

@@ -1,9 +1,17 @@
 import { chmod, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Daemon } from "./daemon";
+import type { Daemon } from "./daemon";
 import { requestCancel, submitDispatch } from "./submit";
-import { auditOf, completionOf, dispatchFor, makeWorld, type TestWorld, waitFor } from "./test-support";
+import {
+  auditOf,
+  completionOf,
+  dispatchFor,
+  makeWorld,
+  type TestWorld,
+  testDaemon,
+  waitFor,
+} from "./test-support";
 
 let world: TestWorld;
 let daemon: Daemon | undefined;
@@ -20,16 +28,7 @@ afterEach(async () => {
 });
 
 async function startDaemon(settings: Record<string, unknown> = {}): Promise<Daemon> {
-  daemon = new Daemon({
-    root: world.root,
-    claudeBinary: "/nonexistent/claude",
-    openclawWorkspace: false,
-    settings: {
-      trusted_repos: [world.base],
-      agents: { codex: { command: [process.execPath, world.agentScript, "{prompt}"] } },
-      ...settings,
-    },
-  });
+  daemon = testDaemon(world, {}, settings);
   await daemon.start();
   return daemon;
 }

@@ -2,11 +2,19 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Daemon } from "./daemon";
+import type { Daemon } from "./daemon";
 import { readOutbox } from "./delivery-outbox";
 import { readDeliveryStatus } from "./status";
 import { submitDispatch } from "./submit";
-import { auditOf, completionOf, dispatchFor, makeWorld, type TestWorld, waitFor } from "./test-support";
+import {
+  auditOf,
+  completionOf,
+  dispatchFor,
+  makeWorld,
+  type TestWorld,
+  testDaemon,
+  waitFor,
+} from "./test-support";
 
 interface Received {
   path: string;
@@ -67,16 +75,11 @@ async function listen(failures: number, port = 0): Promise<{ url: string; receiv
 }
 
 function startDaemon(clawvisorUrl: string) {
-  daemon = new Daemon({
-    root: world.root,
-    claudeBinary: "/nonexistent/claude",
-    deliverySchedule: { firstDelayMs: 50, maxDelayMs: 100 },
-    settings: {
-      trusted_repos: [world.base],
-      clawvisor_url: clawvisorUrl,
-      agents: { codex: { command: [process.execPath, world.agentScript, "{prompt}"] } },
-    },
-  });
+  daemon = testDaemon(
+    world,
+    { deliverySchedule: { firstDelayMs: 50, maxDelayMs: 100 } },
+    { clawvisor_url: clawvisorUrl },
+  );
   return daemon.start();
 }
 

@@ -5,7 +5,15 @@ import { parseMemoryFile } from "@gstack/learnings";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Daemon, type DaemonOptions } from "./daemon";
 import { requestCancel, submitDispatch } from "./submit";
-import { auditOf, completionOf, dispatchFor, makeWorld, type TestWorld, waitFor } from "./test-support";
+import {
+  auditOf,
+  completionOf,
+  dispatchFor,
+  makeWorld,
+  type TestWorld,
+  testDaemon,
+  waitFor,
+} from "./test-support";
 
 let world: TestWorld;
 let daemon: Daemon | undefined;
@@ -21,18 +29,7 @@ afterEach(async () => {
 });
 
 async function startDaemon(options: Partial<DaemonOptions> = {}, settings: Record<string, unknown> = {}) {
-  daemon = new Daemon({
-    root: world.root,
-    claudeBinary: "/nonexistent/claude",
-    retryDelayMs: { rateLimit: 50, other: 50 },
-    openclawWorkspace: false,
-    ...options,
-    settings: {
-      trusted_repos: [world.base],
-      agents: { codex: { command: [process.execPath, world.agentScript, "{prompt}"] } },
-      ...settings,
-    },
-  });
+  daemon = testDaemon(world, { retryDelayMs: { rateLimit: 50, other: 50 }, ...options }, settings);
   await daemon.start();
   return daemon;
 }

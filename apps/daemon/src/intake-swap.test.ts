@@ -3,10 +3,18 @@ import { mkdir, readdir, readFile, rename, symlink, writeFile } from "node:fs/pr
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Daemon } from "./daemon";
+import type { Daemon } from "./daemon";
 import { decodeUtf8, firstInvalidUtf8Offset, readClaimed, UnreadableDispatchError } from "./intake";
 import { submitDispatch } from "./submit";
-import { auditOf, completionOf, dispatchFor, makeWorld, type TestWorld, waitFor } from "./test-support";
+import {
+  auditOf,
+  completionOf,
+  dispatchFor,
+  makeWorld,
+  type TestWorld,
+  testDaemon,
+  waitFor,
+} from "./test-support";
 
 let world: TestWorld;
 let daemon: Daemon | undefined;
@@ -22,15 +30,7 @@ afterEach(async () => {
 });
 
 function newDaemon(): Daemon {
-  daemon = new Daemon({
-    root: world.root,
-    claudeBinary: "/nonexistent/claude",
-    openclawWorkspace: false,
-    settings: {
-      trusted_repos: [world.base],
-      agents: { codex: { command: [process.execPath, world.agentScript, "{prompt}"] } },
-    },
-  });
+  daemon = testDaemon(world);
   return daemon;
 }
 

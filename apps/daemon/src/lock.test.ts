@@ -1,7 +1,7 @@
 import { mkdir, readdir, utimes, writeFile } from "node:fs/promises";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Daemon } from "./daemon";
-import { makeWorld, type TestWorld } from "./test-support";
+import type { Daemon } from "./daemon";
+import { makeWorld, type TestWorld, testDaemon } from "./test-support";
 
 let world: TestWorld;
 let daemon: Daemon | undefined;
@@ -18,15 +18,7 @@ afterEach(async () => {
 });
 
 function newDaemon(): Daemon {
-  return new Daemon({
-    root: world.root,
-    claudeBinary: "/nonexistent/claude",
-    openclawWorkspace: false,
-    settings: {
-      trusted_repos: [world.base],
-      agents: { codex: { command: [process.execPath, world.agentScript, "{prompt}"] } },
-    },
-  });
+  return testDaemon(world);
 }
 
 describe("the daemon lock", () => {

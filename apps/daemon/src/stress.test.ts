@@ -14,6 +14,7 @@ import {
   makeWorld,
   startChildDaemon,
   type TestWorld,
+  testDaemon,
   waitFor,
 } from "./test-support";
 
@@ -113,16 +114,11 @@ ${await readFile(world.agentScript, "utf8")}`,
       child.child.kill("SIGKILL");
       await child.exited;
     }
-    daemon = new Daemon({
-      root: world.root,
-      claudeBinary: "/nonexistent/claude",
-      openclawWorkspace: false,
-      retryDelayMs: { rateLimit: 50, other: 50 },
-      settings: {
-        trusted_repos: [world.base],
-        agents: { codex: { command: [process.execPath, agent, "{prompt}"] } },
-      },
-    });
+    daemon = testDaemon(
+      world,
+      { retryDelayMs: { rateLimit: 50, other: 50 } },
+      { agents: { codex: { command: [process.execPath, agent, "{prompt}"] } } },
+    );
     await daemon.start();
     for (const id of ids) await waitFor(() => completionOf(world.layout, id), 60_000);
     const audit = await auditOf(world.layout);

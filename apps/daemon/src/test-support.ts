@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type GstackLayout, gstackLayout } from "@gstack/contracts";
+import { Daemon, type DaemonOptions } from "./daemon";
 
 /**
  * A small real agent for tests: reads the prompt, and does what the task line says.
@@ -200,4 +201,27 @@ process.on("SIGTERM", () => void daemon.stop(0).then(() => process.exit(0)));
     child.on("exit", (code, signal) => resolve(signal ?? code)),
   );
   return { child, exited, output: () => output };
+}
+
+/**
+ * A daemon on the world's state root as most tests want it: the scratch repositories trusted,
+ * {@link TRIVIAL_AGENT} as the `codex` agent, no Claude Code and no OpenClaw workspace.
+ * `options` and `settings` override those defaults. Not started.
+ */
+export function testDaemon(
+  world: TestWorld,
+  options: Partial<DaemonOptions> = {},
+  settings: Record<string, unknown> = {},
+): Daemon {
+  return new Daemon({
+    root: world.root,
+    claudeBinary: "/nonexistent/claude",
+    openclawWorkspace: false,
+    ...options,
+    settings: {
+      trusted_repos: [world.base],
+      agents: { codex: { command: [process.execPath, world.agentScript, "{prompt}"] } },
+      ...settings,
+    },
+  });
 }
