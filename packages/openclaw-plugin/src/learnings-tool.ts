@@ -36,13 +36,23 @@ export async function runLearningsTool(
     ...(input.value.query ? { query: input.value.query } : {}),
     limit: input.value.limit ?? 10,
   });
-  if (outcome.results.length === 0)
-    return answer(`No learnings found for ${input.value.project}.`, { results: [] });
+  const withheld =
+    outcome.withheld.length > 0
+      ? `${outcome.withheld.length} match(es) withheld as possible prompt injection.`
+      : undefined;
+  if (outcome.results.length === 0) {
+    // Say that matches were withheld even when nothing is shown, so the model does not
+    // conclude that nothing was ever learnt about it.
+    const none = `No learnings found for ${input.value.project}.`;
+    return answer(withheld ? `${none} ${withheld}` : none, {
+      results: [],
+      withheld: outcome.withheld.length,
+    });
+  }
   const lines = outcome.results.map(
     (result) =>
       `- ${result.text} (${result.side}${result.type ? ` ${result.type}` : ""}, ${result.file}:${result.line}${result.crossProject ? `, from project ${result.project}` : ""})`,
   );
-  if (outcome.withheld.length > 0)
-    lines.push(`${outcome.withheld.length} match(es) withheld as possible prompt injection.`);
-  return answer(lines.join("\n"), { results: outcome.results.length });
+  if (withheld) lines.push(withheld);
+  return answer(lines.join("\n"), { results: outcome.results.length, withheld: outcome.withheld.length });
 }
