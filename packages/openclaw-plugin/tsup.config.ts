@@ -18,7 +18,7 @@ export default defineConfig(
     {
       noExternal: [/.*/],
       external: [/^openclaw(\/|$)/],
-      splitting: false,
+      splitting: true,
       treeshake: false,
       // The libraries say "no side effects" for their library use; their command entries
       // run on import, so the package-level hint must not drop them here.

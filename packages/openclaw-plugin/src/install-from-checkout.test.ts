@@ -55,4 +55,24 @@ describe("installing from the checkout into a fresh prefix", () => {
       expect(stdout).toContain(`USAGE ${command}`);
     }
   });
+
+  // The bundle splits shared code into chunks that commands load on first use, so
+  // `--help` alone would not notice a chunk missing from the tarball.
+  it("runs a real command of each, loading the chunks it needs from the installed package", async () => {
+    const home = join(folder, "gstack-home");
+    const env = { ...process.env, NO_COLOR: "1", GSTACK_HOME: home };
+    const runIt = (command: string, args: string[]) =>
+      run(join(prefix, "bin", command), args, { env }).then(({ stdout, stderr }) => stdout + stderr);
+    expect(await runIt("gstack-dispatch", ["status"])).toContain("daemon not running");
+    expect(await runIt("gstack-activity", ["week"])).toContain("No entries.");
+    expect(await runIt("gstack-handoff", ["list"])).toContain("no handoffs");
+    expect(
+      JSON.parse(await runIt("gstack-learnings", ["search", "--project", "acme-widget", "--json", "x"])),
+    ).toEqual({
+      results: [],
+      withheld: [],
+      warnings: [],
+    });
+    expect(await runIt("gstack-routing", ["check"])).toContain("no routing configuration found");
+  });
 });
