@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import { existsSync } from "node:fs";
-import { access, mkdir, readdir, rm } from "node:fs/promises";
+import { access, mkdir, open, readdir, readFile, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import {
   type AuditEvent,
@@ -33,15 +34,16 @@ import { checkEnvironment } from "./environment";
 import { DaemonError } from "./errors";
 import { commitsSince, currentBranch, headCommit } from "./git";
 import {
-  checkDispatch,
-  checkProjectDir,
   claimIncoming,
   expiresAt,
+  type IntakeRules,
   inspectIncoming,
   isDispatchFileName,
+  judgeDispatch,
   MAX_DISPATCH_BYTES,
   type Refusal,
   readClaimed,
+  readClaimedBytes,
   rejectFile,
   settleClaim,
   UnreadableDispatchError,
@@ -89,6 +91,26 @@ export interface DaemonOptions {
   beforeCompletionStep?: (step: CompletionStepName, id: string) => void | Promise<void>;
 }
 
+/**
+ * The answer to {@link Daemon.offer}: taken (made durable and queued at `position`, counting
+ * from 1), or refused with the rule it broke and a sentence a person can act on.
+ */
+export type OfferVerdict =
+  | { accepted: true; id: string; position: number }
+  | { accepted: false; rule: string; reason: string; id?: string };
+
+/**
+ * What a cancel did: `cancelling` (a running agent was signalled, or a launch under way stops
+ * before its spawn; the completion follows), `cancelled` (a queued dispatch was finished as
+ * cancelled), `pending` (the dispatch is still in `dispatch/` or being claimed: applied when it
+ * is taken), `finished` (it had already ended; `status` is its terminal status and nothing
+ * changed) or `unknown` (nobody knows the id).
+ */
+export interface CancelOutcome {
+  outcome: "cancelling" | "cancelled" | "pending" | "finished" | "unknown";
+  status?: CompletionStatus;
+}
+
 interface LiveSession {
   state: SessionState;
   dispatch: Dispatch;
@@ -98,6 +120,8 @@ interface LiveSession {
   firstStarted?: number;
   retryTimer?: NodeJS.Timeout;
   persistTimer?: NodeJS.Timeout;
+  /** Set once finishing has begun; settles when the completion is written. */
+  finishing?: Promise<void>;
 }
 
 function processGroupOf(pid: number): Promise<number | undefined> {
@@ -491,72 +515,83 @@ export class Daemon {
     await this.takeClaimed(claimed, name, firstSeen);
   }
 
+  /** What intake checks a dispatch against right now. */
+  private intakeRules(firstSeen: Date): IntakeRules {
+    return {
+      source: "",
+      now: this.now(),
+      firstSeen,
+      knownAgents: this.knownAgents,
+      ...(this.secret ? { secret: this.secret } : {}),
+      maxBytes: this.options.maxDispatchBytes ?? MAX_DISPATCH_BYTES,
+      trustedRepos: this.settings.trusted_repos,
+      checkCallbackUrl: (url) => this.delivery.checkCallbackUrl(url),
+    };
+  }
+
+  /**
+   * True when a dispatch id is already this daemon's: queued, running, finished, or with a
+   * session on disk. The hard link of `claimed/{id}.json` settles the races this cannot see.
+   */
+  private async idTaken(id: string): Promise<boolean> {
+    return (
+      this.sessions.has(id) ||
+      (await exists(this.layout.dispatch.completedJson(id))) ||
+      (await exists(join(this.layout.dispatch.sessionDir(id), "state.json")))
+    );
+  }
+
   private async takeClaimed(
     claimed: string,
     name: string,
     firstSeen: Date,
     alreadySettled = false,
   ): Promise<void> {
-    let text: string;
+    let bytes: Uint8Array;
     try {
-      text = await readClaimed(claimed, this.options.maxDispatchBytes ?? MAX_DISPATCH_BYTES);
+      bytes = await readClaimedBytes(claimed, this.options.maxDispatchBytes ?? MAX_DISPATCH_BYTES);
     } catch (error) {
       const rule = error instanceof UnreadableDispatchError ? error.rule : "unreadable";
       await this.refuse(claimed, name, { rule, reason: (error as Error).message, event: "rejected" });
       return;
     }
-    const checked = checkDispatch(text, {
-      source: name,
-      now: this.now(),
-      firstSeen,
-      knownAgents: this.knownAgents,
-      ...(this.secret ? { secret: this.secret } : {}),
-    });
-    if (!checked.ok) {
-      await this.refuse(claimed, name, checked.refusal);
+    const verdict = await judgeDispatch(bytes, { ...this.intakeRules(firstSeen), source: name });
+    if (!verdict.ok) {
+      await this.refuse(claimed, name, verdict.refusal);
       return;
     }
-    const dispatch = checked.dispatch;
-    if (dispatch.callback_url) {
-      const callback = this.delivery.checkCallbackUrl(dispatch.callback_url);
-      if (!callback.ok) {
-        await this.refuse(claimed, name, {
-          rule: "callback-url",
-          reason: callback.reason,
-          event: "rejected",
-          id: dispatch.id,
-        });
-        return;
-      }
-    }
-    const project = await checkProjectDir(dispatch.project_dir, this.settings.trusted_repos);
-    if (!project.ok) {
-      await this.refuse(claimed, name, { ...project.refusal, id: dispatch.id });
-      return;
-    }
+    const { dispatch } = verdict;
     const finalPath = this.layout.dispatch.claimedFile(dispatch.id);
     if (!alreadySettled) {
-      const known =
-        this.sessions.has(dispatch.id) || (await exists(this.layout.dispatch.completedJson(dispatch.id)));
-      if (known || !(await settleClaim(claimed, finalPath))) {
-        await this.refuse(claimed, name, {
-          rule: "duplicate",
-          reason: `a dispatch with id ${dispatch.id} was already taken`,
-          event: "rejected",
-          id: dispatch.id,
-        });
+      if ((await this.idTaken(dispatch.id)) || !(await settleClaim(claimed, finalPath))) {
+        await this.refuse(claimed, name, duplicateRefusal(dispatch.id));
         return;
       }
     }
+    await this.admit(dispatch, verdict.projectDir, firstSeen, { file: name });
+  }
+
+  /**
+   * Queues a dispatch whose content intake accepted and whose `claimed/{id}.json` is in place:
+   * audited as validated, given a state, queued (or started at once), and a cancel that came
+   * first applied. Returns its position in the line, counting from 1.
+   */
+  private async admit(
+    dispatch: Dispatch,
+    projectDir: string,
+    firstSeen: Date,
+    via: { file: string } | { source: string },
+  ): Promise<number> {
+    const finalPath = this.layout.dispatch.claimedFile(dispatch.id);
     await this.audit("validated", {
       dispatch_id: dispatch.id,
-      detail: { project: dispatch.project, agent: dispatch.target_agent },
+      detail: { project: dispatch.project, agent: dispatch.target_agent, ...via },
     });
     const now = this.now().toISOString();
     const state: SessionState = {
       id: dispatch.id,
       project: dispatch.project,
-      project_dir: project.path,
+      project_dir: projectDir,
       agent: dispatch.target_agent,
       status: "queued",
       claimed_file: finalPath,
@@ -576,18 +611,110 @@ export class Daemon {
       this.queue.hasFreeSlot() &&
       !this.pendingCancels.has(dispatch.id);
     if (!startsAtOnce) await writeState(this.layout, state);
-    this.sessions.set(dispatch.id, { state, dispatch });
+    const session: LiveSession = { state, dispatch };
+    this.sessions.set(dispatch.id, session);
     const position = this.queue.push(dispatch.id);
-    await this.audit("queued", { dispatch_id: dispatch.id, detail: { position } });
+    await this.audit("queued", {
+      dispatch_id: dispatch.id,
+      detail: { position, ...("source" in via ? { source: via.source } : {}) },
+    });
     this.log(`queued ${dispatch.id} (${dispatch.project}: ${dispatch.task.split("\n")[0]?.slice(0, 60)})`);
     const pendingCancel = this.pendingCancels.get(dispatch.id);
     if (pendingCancel !== undefined) {
       this.pendingCancels.delete(dispatch.id);
-      await this.cancel(dispatch.id, pendingCancel);
-      return;
+      await this.cancelSession(session, pendingCancel);
+      return position;
     }
     this.pump();
     await this.queue.save();
+    return position;
+  }
+
+  // ---------------------------------------------------------------- offer
+
+  /**
+   * The in-process door next to `dispatch/`: the same checks as a dropped file, the same
+   * exactly-once rule by id, and on acceptance the same durability (`claimed/{id}.json`, state,
+   * queue, audit), so once this resolves accepted a crash loses nothing: the next start runs it.
+   * `source` names who offered it, for the audit log. A refusal is audited; no file is kept.
+   */
+  offer(text: string, options: { source: string }): Promise<OfferVerdict> {
+    // Offers and dropped files go through intake one at a time, so the first of two with the
+    // same id wins and the other is refused as a duplicate, whichever door each came through.
+    const verdict = this.intakeChain.then(() => this.takeOffer(text, options.source));
+    this.intakeChain = verdict.then(
+      () => undefined,
+      (error: Error) => this.log(`intake error on an offer from ${options.source}: ${error.message}`),
+    );
+    return verdict;
+  }
+
+  private async takeOffer(text: string, source: string): Promise<OfferVerdict> {
+    if (!this.settings || !this.delivery) {
+      return this.refuseOffer(source, {
+        rule: "not_started",
+        reason: "the daemon has not started; call start() first",
+        event: "rejected",
+      });
+    }
+    if (this.stopping) {
+      return this.refuseOffer(source, {
+        rule: "stopping",
+        reason: "the daemon is stopping and takes no new work; offer it again once it has started",
+        event: "rejected",
+      });
+    }
+    const firstSeen = this.now();
+    await this.audit("received", { detail: { source, via: "offer" } });
+    const verdict = await judgeDispatch(text, { ...this.intakeRules(firstSeen), source });
+    if (!verdict.ok) return this.refuseOffer(source, verdict.refusal);
+    const { dispatch } = verdict;
+    const cap = queueCap(this.settings);
+    if (cap !== undefined && this.queue.length >= cap) {
+      return this.refuseOffer(source, {
+        rule: "queue_full",
+        reason: `${this.queue.length} dispatches are waiting, the most the queue holds`,
+        event: "rejected",
+        id: dispatch.id,
+      });
+    }
+    const waiting =
+      (await this.idTaken(dispatch.id)) ||
+      (await exists(join(this.layout.dispatch.incoming, `${dispatch.id}.json`))) ||
+      (await exists(this.layout.dispatch.claimedFile(dispatch.id)));
+    if (waiting) return this.refuseOffer(source, duplicateRefusal(dispatch.id));
+    // Written whole and flushed under a private name, then linked to its final name: the link
+    // fails if a dropped file of the same id got there first.
+    const privatePath = join(
+      this.layout.dispatch.claimed,
+      `.offer-${process.pid}-${randomBytes(6).toString("hex")}`,
+    );
+    await writeFileAtomic(privatePath, text, { mode: 0o600 });
+    let settled: boolean;
+    try {
+      settled = await settleClaim(privatePath, this.layout.dispatch.claimedFile(dispatch.id));
+    } finally {
+      await rm(privatePath, { force: true });
+    }
+    if (!settled) return this.refuseOffer(source, duplicateRefusal(dispatch.id));
+    await syncFolder(this.layout.dispatch.claimed);
+    const position = await this.admit(dispatch, verdict.projectDir, firstSeen, { source });
+    return { accepted: true, id: dispatch.id, position };
+  }
+
+  private async refuseOffer(source: string, refusal: Refusal): Promise<OfferVerdict> {
+    await this.audit(refusal.event, {
+      ...(refusal.id ? { dispatch_id: refusal.id } : {}),
+      reason: `${refusal.rule}: ${refusal.reason}`,
+      detail: { source, via: "offer", saved_as: null, note: "offered in process; no file kept in rejected/" },
+    });
+    this.log(`${refusal.event} an offer from ${source}: ${refusal.reason.split("\n")[0]}`);
+    return {
+      accepted: false,
+      rule: refusal.rule,
+      reason: refusal.reason,
+      ...(refusal.id ? { id: refusal.id } : {}),
+    };
   }
 
   private async refuse(path: string | undefined, name: string, refusal: Refusal): Promise<void> {
@@ -613,62 +740,84 @@ export class Daemon {
     const match = /^(dispatch-[A-Za-z0-9_-]{1,120})\.cancel$/.exec(name);
     await rm(path, { force: true });
     if (!match?.[1]) return;
-    const id = match[1];
+    await this.requestCancel(match[1], "cancel requested");
+  }
+
+  /**
+   * The one place a cancel is decided, whether it came as `control/{id}.cancel` or a call:
+   * a running agent is signalled, a queued dispatch is finished as cancelled, one still in
+   * `dispatch/` or being claimed is remembered until it is taken, a finished one is left as
+   * it is. Every cancel of an id nobody knows is audited.
+   */
+  async requestCancel(id: string, reason: string): Promise<CancelOutcome> {
     // A dispatch submitted just before may still be in intake: let intake settle first.
     if (!this.sessions.has(id)) await this.intakeChain;
-    if (this.sessions.has(id) || this.stopping) {
-      await this.cancel(id, "cancel requested");
-      return;
+    const session = this.sessions.get(id);
+    if (session) return this.cancelSession(session, reason);
+    const finished = await readCompletionStatus(this.layout.dispatch.completedJson(id));
+    if (finished) {
+      this.log(`cancel ${id}: already finished (${finished.status ?? "status unreadable"})`);
+      return { outcome: "finished", ...(finished.status ? { status: finished.status } : {}) };
     }
-    if (await exists(this.layout.dispatch.completedJson(id))) {
-      this.log(`cancel ${id}: already finished`);
-      return;
-    }
-    const claimedNames = await readdir(this.layout.dispatch.claimed).catch(() => [] as string[]);
-    const waiting =
-      (await exists(join(this.layout.dispatch.incoming, `${id}.json`))) ||
-      claimedNames.some((claimedName) => claimedName.startsWith(".claim-"));
-    if (waiting) {
-      // Applied when intake takes the dispatch (see takeClaimed).
-      this.pendingCancels.set(id, "cancel requested before the dispatch was taken");
-      this.log(`cancel ${id}: remembered until the dispatch is taken`);
-      return;
+    if (!this.stopping) {
+      const claimedNames = await readdir(this.layout.dispatch.claimed).catch(() => [] as string[]);
+      const waiting =
+        (await exists(join(this.layout.dispatch.incoming, `${id}.json`))) ||
+        claimedNames.some((claimedName) => claimedName.startsWith(".claim-"));
+      if (waiting) {
+        // Applied when intake takes the dispatch (see admit).
+        this.pendingCancels.set(id, "cancel requested before the dispatch was taken");
+        this.log(`cancel ${id}: remembered until the dispatch is taken`);
+        return { outcome: "pending" };
+      }
     }
     await this.audit("rejected", {
       dispatch_id: id,
       reason: `cancel: no queued or running dispatch ${id}`,
-      detail: { file: name },
+      detail: { requested: reason },
     });
     this.log(`cancel ${id}: no such queued or running dispatch`);
+    return { outcome: "unknown" };
   }
 
-  /** Cancels a queued or running dispatch. Returns false when the id is unknown. */
+  /**
+   * Cancels a queued or running dispatch. Returns false when the id is unknown.
+   * @deprecated Use {@link requestCancel}, which says what the cancel did.
+   */
   async cancel(id: string, reason: string): Promise<boolean> {
-    const session = this.sessions.get(id);
-    if (!session) {
-      this.log(`cancel ${id}: no such queued or running dispatch`);
-      return false;
+    const { outcome } = await this.requestCancel(id, reason);
+    return outcome === "cancelling" || outcome === "cancelled";
+  }
+
+  private async cancelSession(session: LiveSession, reason: string): Promise<CancelOutcome> {
+    const id = session.state.id;
+    if (session.finishing) {
+      // Its outcome is already decided: the cancel changes nothing.
+      await session.finishing;
+      const finished = await readCompletionStatus(this.layout.dispatch.completedJson(id));
+      return { outcome: "finished", ...(finished?.status ? { status: finished.status } : {}) };
     }
     if (session.agent) {
       session.cancelReason = "cancel";
       this.log(`cancelling ${id}: ${reason}`);
       session.agent.cancel(reason);
-      return true;
+      return { outcome: "cancelling" };
     }
     if (this.queue.holdsSlot(id) && !session.retryTimer) {
       // Being launched: the launch sees this before it starts the agent.
       session.cancelReason = "cancel";
       session.cancelMessage = reason;
       this.log(`cancelling ${id}: ${reason}`);
-      return true;
+      return { outcome: "cancelling" };
     }
     this.queue.remove(id);
     if (session.retryTimer) clearTimeout(session.retryTimer);
+    session.retryTimer = undefined;
     await this.queue.save();
     await this.finish(session, "cancelled", {
       failure: { kind: "cancelled", retryable: false, message: reason, retryWithoutLearnings: false },
     });
-    return true;
+    return { outcome: "cancelled", status: "cancelled" };
   }
 
   // ---------------------------------------------------------------- running
@@ -897,6 +1046,16 @@ export class Daemon {
     status: CompletionStatus,
     outcome: { result?: AgentRunResult; failure?: AgentFailure },
   ): Promise<void> {
+    if (session.finishing) return session.finishing;
+    session.finishing = this.finishNow(session, status, outcome);
+    return session.finishing;
+  }
+
+  private async finishNow(
+    session: LiveSession,
+    status: CompletionStatus,
+    outcome: { result?: AgentRunResult; failure?: AgentFailure },
+  ): Promise<void> {
     const { state, dispatch } = session;
     const plan = await planCompletion({
       layout: this.layout,
@@ -1057,5 +1216,48 @@ async function exists(path: string): Promise<boolean> {
     return true;
   } catch {
     return false;
+  }
+}
+
+function duplicateRefusal(id: string): Refusal {
+  return {
+    rule: "duplicate",
+    reason: `a dispatch with id ${id} was already taken`,
+    event: "rejected",
+    id,
+  };
+}
+
+/**
+ * How many dispatches may wait, when the settings cap the queue. They do not today
+ * (`max_concurrent` caps running ones only), so nothing is refused as `queue_full`.
+ */
+function queueCap(_settings: DispatchSettings): number | undefined {
+  return undefined;
+}
+
+/** The terminal status in a completion JSON; undefined when there is none, `{}` when unreadable. */
+async function readCompletionStatus(path: string): Promise<{ status?: CompletionStatus } | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch {
+    return undefined;
+  }
+  try {
+    const status = (JSON.parse(text) as { status?: unknown }).status;
+    return typeof status === "string" ? { status: status as CompletionStatus } : {};
+  } catch {
+    return {};
+  }
+}
+
+/** Flushes a folder's entries, so a name just linked into it survives a power cut too. */
+async function syncFolder(path: string): Promise<void> {
+  const handle = await open(path, "r");
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
 }

@@ -8,11 +8,11 @@ export type {
 } from "./agent-types";
 export type { CompletionPlan, CompletionStepName } from "./completion";
 export { COMPLETION_STEPS } from "./completion";
-export type { DaemonOptions } from "./daemon";
+export type { CancelOutcome, DaemonOptions, OfferVerdict } from "./daemon";
 export { Daemon } from "./daemon";
 export { DaemonError } from "./errors";
-export type { DispatchCheckContext, Refusal } from "./intake";
-export { checkDispatch, checkProjectDir, expiresAt, MAX_DISPATCH_BYTES } from "./intake";
+export type { DispatchCheckContext, IntakeRules, IntakeVerdict, Refusal } from "./intake";
+export { checkDispatch, checkProjectDir, expiresAt, judgeDispatch, MAX_DISPATCH_BYTES } from "./intake";
 export { extractLearnings, learningKey } from "./learnings";
 export type { CompletionDeliveryOptions } from "./outbox-delivery";
 export { createCompletionDelivery } from "./outbox-delivery";

@@ -107,6 +107,15 @@ export class UnreadableDispatchError extends Error {
  * valid UTF-8. Throws an {@link UnreadableDispatchError} naming the rule otherwise.
  */
 export async function readClaimed(path: string, maxBytes = MAX_DISPATCH_BYTES): Promise<string> {
+  return decodeUtf8(await readClaimedBytes(path, maxBytes));
+}
+
+/**
+ * The bytes of a claimed file, read as {@link readClaimed} reads them (one open without
+ * following links or blocking, a regular file, at most `maxBytes`), not yet decoded: intake
+ * hands them to {@link judgeDispatch}, which decodes them strictly.
+ */
+export async function readClaimedBytes(path: string, maxBytes = MAX_DISPATCH_BYTES): Promise<Uint8Array> {
   let handle: Awaited<ReturnType<typeof open>>;
   try {
     handle = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
@@ -139,7 +148,7 @@ export async function readClaimed(path: string, maxBytes = MAX_DISPATCH_BYTES): 
     if (length > maxBytes) {
       throw new UnreadableDispatchError("size", `grew past the ${maxBytes}-byte limit while it was read`);
     }
-    return decodeUtf8(buffer.subarray(0, length));
+    return buffer.subarray(0, length);
   } finally {
     await handle.close();
   }
@@ -255,6 +264,79 @@ export function checkDispatch(
     );
   }
   return { ok: true, dispatch };
+}
+
+/** Everything intake checks a dispatch against, whichever way it arrived. */
+export interface IntakeRules extends DispatchCheckContext {
+  /** Content larger than this is refused (rule `size`). */
+  maxBytes: number;
+  /** Folders or globs `project_dir` must lie in once symbolic links are followed. */
+  trustedRepos: readonly string[];
+  /** Whether a `callback_url` may be used (the delivery's check); refused with its reason. */
+  checkCallbackUrl(url: string): { ok: true } | { ok: false; reason: string };
+  /** Where `~` in paths points; defaults to the process environment. */
+  env?: NodeJS.ProcessEnv;
+}
+
+/** Intake's one answer about a dispatch: take it (with its project folder resolved), or why not. */
+export type IntakeVerdict =
+  | { ok: true; dispatch: Dispatch; projectDir: string }
+  | { ok: false; refusal: Refusal };
+
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
+/**
+ * Judges a dispatch's content, the same for a dropped file (its bytes) and for one offered in
+ * process (a string): the size cap, strict UTF-8, the schema, the signature when a secret
+ * exists, the ttl, the target agent, the callback URL and the project folder inside the
+ * trusted repos after following symbolic links. Touches no state of the daemon: whether the
+ * id is already taken is the caller's question, since only it knows.
+ */
+export async function judgeDispatch(
+  content: string | Uint8Array,
+  rules: IntakeRules,
+): Promise<IntakeVerdict> {
+  const refuse = (rule: string, reason: string): IntakeVerdict => ({
+    ok: false,
+    refusal: { rule, reason, event: "rejected" },
+  });
+  let text: string;
+  if (typeof content === "string") {
+    // A string cannot hold invalid bytes, but a lone surrogate has no UTF-8 form at all.
+    const lone = LONE_SURROGATE.exec(content);
+    if (lone) {
+      return refuse("encoding", `is not valid UTF-8 (a lone surrogate at character ${lone.index})`);
+    }
+    const size = Buffer.byteLength(content, "utf8");
+    if (size > rules.maxBytes)
+      return refuse("size", `is ${size} bytes, more than the ${rules.maxBytes}-byte limit`);
+    text = content;
+  } else {
+    if (content.length > rules.maxBytes) {
+      return refuse("size", `is ${content.length} bytes, more than the ${rules.maxBytes}-byte limit`);
+    }
+    try {
+      text = decodeUtf8(content);
+    } catch (error) {
+      if (error instanceof UnreadableDispatchError) return refuse(error.rule, error.message);
+      throw error;
+    }
+  }
+  const checked = checkDispatch(text, rules);
+  if (!checked.ok) return checked;
+  const { dispatch } = checked;
+  if (dispatch.callback_url) {
+    const callback = rules.checkCallbackUrl(dispatch.callback_url);
+    if (!callback.ok) {
+      return {
+        ok: false,
+        refusal: { rule: "callback-url", reason: callback.reason, event: "rejected", id: dispatch.id },
+      };
+    }
+  }
+  const project = await checkProjectDir(dispatch.project_dir, rules.trustedRepos, rules.env);
+  if (!project.ok) return { ok: false, refusal: { ...project.refusal, id: dispatch.id } };
+  return { ok: true, dispatch, projectDir: project.path };
 }
 
 /** When a dispatch expires: created_at (else first seen) plus ttl_seconds; undefined without a ttl. */

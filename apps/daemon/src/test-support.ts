@@ -153,18 +153,38 @@ export async function auditOf(layout: GstackLayout): Promise<Array<Record<string
 
 /**
  * Starts a real daemon in a child process for crash tests. With `crashAt`, the child sends
- * itself SIGKILL just before that completion step of the first dispatch to reach it.
+ * itself SIGKILL just before that completion step of the first dispatch to reach it. With
+ * `offerThenCrash`, it offers that dispatch in process, prints the verdict and sends itself
+ * SIGKILL as soon as the offer resolves; its agents are held back (never started), so the
+ * crash always comes before the dispatch runs.
  */
 export function startChildDaemon(
   world: TestWorld,
-  options: { crashAt?: string; maxConcurrent?: number; heartbeatSeconds?: number; agentScript?: string } = {},
+  options: {
+    crashAt?: string;
+    maxConcurrent?: number;
+    heartbeatSeconds?: number;
+    agentScript?: string;
+    offerThenCrash?: Record<string, unknown>;
+  } = {},
 ): { child: ChildProcess; exited: Promise<NodeJS.Signals | number | null>; output: () => string } {
   const daemonModule = pathToFileURL(join(import.meta.dirname, "daemon.ts")).href;
+  const runnerModule = pathToFileURL(join(import.meta.dirname, "runner-agent.ts")).href;
+  const offer = options.offerThenCrash;
   const script = `
 import { Daemon } from ${JSON.stringify(daemonModule)};
+import { startRunnerAgent } from ${JSON.stringify(runnerModule)};
 const crashAt = process.env.CRASH_AT || undefined;
+const holdBack = ${offer ? "true" : "false"};
+const heldAgent = () => ({
+  pid: -1,
+  done: new Promise(() => {}),
+  cancel: () => {},
+  progress: () => ({ turns: 0, toolUses: 0 }),
+});
 const daemon = new Daemon({
   root: ${JSON.stringify(world.root)},
+  startAgent: (agentOptions) => (holdBack ? heldAgent() : startRunnerAgent(agentOptions)),
   claudeBinary: "/nonexistent/claude",
   openclawWorkspace: false,
   retryDelayMs: { rateLimit: 50, other: 50 },
@@ -182,6 +202,13 @@ const daemon = new Daemon({
 await daemon.start();
 console.log("daemon ready");
 process.on("SIGTERM", () => void daemon.stop(0).then(() => process.exit(0)));
+${
+  offer
+    ? `const verdict = await daemon.offer(${JSON.stringify(JSON.stringify(offer))}, { source: "crash-test" });
+console.log("offer verdict " + JSON.stringify(verdict));
+process.kill(process.pid, "SIGKILL");`
+    : ""
+}
 `;
   const scriptPath = join(world.base, `child-daemon-${Math.random().toString(36).slice(2)}.mts`);
   writeFileSync(scriptPath, script);
