@@ -348,3 +348,22 @@ async function plainTextTail(path: string): Promise<string | undefined> {
     return undefined;
   }
 }
+
+/**
+ * The terminal status in a completion JSON: undefined when there is no such file, `{}` when it
+ * cannot be read as one.
+ */
+export async function readCompletionStatus(path: string): Promise<{ status?: CompletionStatus } | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch {
+    return undefined;
+  }
+  try {
+    const status = (JSON.parse(text) as { status?: unknown }).status;
+    return typeof status === "string" ? { status: status as CompletionStatus } : {};
+  } catch {
+    return {};
+  }
+}
