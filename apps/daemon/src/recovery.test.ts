@@ -1,9 +1,9 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { readdir, readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type Dispatch, parseValue, processAlive, writeFileAtomic } from "@gstack/contracts";
+import { type Dispatch, isoWeekOf, parseValue, processAlive, writeFileAtomic } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type CompletionStepContext, planCompletion, planPath } from "./completion";
+import { type CompletionStepContext, carryOutCompletion, planCompletion, planPath } from "./completion";
 import type { DaemonContext } from "./daemon-context";
 import { recover } from "./recovery";
 import { readState, type SessionState, writeQueueFile, writeState } from "./session-state";
@@ -96,6 +96,10 @@ describe("recovery of a state folder", () => {
       queued_at: "2026-11-20T10:00:02.000Z",
     });
     await leftBehind("dispatch-done", { status: "finished", outcome: "completed" });
+    await writeFile(
+      context.layout.dispatch.completedJson("dispatch-done"),
+      JSON.stringify({ dispatch_id: "dispatch-done", status: "completed", duration: 1 }),
+    );
     // The saved order puts the later one first; ids it does not name go last.
     await writeQueueFile(context.layout, ["dispatch-queued-late", "dispatch-queued-early"]);
     const { adopted, taken } = await recoverRecording();
@@ -216,5 +220,177 @@ describe("recovery of a state folder", () => {
     ]);
     expect(await readdir(claimed)).not.toContain(".offer-42-abcdef");
     expect(await readFile(join(claimed, "dispatch-has-state.json"), "utf8")).toContain("dispatch-has-state");
+  });
+});
+
+describe("repair of a session older code marked finished without a completion JSON", () => {
+  const REPORT_TEXT =
+    "## What shipped\n- it\n## Decisions made\n- none\n## Learnings logged\n- tool: The widget builds with make\n## Needs human judgment\n- Nothing";
+
+  /** A finished run's plan, as the completion step decides it. */
+  async function planFor(id: string) {
+    const { state, dispatch } = await leftBehind(id, {
+      status: "running",
+      started_at: "2026-11-20T10:00:00.000Z",
+    });
+    const plan = await planCompletion({
+      layout: context.layout,
+      state,
+      dispatch,
+      status: "completed",
+      outcome: {
+        result: {
+          exitCode: 0,
+          signal: null,
+          cancelled: false,
+          timedOut: false,
+          progress: { turns: 4, toolUses: 2 },
+          result: REPORT_TEXT,
+        },
+      },
+      finishedAt: new Date("2026-11-20T10:05:00.000Z"),
+      sessionTimeoutSeconds: 3600,
+    });
+    return { state, dispatch, plan };
+  }
+
+  /** Marks a session finished the way older code did, before the completion JSON existed. */
+  async function markFinished(state: SessionState) {
+    state.status = "finished";
+    state.outcome = "completed";
+    state.updated_at = "2026-11-20T10:05:00.000Z";
+    await writeState(context.layout, state);
+  }
+
+  async function linesWith(path: string, needle: string): Promise<number> {
+    try {
+      return (await readFile(path, "utf8")).split("\n").filter((line) => line.includes(needle)).length;
+    } catch {
+      return 0;
+    }
+  }
+
+  async function expectExactlyOneCompletion(id: string) {
+    expect(
+      (await readdir(context.layout.dispatch.completed)).filter((name) => name === `${id}.json`),
+    ).toHaveLength(1);
+    const terminal = (await auditOf(context.layout)).filter(
+      (event) =>
+        event.dispatch_id === id &&
+        ["completed", "failed", "cancelled", "timeout"].includes(String(event.event)),
+    );
+    expect(terminal).toHaveLength(1);
+    expect((await readState(context.layout, id))?.status).toBe("finished");
+    expect(await readdir(context.layout.dispatch.sessionDir(id))).not.toContain("finishing.json");
+    // A second start finds nothing left to repair.
+    const before = await readFile(context.layout.dispatch.completedJson(id), "utf8");
+    const eventsBefore = (await auditOf(context.layout)).length;
+    await recoverRecording();
+    expect(await readFile(context.layout.dispatch.completedJson(id), "utf8")).toBe(before);
+    expect((await auditOf(context.layout)).length).toBe(eventsBefore);
+  }
+
+  it("takes the completion from the report older code wrote first, without repeating what it did", async () => {
+    const { state, dispatch, plan } = await planFor("dispatch-old-report");
+    // Older code: report, learnings, activity, archive, state finished, terminal audit, and
+    // then, had it not been stopped, the completion JSON.
+    await carryOutCompletion(
+      {
+        ...completion,
+        beforeStep: (step) => {
+          if (step === "completion-json") throw new Error("stopped here");
+        },
+      },
+      state,
+      dispatch,
+      plan,
+      false,
+    ).catch(() => undefined);
+    await rm(planPath(context.layout, state.id));
+    await markFinished(state);
+
+    const enqueued: string[] = [];
+    completion = {
+      ...completion,
+      delivery: {
+        ...context.delivery,
+        enqueue: async (delivery) => {
+          enqueued.push(delivery.completion.dispatch_id);
+        },
+      },
+    };
+    const { adopted } = await recoverRecording();
+    expect(adopted).toEqual([]);
+    const repaired = await completionOf(context.layout, "dispatch-old-report");
+    expect(repaired).toEqual(JSON.parse(JSON.stringify(plan.completion)));
+    expect(repaired).toMatchObject({ status: "completed", turns: 4 });
+    await expectExactlyOneCompletion("dispatch-old-report");
+    const week = context.layout.activity.week(isoWeekOf(new Date("2026-11-20T10:05:00.000Z")));
+    expect(await linesWith(week, '"dispatch_id":"dispatch-old-report"')).toBe(1);
+    expect(
+      await linesWith(context.layout.project("acme-widget").learnings, "dispatch:dispatch-old-report"),
+    ).toBe(1);
+    // Its delivery, never made by the older code, is handed over now (once; the second start
+    // inside expectExactlyOneCompletion found nothing to repair).
+    expect(enqueued).toEqual(["dispatch-old-report"]);
+    const recovered = (await auditOf(context.layout)).find((event) => event.event === "recovered");
+    expect(recovered?.detail).toMatchObject({ was: "finished", repaired_from: "report" });
+  });
+
+  it("carries out the plan when one was left, though the state says finished", async () => {
+    const { state, plan } = await planFor("dispatch-old-plan");
+    await writeFileAtomic(planPath(context.layout, state.id), JSON.stringify(plan));
+    await markFinished(state);
+    await recoverRecording();
+    expect(await completionOf(context.layout, "dispatch-old-plan")).toMatchObject({
+      status: "completed",
+      turns: 4,
+    });
+    await expectExactlyOneCompletion("dispatch-old-plan");
+  });
+
+  it("ends one with neither plan nor report as failed, saying its result is lost", async () => {
+    const { state } = await leftBehind("dispatch-old-bare", { started_at: "2026-11-20T10:00:00.000Z" });
+    await markFinished(state);
+    const { adopted } = await recoverRecording();
+    expect(adopted).toEqual([]);
+    const repaired = await completionOf(context.layout, "dispatch-old-bare");
+    expect(repaired).toMatchObject({
+      status: "failed",
+      error_kind: "unknown",
+      duration: 300,
+      commits: 0,
+      finished_at: "2026-11-20T10:05:00.000Z",
+    });
+    expect(String(repaired?.error)).toMatch(
+      /^state damaged: the session was marked finished \(completed\) without a completion or a report/,
+    );
+    const report = await readFile(context.layout.dispatch.completedReport("dispatch-old-bare"), "utf8");
+    expect(report).toContain("state damaged");
+    await expectExactlyOneCompletion("dispatch-old-bare");
+  });
+
+  it("ends one whose dispatch file is gone as well, from what its state still knows", async () => {
+    const { state } = await leftBehind("dispatch-old-lost", {});
+    await markFinished(state);
+    await rm(context.layout.dispatch.claimedFile("dispatch-old-lost"));
+    await recoverRecording();
+    expect(await completionOf(context.layout, "dispatch-old-lost")).toMatchObject({
+      status: "failed",
+      error_kind: "unknown",
+      project: "acme-widget",
+    });
+    await expectExactlyOneCompletion("dispatch-old-lost");
+  });
+
+  it("finishes as failed an unfinished session whose dispatch cannot be read, instead of marking it finished bare", async () => {
+    await leftBehind("dispatch-unreadable", { status: "running" });
+    await writeFile(context.layout.dispatch.claimedFile("dispatch-unreadable"), "{ not a dispatch");
+    const { adopted } = await recoverRecording();
+    expect(adopted).toEqual([]);
+    const completionJson = await completionOf(context.layout, "dispatch-unreadable");
+    expect(completionJson).toMatchObject({ status: "failed", error_kind: "unknown" });
+    expect(String(completionJson?.error)).toMatch(/^cannot recover: /);
+    await expectExactlyOneCompletion("dispatch-unreadable");
   });
 });

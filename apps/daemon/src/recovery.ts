@@ -1,7 +1,14 @@
-import { readdir, rm } from "node:fs/promises";
+import { access, readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { type Dispatch, parseJson } from "@gstack/contracts";
-import { type CompletionStepContext, carryOutCompletion, planPath, readPlan } from "./completion";
+import { type Dispatch, parseJson, parseValue, writeFileAtomic } from "@gstack/contracts";
+import {
+  type CompletionStepContext,
+  carryOutCompletion,
+  planCompletion,
+  planFromReport,
+  planPath,
+  readPlan,
+} from "./completion";
 import type { DaemonContext } from "./daemon-context";
 import { MAX_DISPATCH_BYTES, readClaimed } from "./intake";
 import { stopRecordedAgent } from "./orphans";
@@ -24,7 +31,8 @@ export interface RecoveryParts {
 }
 
 /**
- * Start-up reconciliation of a state folder a stopped or crashed daemon left: finishing a crash
+ * Start-up reconciliation of a state folder a stopped or crashed daemon left: a session marked
+ * finished without a completion JSON (older code) gets exactly one; finishing a crash
  * interrupted is carried out from its plan; every dispatch not finished is queued again in its
  * old order, interrupted runs first (their agent, when still alive, stopped; the next run counts
  * as the next attempt); files claimed but never queued go back through intake.
@@ -33,16 +41,24 @@ export async function recover(parts: RecoveryParts): Promise<void> {
   const { layout, now, log, audit } = parts.context;
   const order = await readQueueFile(layout);
   const states = await readAllStates(layout);
-  // Finishing that a crash interrupted is carried out from its plan first.
   for (const state of states) {
-    const plan = await readPlan(layout, state.id);
-    if (!plan) continue;
     if (state.status === "finished") {
-      await rm(planPath(layout, state.id), { force: true });
+      // Finished: its completion JSON must exist; older code could leave a session without one.
+      if (await exists(layout.dispatch.completedJson(state.id))) {
+        await rm(planPath(layout, state.id), { force: true });
+      } else {
+        await repairFinished(parts, state).catch((error: Error) =>
+          log(`could not repair ${state.id} (finished without a completion): ${error.message}`),
+        );
+      }
       continue;
     }
-    const dispatch = await readRecoveredDispatch(parts, state);
-    if (!dispatch) continue;
+    // Finishing that a crash interrupted is carried out from its plan, which holds the outcome
+    // even when the dispatch file is gone.
+    const plan = await readPlan(layout, state.id);
+    if (!plan) continue;
+    const read = await readDispatchOf(parts, state);
+    const dispatch = "dispatch" in read ? read.dispatch : lostDispatch(state);
     log(`finishing ${state.id}, interrupted while it was being finished`);
     await carryOutCompletion(parts.completion, state, dispatch, plan, true);
   }
@@ -101,31 +117,127 @@ export async function recover(parts: RecoveryParts): Promise<void> {
   await parts.saveQueue();
 }
 
-/** The dispatch of a session found on disk, or undefined (audited, marked failed) when it cannot be read. */
+/**
+ * The dispatch of a session found on disk. When it cannot be read the session cannot run again:
+ * it is finished as failed (a completion with the reason) and undefined is returned.
+ */
 async function readRecoveredDispatch(
   parts: RecoveryParts,
   state: SessionState,
 ): Promise<Dispatch | undefined> {
-  const { layout, audit } = parts.context;
-  const archived = join(layout.dispatch.sessionDir(state.id), "dispatch.json");
+  const read = await readDispatchOf(parts, state);
+  if ("dispatch" in read) return read.dispatch;
+  await finishDamaged(parts, state, `cannot recover: ${read.error}`, { countCommits: true }).catch(
+    (error: Error) =>
+      parts.context.log(`could not finish ${state.id}, whose dispatch is unreadable: ${error.message}`),
+  );
+  return undefined;
+}
+
+/** Reads a session's dispatch from its claimed file or, once archived, the session folder. */
+async function readDispatchOf(
+  parts: RecoveryParts,
+  state: SessionState,
+): Promise<{ dispatch: Dispatch } | { error: string }> {
+  const archived = join(parts.context.layout.dispatch.sessionDir(state.id), "dispatch.json");
   let lastError: Error | undefined;
   for (const path of state.claimed_file === archived ? [archived] : [state.claimed_file, archived]) {
     try {
       const text = await readClaimed(path, parts.maxDispatchBytes ?? MAX_DISPATCH_BYTES);
       const dispatch = parseJson("dispatch", text, { source: path });
       state.claimed_file = path;
-      return dispatch;
+      return { dispatch };
     } catch (error) {
       lastError = error as Error;
     }
   }
-  await audit("failed", {
-    dispatch_id: state.id,
-    reason: `cannot recover: ${lastError?.message ?? "no dispatch file"}`,
+  return { error: lastError?.message.split("\n")[0] ?? "no dispatch file" };
+}
+
+/**
+ * Gives a session that older code marked finished without a completion JSON exactly one: from
+ * its plan when finishing had one, else from the report written before it, else a failed
+ * completion saying the result is lost (error_kind `unknown`). Steps already done are not done
+ * again (the appends look for their own line first), and a crash during the repair leaves a
+ * plan the next start carries out.
+ */
+async function repairFinished(parts: RecoveryParts, state: SessionState): Promise<void> {
+  const { layout, log, audit } = parts.context;
+  const plan = await readPlan(layout, state.id);
+  const read = await readDispatchOf(parts, state);
+  const dispatch = "dispatch" in read ? read.dispatch : lostDispatch(state);
+  if (plan) {
+    log(`repairing ${state.id}: finished without a completion; carrying out its plan`);
+    await audit("recovered", { dispatch_id: state.id, detail: { was: "finished", repaired_from: "plan" } });
+    await carryOutCompletion(parts.completion, state, dispatch, plan, true);
+    return;
+  }
+  const fromReport = await planFromReport(layout, state, dispatch);
+  if (fromReport) {
+    log(`repairing ${state.id}: finished without a completion; taking it from its report`);
+    await audit("recovered", { dispatch_id: state.id, detail: { was: "finished", repaired_from: "report" } });
+    await writeFileAtomic(planPath(layout, state.id), `${JSON.stringify(fromReport)}\n`);
+    await carryOutCompletion(parts.completion, state, dispatch, fromReport, true);
+    return;
+  }
+  await finishDamaged(
+    parts,
+    state,
+    `state damaged: the session was marked finished${state.outcome ? ` (${state.outcome})` : ""} without a completion or a report, so its result is lost; repaired at start as failed`,
+    { countCommits: false, dispatch, finishedAt: new Date(state.updated_at) },
+  );
+}
+
+/**
+ * Finishes a session that cannot run (again) as failed with error_kind `unknown` and `message`,
+ * through the completion step, so it ends with exactly one completion like any other.
+ */
+async function finishDamaged(
+  parts: RecoveryParts,
+  state: SessionState,
+  message: string,
+  options: { countCommits: boolean; dispatch?: Dispatch; finishedAt?: Date },
+): Promise<void> {
+  const { layout, log, now, audit } = parts.context;
+  const dispatch = options.dispatch ?? lostDispatch(state);
+  const finishedAt =
+    options.finishedAt && !Number.isNaN(options.finishedAt.getTime()) ? options.finishedAt : now();
+  const plan = await planCompletion({
+    layout,
+    state,
+    dispatch,
+    status: "failed",
+    outcome: { failure: { kind: "unknown", retryable: false, message, retryWithoutLearnings: false } },
+    finishedAt,
+    sessionTimeoutSeconds: 0,
+    countCommits: options.countCommits,
   });
-  state.status = "finished";
-  state.outcome = "failed";
-  await writeState(layout, state);
-  await rm(planPath(layout, state.id), { force: true });
-  return undefined;
+  log(`${state.id}: ${message}`);
+  await audit("recovered", {
+    dispatch_id: state.id,
+    detail: { was: state.status, repaired_from: "nothing" },
+  });
+  await writeFileAtomic(planPath(layout, state.id), `${JSON.stringify(plan)}\n`);
+  await carryOutCompletion(parts.completion, state, dispatch, plan, true);
+}
+
+/** A stand-in for a dispatch whose file is lost, from what the session state still knows. */
+function lostDispatch(state: SessionState): Dispatch {
+  return parseValue("dispatch", {
+    id: state.id,
+    dispatched_by: "unknown",
+    task: "(the dispatch file was lost)",
+    project: state.project || "unknown",
+    project_dir: state.project_dir || "/",
+    target_agent: ["claude", "codex", "cursor", "gemini"].includes(state.agent) ? state.agent : "claude",
+  });
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
 }
