@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { markedRunProcesses } from "@gstack/agent-runner";
 import { processAlive } from "@gstack/contracts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -34,4 +35,50 @@ export async function stopRecordedAgent(recorded: {
     process.kill(-group, "SIGKILL");
   } catch {}
   return group;
+}
+
+/**
+ * Stops the agent processes of this state root's dispatches `ids` that are still running
+ * although no daemon follows them: found by the run marker every agent process inherits
+ * together with the `GSTACK_HOME` and `GSTACK_DISPATCH_ID` the daemon gave the run (Linux),
+ * so one whose pid was never recorded (the daemon was killed between the spawn and the write)
+ * and its descendants in sessions of their own are found too. SIGTERM, up to `graceMs`, then
+ * SIGKILL, looking again each round. Returns the pids found, by dispatch id.
+ */
+export async function stopMarkedAgents(
+  root: string,
+  ids: ReadonlySet<string>,
+  graceMs = 3000,
+): Promise<Map<string, number[]>> {
+  const find = () =>
+    markedRunProcesses({ GSTACK_HOME: root }, ["GSTACK_DISPATCH_ID"]).filter((found) =>
+      ids.has(found.values.GSTACK_DISPATCH_ID ?? ""),
+    );
+  const stopped = new Map<string, number[]>();
+  const signal = (found: ReturnType<typeof find>, name: NodeJS.Signals) => {
+    for (const { pid, values } of found) {
+      const id = values.GSTACK_DISPATCH_ID as string;
+      const pids = stopped.get(id) ?? [];
+      if (!pids.includes(pid)) pids.push(pid);
+      stopped.set(id, pids);
+      try {
+        process.kill(pid, name);
+      } catch {}
+    }
+  };
+  if (ids.size === 0) return stopped;
+  let found = find();
+  if (found.length === 0) return stopped;
+  signal(found, "SIGTERM");
+  for (let waited = 0; waited < graceMs; waited += 100) {
+    await sleep(100);
+    found = find();
+    if (found.length === 0) return stopped;
+  }
+  for (let round = 0; round < 20 && found.length > 0; round += 1) {
+    signal(found, "SIGKILL");
+    await sleep(100);
+    found = find();
+  }
+  return stopped;
 }

@@ -11,7 +11,7 @@ import {
 } from "./completion";
 import type { DaemonContext } from "./daemon-context";
 import { MAX_DISPATCH_BYTES, readClaimed } from "./intake";
-import { stopRecordedAgent } from "./orphans";
+import { stopMarkedAgents, stopRecordedAgent } from "./orphans";
 import { readAllStates, readQueueFile, type SessionState, writeState } from "./session-state";
 
 /** What recovery hands its findings to. */
@@ -69,16 +69,27 @@ export async function recover(parts: RecoveryParts): Promise<void> {
     return state.status === "queued" ? (index < 0 ? order.length : index) : -1;
   };
   unfinished.sort((a, b) => rank(a) - rank(b) || a.queued_at.localeCompare(b.queued_at));
+  // Agents a crashed daemon left running are stopped before anything runs again: by the pid and
+  // group a session recorded, then by the run marker, which also finds an agent whose pid was
+  // never recorded (the daemon was killed between its spawn and that write) and what it started.
+  for (const state of unfinished) {
+    if (state.pid === undefined || (state.status !== "running" && state.status !== "retrying")) continue;
+    const group = await stopRecordedAgent(state);
+    if (group !== undefined) {
+      await audit("orphan_killed", { dispatch_id: state.id, pid: state.pid, detail: { pgid: group } });
+      log(`killed the orphaned agent of ${state.id} (process group ${group})`);
+    }
+  }
+  const marked = await stopMarkedAgents(layout.root, new Set(unfinished.map((state) => state.id)));
+  for (const [id, pids] of marked) {
+    await audit("orphan_killed", { dispatch_id: id, detail: { found_by: "run marker", pids } });
+    log(
+      `killed ${pids.length} orphaned agent process${pids.length === 1 ? "" : "es"} of ${id} (found by the run marker)`,
+    );
+  }
   for (const state of unfinished) {
     const dispatch = await readRecoveredDispatch(parts, state);
     if (!dispatch) continue;
-    if (state.pid !== undefined && (state.status === "running" || state.status === "retrying")) {
-      const group = await stopRecordedAgent(state);
-      if (group !== undefined) {
-        await audit("orphan_killed", { dispatch_id: state.id, pid: state.pid, detail: { pgid: group } });
-        log(`killed the orphaned agent of ${state.id} (process group ${group})`);
-      }
-    }
     const wasRunning = state.status !== "queued";
     if (wasRunning) {
       // The interrupted run counted as an attempt; the next one is told it resumes.

@@ -158,7 +158,8 @@ export async function auditOf(layout: GstackLayout): Promise<Array<Record<string
  * itself SIGKILL just before that completion step of the first dispatch to reach it. With
  * `offerThenCrash`, it offers that dispatch in process, prints the verdict and sends itself
  * SIGKILL as soon as the offer resolves; its agents are held back (never started), so the
- * crash always comes before the dispatch runs.
+ * crash always comes before the dispatch runs. With `crashAfterSpawn`, it sends itself SIGKILL
+ * as soon as its first agent is spawned, before the agent's pid is written anywhere.
  */
 export function startChildDaemon(
   world: TestWorld,
@@ -168,6 +169,8 @@ export function startChildDaemon(
     heartbeatSeconds?: number;
     agentScript?: string;
     offerThenCrash?: Record<string, unknown>;
+    /** SIGKILL the child right after it spawns its first agent, before the pid is recorded. */
+    crashAfterSpawn?: boolean;
   } = {},
 ): { child: ChildProcess; exited: Promise<NodeJS.Signals | number | null>; output: () => string } {
   const daemonModule = pathToFileURL(join(import.meta.dirname, "daemon.ts")).href;
@@ -178,6 +181,7 @@ import { Daemon } from ${JSON.stringify(daemonModule)};
 import { startRunnerAgent } from ${JSON.stringify(runnerModule)};
 const crashAt = process.env.CRASH_AT || undefined;
 const holdBack = ${offer ? "true" : "false"};
+const crashAfterSpawn = ${options.crashAfterSpawn ? "true" : "false"};
 const heldAgent = () => ({
   pid: -1,
   done: new Promise(() => {}),
@@ -186,7 +190,12 @@ const heldAgent = () => ({
 });
 const daemon = new Daemon({
   root: ${JSON.stringify(world.root)},
-  startAgent: (agentOptions) => (holdBack ? heldAgent() : startRunnerAgent(agentOptions)),
+  startAgent: (agentOptions) => {
+    if (holdBack) return heldAgent();
+    const agent = startRunnerAgent(agentOptions);
+    if (crashAfterSpawn) process.kill(process.pid, "SIGKILL");
+    return agent;
+  },
   claudeBinary: "/nonexistent/claude",
   openclawWorkspace: false,
   retryDelayMs: { rateLimit: 50, other: 50 },
