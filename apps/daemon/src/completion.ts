@@ -14,6 +14,7 @@ import {
   parseValue,
   writeFileAtomic,
 } from "@gstack/contracts";
+import { parse as parseYaml } from "yaml";
 import type { AgentFailure, AgentRunResult } from "./agent-types";
 import type { CompletionDelivery } from "./completion-delivery";
 import { commitsSince } from "./git";
@@ -91,6 +92,11 @@ export interface CompletionInput {
   outcome: { result?: AgentRunResult; failure?: AgentFailure };
   finishedAt: Date;
   sessionTimeoutSeconds: number;
+  /**
+   * Whether to count the commits made since the run's base commit (default true). A repair of a
+   * run that ended long ago does not: later commits in the folder are not its own.
+   */
+  countCommits?: boolean;
 }
 
 /**
@@ -99,7 +105,10 @@ export interface CompletionInput {
  */
 export async function planCompletion(input: CompletionInput): Promise<CompletionPlan> {
   const { layout, state, dispatch, status, outcome, finishedAt } = input;
-  const commits = state.started_at ? await commitsSince(state.project_dir, state.base_sha) : [];
+  const commits =
+    state.started_at && input.countCommits !== false
+      ? await commitsSince(state.project_dir, state.base_sha)
+      : [];
   const failure =
     outcome.failure ??
     outcome.result?.failure ??
@@ -160,8 +169,54 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
     completion.artifacts = [...(completion.artifacts ?? []), `learnings:${learnings.length}`];
   }
   const reportMarkdown = renderReport(completion, sections, dispatch.task, attemptsNote(state));
+  return assemblePlan(state, dispatch, completion, reportMarkdown, learnings);
+}
+
+/**
+ * Rebuilds the plan of a finishing that older code started without a plan file, from the
+ * report it wrote first: the completion is the report's frontmatter, the learnings are its
+ * "Learnings logged" bullets. Undefined when there is no report or its frontmatter is not a
+ * completion of this dispatch.
+ */
+export async function planFromReport(
+  layout: GstackLayout,
+  state: SessionState,
+  dispatch: Dispatch,
+): Promise<CompletionPlan | undefined> {
+  let reportMarkdown: string;
+  try {
+    reportMarkdown = await readFile(layout.dispatch.completedReport(state.id), "utf8");
+  } catch {
+    return undefined;
+  }
+  const front = /^---\n([\s\S]*?)\n---\n/.exec(reportMarkdown);
+  if (!front?.[1]) return undefined;
+  let completion: Completion;
+  try {
+    completion = parseValue("completion", parseYaml(front[1]));
+  } catch {
+    return undefined;
+  }
+  if (completion.dispatch_id !== state.id) return undefined;
+  const sections = parseReportSections(reportMarkdown.slice(front[0].length));
+  const learnings = extractLearnings(sections ? bulletItems(sections["Learnings logged"]) : [], {
+    dispatchId: state.id,
+    ts: completion.finished_at ?? state.updated_at,
+  });
+  return assemblePlan(state, dispatch, completion, reportMarkdown, learnings);
+}
+
+/** The activity entry, terminal audit event and log line that go with a completion. */
+function assemblePlan(
+  state: SessionState,
+  dispatch: Dispatch,
+  completion: Completion,
+  reportMarkdown: string,
+  learnings: Learning[],
+): CompletionPlan {
+  const { status } = completion;
   const activity: ActivityEntry = parseValue("activity-entry", {
-    ts: finishedAt.toISOString(),
+    ts: completion.finished_at ?? state.updated_at,
     project: dispatch.project,
     skill: dispatch.task_type ?? "dispatch",
     artifacts: completion.artifacts ?? [],
@@ -346,5 +401,24 @@ async function plainTextTail(path: string): Promise<string | undefined> {
     }
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * The terminal status in a completion JSON: undefined when there is no such file, `{}` when it
+ * cannot be read as one.
+ */
+export async function readCompletionStatus(path: string): Promise<{ status?: CompletionStatus } | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch {
+    return undefined;
+  }
+  try {
+    const status = (JSON.parse(text) as { status?: unknown }).status;
+    return typeof status === "string" ? { status: status as CompletionStatus } : {};
+  } catch {
+    return {};
   }
 }

@@ -1,4 +1,7 @@
-import { type Learning, learningTypeSchema, parseValue } from "@gstack/contracts";
+import { existsSync } from "node:fs";
+import { type Learning, learningTypeSchema, parseValue, resolveOpenClawWorkspace } from "@gstack/contracts";
+import { syncProject } from "@gstack/learnings";
+import type { Audit } from "./daemon-context";
 
 const INJECTION =
   /\b(ignore (all |any )?(previous|prior|above) instructions|disregard (the )?(system|previous)|you are now|system prompt)\b/i;
@@ -55,4 +58,33 @@ export function extractLearnings(
     );
   }
   return learnings;
+}
+
+/**
+ * Brings a project's learnings into an OpenClaw workspace's memory, so the other runtime knows
+ * them too: the workspace given, else the one `resolveOpenClawWorkspace` names, when that folder
+ * exists; `false` for none. Idempotent; a failure is logged, never thrown.
+ */
+export function learningsSharer(options: {
+  root: string;
+  workspace: string | false | undefined;
+  audit: Audit;
+  log: (line: string) => void;
+}): (dispatchId: string, project: string) => Promise<void> {
+  return async (dispatchId, project) => {
+    const workspace =
+      options.workspace === undefined ? resolveOpenClawWorkspace(process.env) : options.workspace;
+    if (workspace === false || !existsSync(workspace)) return;
+    try {
+      const report = await syncProject({ root: options.root, workspace, project });
+      await options.audit("learnings_recorded", {
+        dispatch_id: dispatchId,
+        detail: { project, memory_file: report.memoryFile, exported: report.exported },
+      });
+    } catch (error) {
+      options.log(
+        `could not share learnings of ${project} with OpenClaw memory: ${(error as Error).message}`,
+      );
+    }
+  };
 }

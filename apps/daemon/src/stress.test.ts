@@ -135,7 +135,8 @@ ${await readFile(world.agentScript, "utf8")}`,
     const status = await readStatus(world.layout);
     expect(status.sessions.active).toBe(0);
     expect(status.sessions.queued).toBe(0);
-    // Agents end within their own short run even when their daemon died before recording them.
+    // Agents whose daemon died before recording them are stopped by the next start (run marker),
+    // or end within their own short run.
     const pids = (await lines(join(world.base, "agent-pids.log"))).map(Number);
     await waitFor(() => (pids.every((pid) => !processAlive(pid)) ? true : undefined), 5_000);
     const children = execFileSync("ps", ["-eo", "args"], { encoding: "utf8" })

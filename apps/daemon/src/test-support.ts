@@ -1,11 +1,13 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type GstackLayout, gstackLayout } from "@gstack/contracts";
+import { type DispatchSettings, type GstackLayout, gstackLayout } from "@gstack/contracts";
 import { Daemon, type DaemonOptions } from "./daemon";
+import { auditLog, type DaemonContext } from "./daemon-context";
+import { createCompletionDelivery } from "./outbox-delivery";
 
 /**
  * A small real agent for tests: reads the prompt, and does what the task line says.
@@ -156,7 +158,8 @@ export async function auditOf(layout: GstackLayout): Promise<Array<Record<string
  * itself SIGKILL just before that completion step of the first dispatch to reach it. With
  * `offerThenCrash`, it offers that dispatch in process, prints the verdict and sends itself
  * SIGKILL as soon as the offer resolves; its agents are held back (never started), so the
- * crash always comes before the dispatch runs.
+ * crash always comes before the dispatch runs. With `crashAfterSpawn`, it sends itself SIGKILL
+ * as soon as its first agent is spawned, before the agent's pid is written anywhere.
  */
 export function startChildDaemon(
   world: TestWorld,
@@ -166,6 +169,8 @@ export function startChildDaemon(
     heartbeatSeconds?: number;
     agentScript?: string;
     offerThenCrash?: Record<string, unknown>;
+    /** SIGKILL the child right after it spawns its first agent, before the pid is recorded. */
+    crashAfterSpawn?: boolean;
   } = {},
 ): { child: ChildProcess; exited: Promise<NodeJS.Signals | number | null>; output: () => string } {
   const daemonModule = pathToFileURL(join(import.meta.dirname, "daemon.ts")).href;
@@ -176,6 +181,7 @@ import { Daemon } from ${JSON.stringify(daemonModule)};
 import { startRunnerAgent } from ${JSON.stringify(runnerModule)};
 const crashAt = process.env.CRASH_AT || undefined;
 const holdBack = ${offer ? "true" : "false"};
+const crashAfterSpawn = ${options.crashAfterSpawn ? "true" : "false"};
 const heldAgent = () => ({
   pid: -1,
   done: new Promise(() => {}),
@@ -184,7 +190,12 @@ const heldAgent = () => ({
 });
 const daemon = new Daemon({
   root: ${JSON.stringify(world.root)},
-  startAgent: (agentOptions) => (holdBack ? heldAgent() : startRunnerAgent(agentOptions)),
+  startAgent: (agentOptions) => {
+    if (holdBack) return heldAgent();
+    const agent = startRunnerAgent(agentOptions);
+    if (crashAfterSpawn) process.kill(process.pid, "SIGKILL");
+    return agent;
+  },
   claudeBinary: "/nonexistent/claude",
   openclawWorkspace: false,
   retryDelayMs: { rateLimit: 50, other: 50 },
@@ -251,4 +262,64 @@ export function testDaemon(
       ...settings,
     },
   });
+}
+
+/**
+ * The shared context of the daemon's rooms, as a started daemon on the world's state root would
+ * have it (the folders made, the scratch repositories trusted, the `codex` agent known, a
+ * local-only delivery), for testing one room without the others. `lines` collects the log.
+ */
+export async function roomContext(
+  world: TestWorld,
+  settings: Partial<DispatchSettings> = {},
+  environment: Partial<DaemonContext["environment"]> = {},
+): Promise<DaemonContext & { lines: string[] }> {
+  const folders = world.layout.dispatch;
+  for (const folder of [
+    folders.incoming,
+    folders.tmp,
+    folders.claimed,
+    folders.sessions,
+    folders.completed,
+    folders.rejected,
+    folders.control,
+  ]) {
+    await mkdir(folder, { recursive: true });
+  }
+  const lines: string[] = [];
+  const log = (line: string) => {
+    lines.push(line);
+  };
+  const now = () => new Date();
+  const fullSettings = {
+    max_concurrent: 2,
+    trusted_repos: [world.base],
+    session_timeout_seconds: 3600,
+    heartbeat_seconds: 30,
+    shutdown_grace_seconds: 300,
+    agents: { codex: { command: [process.execPath, world.agentScript, "{prompt}"] } },
+    ...settings,
+  } as DispatchSettings;
+  const audit = auditLog(world.layout, now, log);
+  return {
+    layout: world.layout,
+    settings: fullSettings,
+    environment: {
+      secret: undefined,
+      claudeBinary: undefined,
+      knownAgents: ["codex"],
+      disallowedTools: [],
+      ...environment,
+    },
+    delivery: createCompletionDelivery({
+      layout: world.layout,
+      settings: fullSettings,
+      context: { audit: (event, fields) => audit(event, fields), log },
+    }),
+    now,
+    log,
+    audit,
+    stopping: false,
+    lines,
+  };
 }

@@ -28,6 +28,7 @@ export { LineSplitter } from "./line-splitter";
 export type { OutputTracker } from "./output-tracker";
 export type { RunTrace, StopGroupOptions } from "./process-group";
 export {
+  markedRunProcesses,
   processGroupAlive,
   processGroupMembers,
   runLeftovers,

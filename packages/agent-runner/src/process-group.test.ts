@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
 import {
+  markedRunProcesses,
   processDescendants,
   processGroupAlive,
   processGroupMembers,
@@ -60,5 +61,35 @@ describe("stopProcessGroup", () => {
     expect(outcome.remaining).toEqual([]);
     expect(processGroupAlive(group)).toBe(false);
     expect(processGroupAlive(detached!.processGroupId)).toBe(false);
+  });
+});
+
+describe.runIf(process.platform === "linux")("markedRunProcesses", () => {
+  it("finds run processes by the variables their starter gave them, and nothing else", async () => {
+    const base = { ...process.env, GSTACK_HOME: `/tmp/marked-${process.pid}` };
+    const start = (env: NodeJS.ProcessEnv) =>
+      spawn("sleep", ["60"], { detached: true, stdio: "ignore", env: env as Record<string, string> });
+    const ours = start({ ...base, GSTACK_AGENT_RUN: "run-1", GSTACK_DISPATCH_ID: "dispatch-ours" });
+    const unmarked = start({ ...base, GSTACK_DISPATCH_ID: "dispatch-ours" });
+    const elsewhere = start({
+      ...base,
+      GSTACK_HOME: `/tmp/marked-other-${process.pid}`,
+      GSTACK_AGENT_RUN: "run-2",
+      GSTACK_DISPATCH_ID: "dispatch-ours",
+    });
+    try {
+      const deadline = Date.now() + 5_000;
+      let found = markedRunProcesses({ GSTACK_HOME: base.GSTACK_HOME }, ["GSTACK_DISPATCH_ID", "MISSING"]);
+      while (found.length === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        found = markedRunProcesses({ GSTACK_HOME: base.GSTACK_HOME }, ["GSTACK_DISPATCH_ID", "MISSING"]);
+      }
+      expect(found).toEqual([{ pid: ours.pid, values: { GSTACK_DISPATCH_ID: "dispatch-ours" } }]);
+      expect(
+        markedRunProcesses({ GSTACK_HOME: base.GSTACK_HOME, GSTACK_DISPATCH_ID: "dispatch-other" }),
+      ).toEqual([]);
+    } finally {
+      for (const child of [ours, unmarked, elsewhere]) child.kill("SIGKILL");
+    }
   });
 });

@@ -164,6 +164,48 @@ export function runLeftovers(trace: RunTrace): number[] {
 }
 
 /**
+ * Set to a value unique to each run in the agent's environment. Everything the agent starts
+ * inherits it, so what survives the run (even in a session of its own) can be found and stopped.
+ */
+export const RUN_MARKER_VARIABLE = "GSTACK_AGENT_RUN";
+
+/**
+ * Live processes (Linux; elsewhere none are found) started by an agent run, which every one of
+ * them carries in its environment as `GSTACK_AGENT_RUN`, whose environment also holds each
+ * `NAME=value` of `match`. This finds what a run left when the program that started it is gone
+ * and never learnt its pid: a caller that gave its runs identifying variables (a state folder, a
+ * task id) passes them here. `report` names variables whose values are returned with each
+ * process. Only processes whose environment this user may read are seen.
+ */
+export function markedRunProcesses(
+  match: Record<string, string>,
+  report: readonly string[] = [],
+): { pid: number; values: Record<string, string> }[] {
+  if (process.platform !== "linux") return [];
+  const wanted = Object.entries(match).map(([name, value]) => `${name}=${value}`);
+  const found: { pid: number; values: Record<string, string> }[] = [];
+  for (const entry of processTable() ?? []) {
+    if (!entry.live || entry.pid === process.pid) continue;
+    let environ: string;
+    try {
+      environ = readFileSync(`/proc/${entry.pid}/environ`, "utf8");
+    } catch {
+      continue;
+    }
+    const variables = environ.split("\0");
+    if (!variables.some((variable) => variable.startsWith(`${RUN_MARKER_VARIABLE}=`))) continue;
+    if (!wanted.every((pair) => variables.includes(pair))) continue;
+    const values: Record<string, string> = {};
+    for (const name of report) {
+      const variable = variables.find((candidate) => candidate.startsWith(`${name}=`));
+      if (variable !== undefined) values[name] = variable.slice(name.length + 1);
+    }
+    found.push({ pid: entry.pid, values });
+  }
+  return found;
+}
+
+/**
  * Ends what a finished run left behind: SIGTERM to each leftover, then SIGKILL to what is
  * still there after the grace period. Looks again after each round, so a leftover that starts
  * another process while being stopped is caught too.

@@ -22,6 +22,7 @@ import { type GitProgress, gitProgress } from "./git-progress";
 import { LineSplitter } from "./line-splitter";
 import {
   bootTicksNow,
+  RUN_MARKER_VARIABLE,
   type RunTrace,
   sampleRunDescendants,
   stopProcessGroup,
@@ -140,11 +141,7 @@ function gitStart(cwd: string): { repository: boolean; head?: string; directorie
   return { repository: true, head: head && /^[0-9a-f]{40,64}$/.test(head) ? head : undefined, directories };
 }
 
-/**
- * Set to a value unique to each run in the agent's environment. Everything the agent starts
- * inherits it, so what survives the run (even in a session of its own) can be found and stopped.
- */
-export const RUN_MARKER_VARIABLE = "GSTACK_AGENT_RUN";
+export { RUN_MARKER_VARIABLE };
 
 function environmentOf(options: StartAgentOptions, adapterEnv: Record<string, string>): NodeJS.ProcessEnv {
   const environment: NodeJS.ProcessEnv = options.inheritEnv === false ? {} : { ...process.env };

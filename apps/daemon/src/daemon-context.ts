@@ -1,0 +1,53 @@
+import {
+  type AuditEvent,
+  type AuditEventName,
+  appendJsonLines,
+  type DispatchSettings,
+  type GstackLayout,
+} from "@gstack/contracts";
+import type { CompletionDelivery } from "./completion-delivery";
+import type { AgentEnvironment } from "./environment";
+
+/** The fields of one audit event besides its name and time. */
+export interface AuditFields {
+  dispatch_id?: string;
+  pid?: number;
+  reason?: string;
+  detail?: Record<string, unknown>;
+}
+
+/** Appends one event to `dispatch/audit.jsonl`; never rejects (a failure is logged). */
+export type Audit = (event: AuditEventName, fields?: AuditFields) => Promise<void>;
+
+/**
+ * What every room of the daemon shares: where the state lives, the settings and what the
+ * start-up found, the delivery, the clock, the log and the audit log, and whether it stops.
+ * `settings`, `environment` and `delivery` are filled in by the start (see `lifecycle.ts`).
+ */
+export interface DaemonContext {
+  readonly layout: GstackLayout;
+  settings: DispatchSettings;
+  environment: AgentEnvironment;
+  delivery: CompletionDelivery;
+  now(): Date;
+  log(line: string): void;
+  audit: Audit;
+  /** True from the first stop on: nothing new is taken or started. */
+  stopping: boolean;
+}
+
+/** An {@link Audit} writing to the layout's audit log, stamped by `now`. */
+export function auditLog(layout: GstackLayout, now: () => Date, log: (line: string) => void): Audit {
+  return async (event, fields = {}) => {
+    const entry: AuditEvent = {
+      ts: now().toISOString(),
+      event,
+      ...fields,
+      ...(fields.reason ? { reason: fields.reason.slice(0, 1500) } : {}),
+    };
+    if (fields.pid === undefined) entry.pid = process.pid;
+    await appendJsonLines(layout.dispatch.audit, [entry]).catch((error: Error) =>
+      log(`could not write the audit log: ${error.message}`),
+    );
+  };
+}

@@ -1,0 +1,161 @@
+import { readdir, readFile, rename, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { Dispatch } from "@gstack/contracts";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { DaemonContext } from "./daemon-context";
+import { Intake, type IntakeSessions } from "./intake-doors";
+import { auditOf, dispatchFor, makeWorld, roomContext, type TestWorld, waitFor } from "./test-support";
+
+/** What the session runner would have been handed, without a runner. */
+class AdmittedSessions implements IntakeSessions {
+  readonly admitted: Array<{
+    dispatch: Dispatch;
+    projectDir: string;
+    source?: string;
+    pendingCancel?: string;
+  }> = [];
+  has(id: string): boolean {
+    return this.admitted.some((entry) => entry.dispatch.id === id);
+  }
+  async admit(
+    dispatch: Dispatch,
+    admission: { projectDir: string; firstSeen: Date; source?: string; pendingCancel?: string },
+  ): Promise<number> {
+    this.admitted.push({ dispatch, ...admission });
+    return this.admitted.length;
+  }
+}
+
+let world: TestWorld;
+let context: DaemonContext;
+let sessions: AdmittedSessions;
+let intake: Intake;
+
+beforeEach(async () => {
+  world = await makeWorld();
+  context = await roomContext(world);
+  sessions = new AdmittedSessions();
+  intake = new Intake(context, { sessions });
+});
+
+afterEach(async () => {
+  await intake.close();
+  await world.cleanup();
+});
+
+/** The dispatch files waiting in `dispatch/` (which also holds the daemon's folders). */
+async function dispatchFiles(): Promise<string[]> {
+  return (await readdir(world.layout.dispatch.incoming)).filter((name) => name.endsWith(".json"));
+}
+
+async function drop(name: string, content: unknown): Promise<string> {
+  const temporary = join(world.layout.dispatch.tmp, name);
+  await writeFile(temporary, typeof content === "string" ? content : JSON.stringify(content));
+  const path = join(world.layout.dispatch.incoming, name);
+  await rename(temporary, path);
+  return path;
+}
+
+describe("the file door", () => {
+  it("claims a dropped file, links it as claimed/{id}.json and admits it with its real project folder", async () => {
+    await drop("any-name.json", dispatchFor(world, "dispatch-file", "say hi"));
+    await intake.scanIncoming();
+    expect(sessions.admitted).toEqual([
+      expect.objectContaining({
+        dispatch: expect.objectContaining({ id: "dispatch-file" }),
+        projectDir: world.repo,
+      }),
+    ]);
+    expect(await dispatchFiles()).toEqual([]);
+    expect(await readdir(world.layout.dispatch.claimed)).toEqual(["dispatch-file.json"]);
+    const events = (await auditOf(world.layout)).map((event) => [event.event, event.detail]);
+    expect(events).toEqual([
+      ["received", { file: "any-name.json" }],
+      ["validated", { project: "acme-widget", agent: "codex", file: "any-name.json" }],
+    ]);
+  });
+
+  it("refuses a bad file into rejected/ with its rule, and admits nothing", async () => {
+    await drop("bad.json", { ...dispatchFor(world, "dispatch-bad", "say hi"), target_agent: "gemini" });
+    await intake.scanIncoming();
+    expect(sessions.admitted).toEqual([]);
+    expect((await readdir(world.layout.dispatch.rejected)).sort()).toEqual([
+      "dispatch-bad.json",
+      "dispatch-bad.reason.json",
+    ]);
+    const reason = JSON.parse(
+      await readFile(join(world.layout.dispatch.rejected, "dispatch-bad.reason.json"), "utf8"),
+    );
+    expect(reason).toMatchObject({ rule: "target-agent", file: "bad.json", id: "dispatch-bad" });
+  });
+
+  it("routes what the watcher sees: dispatch/ to intake, control/ to the cancel handler", async () => {
+    const control: string[] = [];
+    const watching = new Intake(context, { sessions, onControl: (_path, name) => control.push(name) });
+    await watching.open();
+    await drop("watched.json", dispatchFor(world, "dispatch-watched", "say hi"));
+    await writeFile(join(world.layout.dispatch.control, "dispatch-x.cancel"), "{}");
+    await waitFor(() => (sessions.has("dispatch-watched") ? true : undefined));
+    await waitFor(() => (control.length > 0 ? true : undefined));
+    expect(control).toEqual(["dispatch-x.cancel"]);
+    await watching.close();
+  });
+
+  it("hands a cancel that came first to the runner with the dispatch", async () => {
+    intake.rememberCancel("dispatch-early", "cancel requested before the dispatch was taken");
+    await drop("early.json", dispatchFor(world, "dispatch-early", "say hi"));
+    await intake.scanIncoming();
+    expect(sessions.admitted[0]?.pendingCancel).toBe("cancel requested before the dispatch was taken");
+  });
+
+  it("takes nothing once the daemon is stopping", async () => {
+    context.stopping = true;
+    await drop("late.json", dispatchFor(world, "dispatch-late", "say hi"));
+    await intake.scanIncoming();
+    expect(sessions.admitted).toEqual([]);
+    expect(await dispatchFiles()).toEqual(["late.json"]);
+  });
+});
+
+describe("the offer door", () => {
+  it("writes claimed/{id}.json before it answers, and leaves no private file", async () => {
+    const text = JSON.stringify(dispatchFor(world, "dispatch-offer", "say hi"));
+    expect(await intake.offer(text, "test")).toEqual({ accepted: true, id: "dispatch-offer", position: 1 });
+    expect(await readdir(world.layout.dispatch.claimed)).toEqual(["dispatch-offer.json"]);
+    expect(await readFile(world.layout.dispatch.claimedFile("dispatch-offer"), "utf8")).toBe(text);
+    expect(sessions.admitted[0]).toMatchObject({ source: "test", projectDir: world.repo });
+  });
+
+  it("and the file door take one id once, whichever comes first", async () => {
+    const first = dispatchFor(world, "dispatch-twice", "say hi");
+    expect(await intake.offer(JSON.stringify(first), "test")).toMatchObject({ accepted: true });
+    await drop("twice.json", first);
+    await intake.scanIncoming();
+    expect(sessions.admitted).toHaveLength(1);
+    expect(await readdir(world.layout.dispatch.rejected)).toContain("dispatch-twice.reason.json");
+
+    const second = dispatchFor(world, "dispatch-file-first", "say hi");
+    await drop("file-first.json", second);
+    await intake.scanIncoming();
+    expect(await intake.offer(JSON.stringify(second), "test")).toMatchObject({
+      accepted: false,
+      rule: "duplicate",
+      id: "dispatch-file-first",
+    });
+    expect(sessions.admitted.map((entry) => entry.dispatch.id)).toEqual([
+      "dispatch-twice",
+      "dispatch-file-first",
+    ]);
+  });
+
+  it("refuses an id whose claimed file another writer linked first", async () => {
+    const dispatch = dispatchFor(world, "dispatch-linked", "say hi");
+    await writeFile(world.layout.dispatch.claimedFile("dispatch-linked"), JSON.stringify(dispatch));
+    expect(await intake.offer(JSON.stringify(dispatch), "test")).toMatchObject({
+      accepted: false,
+      rule: "duplicate",
+    });
+    expect(sessions.admitted).toEqual([]);
+    expect((await readdir(world.layout.dispatch.claimed)).filter((name) => name.startsWith("."))).toEqual([]);
+  });
+});

@@ -1,0 +1,233 @@
+import { mkdir } from "node:fs/promises";
+import { type DispatchSettings, writeFileAtomic } from "@gstack/contracts";
+import type { CompletionDelivery } from "./completion-delivery";
+import type { DaemonContext } from "./daemon-context";
+import { releaseDaemonLock, takeDaemonLock } from "./daemon-lock";
+import { checkEnvironment } from "./environment";
+import { DaemonError } from "./errors";
+import { loadSettings } from "./settings";
+
+/** What the lifecycle starts, wakes and stops. */
+export interface LifecycleParts {
+  context: DaemonContext;
+  /** Settings that override config.yaml. */
+  settings?: Partial<DispatchSettings>;
+  /** The Claude Code binary, when not the configured one or `claude` on PATH. */
+  claudeBinary?: string;
+  /** Makes the delivery, once the environment is checked. */
+  makeDelivery(): CompletionDelivery;
+  /** Start-up reconciliation (see `recovery.ts`), before anything new is taken. */
+  recover(): Promise<void>;
+  /** The doors: opened last at start, rescanned on each heartbeat, closed first at stop. */
+  doors: { open(): Promise<void>; rescan(): Promise<void>; close(): Promise<void> };
+  sessions: {
+    readonly active: number;
+    readonly queued: number;
+    pump(): void;
+    /** Sessions waiting to retry go back in the line. */
+    holdRetries(): Promise<void>;
+    /** Cancels running agents (queued again for the next start) and waits for their slots. */
+    interruptRunning(): Promise<void>;
+    saveQueue(): Promise<void>;
+  };
+}
+
+/**
+ * Start, heartbeat and stop. Start: settings, folders, the single-instance lock, the
+ * environment, the delivery, recovery, then the doors open. Every `heartbeat_seconds`: the
+ * heartbeat file, a rescan of `dispatch/` and a delivery replay. Stop: no new work, running
+ * sessions get `shutdown_grace_seconds` to finish (a second stop without grace cuts it short),
+ * then they are cancelled and queued again; state saved, lock released.
+ */
+export class Lifecycle {
+  /** Resolves when the daemon has stopped. */
+  readonly stopped: Promise<void>;
+  private resolveStopped!: () => void;
+  private startedAt: Date;
+  private lockHeld = false;
+  private running = false;
+  private starting?: Promise<void>;
+  private heartbeatTimer?: NodeJS.Timeout;
+  private stopWaiters: Array<() => void> = [];
+  /** Ends the grace period of a stop in progress at once. */
+  private cutGrace?: (() => void) | undefined;
+
+  constructor(private readonly parts: LifecycleParts) {
+    this.startedAt = parts.context.now();
+    this.stopped = new Promise((resolve) => {
+      this.resolveStopped = resolve;
+    });
+  }
+
+  /** True once start has finished and until stop begins. */
+  get started(): boolean {
+    return this.running;
+  }
+
+  /** Local-only mode: no Clawvisor URL, so completions stay on disk. */
+  get mode(): "local-only" | "clawvisor" {
+    return this.parts.context.settings.clawvisor_url ? "clawvisor" : "local-only";
+  }
+
+  /** Throws a {@link DaemonError} with one readable sentence on any problem. */
+  start(): Promise<void> {
+    this.starting ??= this.startNow();
+    return this.starting;
+  }
+
+  private async startNow(): Promise<void> {
+    const { context } = this.parts;
+    const loaded = await loadSettings(context.layout).catch((error: Error) => {
+      throw new DaemonError(error.message, { cause: error });
+    });
+    context.settings = { ...loaded.settings, ...this.parts.settings } as DispatchSettings;
+    for (const warning of loaded.warnings) context.log(`warning: ${warning}`);
+    const folders = context.layout.dispatch;
+    for (const folder of [
+      folders.incoming,
+      folders.tmp,
+      folders.claimed,
+      folders.sessions,
+      folders.completed,
+      folders.rejected,
+      folders.control,
+    ]) {
+      await mkdir(folder, { recursive: true });
+    }
+    await takeDaemonLock(context.layout);
+    this.lockHeld = true;
+    try {
+      context.environment = await checkEnvironment({
+        layout: context.layout,
+        settings: context.settings,
+        log: context.log,
+        ...(this.parts.claudeBinary ? { claudeBinary: this.parts.claudeBinary } : {}),
+      });
+      context.delivery = this.parts.makeDelivery();
+      try {
+        await context.delivery.start();
+      } catch (error) {
+        context.log(`warning: checking the callback endpoints failed: ${(error as Error).message}`);
+      }
+      await this.parts.recover();
+    } catch (error) {
+      await this.releaseLock();
+      throw error;
+    }
+    this.startedAt = context.now();
+    const { max_concurrent: maxConcurrent } = context.settings;
+    const agents = context.environment.knownAgents;
+    await context.audit("daemon_started", {
+      detail: { mode: this.mode, max_concurrent: maxConcurrent, agents },
+    });
+    context.log(
+      `gstack-dispatch started (pid ${process.pid}, ${this.mode}, max ${maxConcurrent} at once, agents: ${agents.join(", ")})`,
+    );
+    context.log(`watching ${folders.incoming}`);
+    await this.writeHeartbeat();
+    this.heartbeatTimer = setInterval(() => this.beat(), context.settings.heartbeat_seconds * 1000);
+    this.running = true;
+    await this.parts.doors.open();
+    void this.replayDeliveries();
+    this.parts.sessions.pump();
+  }
+
+  /** One heartbeat: the file, a rescan of `dispatch/`, a delivery replay. */
+  private beat(): void {
+    const { context, doors } = this.parts;
+    void this.writeHeartbeat();
+    // Names the watcher did not report (dropped again within its blind window, or not
+    // claimable before) are picked up here, at most one interval late.
+    if (!context.stopping) {
+      void doors.rescan().catch((error: Error) => context.log(`scan of dispatch/ failed: ${error.message}`));
+    }
+    void this.replayDeliveries();
+  }
+
+  private async replayDeliveries(): Promise<void> {
+    const { context } = this.parts;
+    if (context.stopping) return;
+    await context.delivery.replay().catch((error: Error) => context.log(`delivery replay: ${error.message}`));
+  }
+
+  /** Writes `dispatch/.daemon-heartbeat`; a failure is ignored (the next beat tries again). */
+  async writeHeartbeat(): Promise<void> {
+    const { context, sessions } = this.parts;
+    const heartbeat = {
+      ts: context.now().toISOString(),
+      active: sessions.active,
+      queued: sessions.queued,
+      pid: process.pid,
+      started_at: this.startedAt.toISOString(),
+      mode: this.mode,
+      max_concurrent: context.settings.max_concurrent,
+      interval_seconds: context.settings.heartbeat_seconds,
+      ...(context.delivery ? { delivery: context.delivery.status() } : {}),
+    };
+    await writeFileAtomic(context.layout.dispatch.heartbeat, `${JSON.stringify(heartbeat)}\n`).catch(
+      () => undefined,
+    );
+  }
+
+  /** Told when a session leaves; a stop waiting for running sessions ends once none is left. */
+  sessionLeft(): void {
+    if (this.parts.sessions.active === 0) for (const resolve of this.stopWaiters.splice(0)) resolve();
+  }
+
+  /**
+   * Stops gracefully: no new work, running sessions get `graceMs` (default
+   * `shutdown_grace_seconds`) to finish, then they are cancelled and queued again for the next
+   * start; state is saved. A second call with `graceMs` 0 (a second SIGTERM) ends the grace at once.
+   */
+  async stop(graceMs?: number): Promise<void> {
+    const { context, sessions, doors } = this.parts;
+    if (context.stopping) {
+      if (graceMs === 0) this.cutGrace?.();
+      return this.stopped;
+    }
+    context.stopping = true;
+    // A stop during the start waits for it: the doors then take nothing and nothing is launched.
+    await this.starting?.catch(() => undefined);
+    if (!this.running) {
+      // Never started (or start failed): nothing runs and no lock is held.
+      await this.releaseLock();
+      this.resolveStopped();
+      return;
+    }
+    this.running = false;
+    const grace = graceMs ?? context.settings.shutdown_grace_seconds * 1000;
+    await context.audit("daemon_stopping", { detail: { active: sessions.active, queued: sessions.queued } });
+    context.log(`stopping: ${sessions.active} running, ${sessions.queued} queued`);
+    if (this.heartbeatTimer) clearInterval(this.heartbeatTimer);
+    await doors.close();
+    await sessions.holdRetries();
+    if (sessions.active > 0) {
+      const allDone = new Promise<void>((resolve) => this.stopWaiters.push(resolve));
+      let graceTimer: NodeJS.Timeout | undefined;
+      const timer = new Promise<"late">((resolve) => {
+        graceTimer = setTimeout(() => resolve("late"), grace);
+        this.cutGrace = () => resolve("late");
+      });
+      const ended = await Promise.race([allDone, timer]);
+      clearTimeout(graceTimer);
+      this.cutGrace = undefined;
+      if (ended === "late") {
+        context.log("grace period over: cancelling running sessions (they start again next time)");
+        await sessions.interruptRunning();
+      }
+    }
+    await sessions.saveQueue();
+    await context.delivery.stop(2000);
+    await this.writeHeartbeat();
+    await context.audit("daemon_stopped");
+    await this.releaseLock();
+    context.log("stopped");
+    this.resolveStopped();
+  }
+
+  private async releaseLock(): Promise<void> {
+    if (!this.lockHeld) return;
+    this.lockHeld = false;
+    await releaseDaemonLock(this.parts.context.layout);
+  }
+}

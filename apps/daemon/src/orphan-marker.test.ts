@@ -1,0 +1,117 @@
+import { readFileSync } from "node:fs";
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Daemon } from "./daemon";
+import { readState } from "./session-state";
+import { submitDispatch } from "./submit";
+import {
+  auditOf,
+  completionOf,
+  dispatchFor,
+  makeWorld,
+  startChildDaemon,
+  type TestWorld,
+  testDaemon,
+  waitFor,
+} from "./test-support";
+
+let world: TestWorld;
+let daemon: Daemon | undefined;
+let leftovers: number[] = [];
+
+beforeEach(async () => {
+  world = await makeWorld();
+  leftovers = [];
+});
+
+afterEach(async () => {
+  await daemon?.stop(0);
+  daemon = undefined;
+  for (const pid of leftovers) {
+    try {
+      process.kill(pid, "SIGKILL");
+    } catch {}
+  }
+  await world.cleanup();
+});
+
+/**
+ * True while a process runs: not gone and not a zombie. An orphan's new parent may be slow to
+ * reap it (or never do, as PID 1 in some containers), so signal 0 is not enough.
+ */
+function running(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !["Z", "X"].includes(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0] ?? "");
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * An agent whose first run starts a helper in a session of its own (as a dev server would),
+ * records both pids and then works for a minute; any later run reports at once.
+ */
+const SLOW_FIRST_AGENT = `
+const { spawn } = require("node:child_process");
+const fs = require("node:fs");
+const path = require("node:path");
+const record = path.join(process.cwd(), "..", "first-run.json");
+fs.appendFileSync(path.join(process.cwd(), "..", "runs.log"), process.pid + "\\n");
+if (fs.existsSync(record)) {
+  console.log("## What shipped\\n- done\\n## Decisions made\\n- none\\n## Learnings logged\\n- none\\n## Needs human judgment\\n- Nothing");
+} else {
+  const helper = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { detached: true, stdio: "ignore" });
+  helper.unref();
+  fs.writeFileSync(record, JSON.stringify({ agent: process.pid, helper: helper.pid }));
+  setTimeout(() => {}, 60_000);
+}
+`;
+
+describe.runIf(process.platform === "linux")(
+  "a daemon killed between an agent's spawn and recording its pid",
+  () => {
+    it("stops that agent and what it started at the next start, by the run marker, then runs the dispatch once more", async () => {
+      const agent = join(world.base, "slow-first-agent.cjs");
+      await writeFile(agent, SLOW_FIRST_AGENT);
+      const crashing = startChildDaemon(world, { agentScript: agent, crashAfterSpawn: true });
+      await waitFor(() => (crashing.output().includes("daemon ready") ? true : undefined), 30_000);
+      await submitDispatch(world.layout, dispatchFor(world, "dispatch-unrecorded", "work"));
+      expect(await crashing.exited).toBe("SIGKILL");
+      const first = JSON.parse(
+        await waitFor(() => readFile(join(world.base, "first-run.json"), "utf8").catch(() => undefined)),
+      ) as { agent: number; helper: number };
+      leftovers = [first.agent, first.helper];
+      // The daemon died before it wrote the pid: nothing on disk names the running agent.
+      const state = await readState(world.layout, "dispatch-unrecorded");
+      expect(state).toMatchObject({ status: "running", attempt: 1 });
+      expect(state?.pid).toBeUndefined();
+      expect(running(first.agent)).toBe(true);
+      expect(running(first.helper)).toBe(true);
+
+      daemon = testDaemon(
+        world,
+        {},
+        { agents: { codex: { command: [process.execPath, agent, "{prompt}"] } } },
+      );
+      await daemon.start();
+      // Stopped during the start, before anything runs again.
+      expect(running(first.agent)).toBe(false);
+      expect(running(first.helper)).toBe(false);
+      const killed = (await auditOf(world.layout)).find(
+        (event) => event.event === "orphan_killed" && event.dispatch_id === "dispatch-unrecorded",
+      );
+      expect(killed?.detail).toMatchObject({ found_by: "run marker" });
+      expect([...((killed?.detail as { pids?: number[] } | undefined)?.pids ?? [])].sort()).toEqual(
+        [first.agent, first.helper].sort(),
+      );
+      expect(await waitFor(() => completionOf(world.layout, "dispatch-unrecorded"))).toMatchObject({
+        status: "completed",
+        retries: 1,
+      });
+      const runs = (await readFile(join(world.base, "runs.log"), "utf8")).split("\n").filter(Boolean);
+      expect(runs).toHaveLength(2);
+    });
+  },
+);

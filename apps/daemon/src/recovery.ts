@@ -1,0 +1,254 @@
+import { access, readdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { type Dispatch, parseJson, parseValue, writeFileAtomic } from "@gstack/contracts";
+import {
+  type CompletionStepContext,
+  carryOutCompletion,
+  planCompletion,
+  planFromReport,
+  planPath,
+  readPlan,
+} from "./completion";
+import type { DaemonContext } from "./daemon-context";
+import { MAX_DISPATCH_BYTES, readClaimed } from "./intake";
+import { stopMarkedAgents, stopRecordedAgent } from "./orphans";
+import { readAllStates, readQueueFile, type SessionState, writeState } from "./session-state";
+
+/** What recovery hands its findings to. */
+export interface RecoveryParts {
+  context: Pick<DaemonContext, "layout" | "now" | "log" | "audit">;
+  /** What finishing needs, to carry out a plan a crash interrupted. */
+  completion: CompletionStepContext;
+  maxDispatchBytes?: number;
+  /** Queues a session found on disk, behind those adopted before it. */
+  adopt(state: SessionState, dispatch: Dispatch): void;
+  /** True for an id already adopted. */
+  adopted(id: string): boolean;
+  /** Hands a claimed file that has no session yet to intake (`settled`: already named `{id}.json`). */
+  takeClaimed(path: string, name: string, firstSeen: Date, settled: boolean): Promise<void>;
+  /** Saves the queue's order once everything is adopted. */
+  saveQueue(): Promise<void>;
+}
+
+/**
+ * Start-up reconciliation of a state folder a stopped or crashed daemon left: a session marked
+ * finished without a completion JSON (older code) gets exactly one; finishing a crash
+ * interrupted is carried out from its plan; every dispatch not finished is queued again in its
+ * old order, interrupted runs first (their agent, when still alive, stopped; the next run counts
+ * as the next attempt); files claimed but never queued go back through intake.
+ */
+export async function recover(parts: RecoveryParts): Promise<void> {
+  const { layout, now, log, audit } = parts.context;
+  const order = await readQueueFile(layout);
+  const states = await readAllStates(layout);
+  for (const state of states) {
+    if (state.status === "finished") {
+      // Finished: its completion JSON must exist; older code could leave a session without one.
+      if (await exists(layout.dispatch.completedJson(state.id))) {
+        await rm(planPath(layout, state.id), { force: true });
+      } else {
+        await repairFinished(parts, state).catch((error: Error) =>
+          log(`could not repair ${state.id} (finished without a completion): ${error.message}`),
+        );
+      }
+      continue;
+    }
+    // Finishing that a crash interrupted is carried out from its plan, which holds the outcome
+    // even when the dispatch file is gone.
+    const plan = await readPlan(layout, state.id);
+    if (!plan) continue;
+    const read = await readDispatchOf(parts, state);
+    const dispatch = "dispatch" in read ? read.dispatch : lostDispatch(state);
+    log(`finishing ${state.id}, interrupted while it was being finished`);
+    await carryOutCompletion(parts.completion, state, dispatch, plan, true);
+  }
+  const unfinished = states.filter((state) => state.status !== "finished");
+  const rank = (state: SessionState) => {
+    const index = order.indexOf(state.id);
+    // Interrupted runs go first, then the persisted queue order.
+    return state.status === "queued" ? (index < 0 ? order.length : index) : -1;
+  };
+  unfinished.sort((a, b) => rank(a) - rank(b) || a.queued_at.localeCompare(b.queued_at));
+  // Agents a crashed daemon left running are stopped before anything runs again: by the pid and
+  // group a session recorded, then by the run marker, which also finds an agent whose pid was
+  // never recorded (the daemon was killed between its spawn and that write) and what it started.
+  for (const state of unfinished) {
+    if (state.pid === undefined || (state.status !== "running" && state.status !== "retrying")) continue;
+    const group = await stopRecordedAgent(state);
+    if (group !== undefined) {
+      await audit("orphan_killed", { dispatch_id: state.id, pid: state.pid, detail: { pgid: group } });
+      log(`killed the orphaned agent of ${state.id} (process group ${group})`);
+    }
+  }
+  const marked = await stopMarkedAgents(layout.root, new Set(unfinished.map((state) => state.id)));
+  for (const [id, pids] of marked) {
+    await audit("orphan_killed", { dispatch_id: id, detail: { found_by: "run marker", pids } });
+    log(
+      `killed ${pids.length} orphaned agent process${pids.length === 1 ? "" : "es"} of ${id} (found by the run marker)`,
+    );
+  }
+  for (const state of unfinished) {
+    const dispatch = await readRecoveredDispatch(parts, state);
+    if (!dispatch) continue;
+    const wasRunning = state.status !== "queued";
+    if (wasRunning) {
+      // The interrupted run counted as an attempt; the next one is told it resumes.
+      state.attempt += 1;
+      state.restarts = (state.restarts ?? 0) + 1;
+    }
+    state.status = "queued";
+    delete state.pid;
+    delete state.pgid;
+    state.updated_at = now().toISOString();
+    await writeState(layout, state);
+    parts.adopt(state, dispatch);
+    await audit("recovered", {
+      dispatch_id: state.id,
+      detail: { was: wasRunning ? "running" : "queued", attempt: state.attempt },
+    });
+    log(`recovered ${state.id} (${wasRunning ? "interrupted run, starting again" : "still queued"})`);
+  }
+  // Claimed files with no state yet: the daemon stopped between claim and queue.
+  for (const name of await readdir(layout.dispatch.claimed)) {
+    const path = join(layout.dispatch.claimed, name);
+    if (name.startsWith(".claim-")) {
+      await parts.takeClaimed(path, name, now(), false);
+      continue;
+    }
+    if (name.startsWith(".offer-")) {
+      // An offer that never got its final name was never accepted: its caller heard no yes.
+      await rm(path, { force: true });
+      continue;
+    }
+    const id = name.replace(/\.json$/, "");
+    if (!name.endsWith(".json") || parts.adopted(id)) continue;
+    if (states.some((state) => state.id === id)) continue;
+    await parts.takeClaimed(path, name, now(), true);
+  }
+  await parts.saveQueue();
+}
+
+/**
+ * The dispatch of a session found on disk. When it cannot be read the session cannot run again:
+ * it is finished as failed (a completion with the reason) and undefined is returned.
+ */
+async function readRecoveredDispatch(
+  parts: RecoveryParts,
+  state: SessionState,
+): Promise<Dispatch | undefined> {
+  const read = await readDispatchOf(parts, state);
+  if ("dispatch" in read) return read.dispatch;
+  await finishDamaged(parts, state, `cannot recover: ${read.error}`, { countCommits: true }).catch(
+    (error: Error) =>
+      parts.context.log(`could not finish ${state.id}, whose dispatch is unreadable: ${error.message}`),
+  );
+  return undefined;
+}
+
+/** Reads a session's dispatch from its claimed file or, once archived, the session folder. */
+async function readDispatchOf(
+  parts: RecoveryParts,
+  state: SessionState,
+): Promise<{ dispatch: Dispatch } | { error: string }> {
+  const archived = join(parts.context.layout.dispatch.sessionDir(state.id), "dispatch.json");
+  let lastError: Error | undefined;
+  for (const path of state.claimed_file === archived ? [archived] : [state.claimed_file, archived]) {
+    try {
+      const text = await readClaimed(path, parts.maxDispatchBytes ?? MAX_DISPATCH_BYTES);
+      const dispatch = parseJson("dispatch", text, { source: path });
+      state.claimed_file = path;
+      return { dispatch };
+    } catch (error) {
+      lastError = error as Error;
+    }
+  }
+  return { error: lastError?.message.split("\n")[0] ?? "no dispatch file" };
+}
+
+/**
+ * Gives a session that older code marked finished without a completion JSON exactly one: from
+ * its plan when finishing had one, else from the report written before it, else a failed
+ * completion saying the result is lost (error_kind `unknown`). Steps already done are not done
+ * again (the appends look for their own line first), and a crash during the repair leaves a
+ * plan the next start carries out.
+ */
+async function repairFinished(parts: RecoveryParts, state: SessionState): Promise<void> {
+  const { layout, log, audit } = parts.context;
+  const plan = await readPlan(layout, state.id);
+  const read = await readDispatchOf(parts, state);
+  const dispatch = "dispatch" in read ? read.dispatch : lostDispatch(state);
+  if (plan) {
+    log(`repairing ${state.id}: finished without a completion; carrying out its plan`);
+    await audit("recovered", { dispatch_id: state.id, detail: { was: "finished", repaired_from: "plan" } });
+    await carryOutCompletion(parts.completion, state, dispatch, plan, true);
+    return;
+  }
+  const fromReport = await planFromReport(layout, state, dispatch);
+  if (fromReport) {
+    log(`repairing ${state.id}: finished without a completion; taking it from its report`);
+    await audit("recovered", { dispatch_id: state.id, detail: { was: "finished", repaired_from: "report" } });
+    await writeFileAtomic(planPath(layout, state.id), `${JSON.stringify(fromReport)}\n`);
+    await carryOutCompletion(parts.completion, state, dispatch, fromReport, true);
+    return;
+  }
+  await finishDamaged(
+    parts,
+    state,
+    `state damaged: the session was marked finished${state.outcome ? ` (${state.outcome})` : ""} without a completion or a report, so its result is lost; repaired at start as failed`,
+    { countCommits: false, dispatch, finishedAt: new Date(state.updated_at) },
+  );
+}
+
+/**
+ * Finishes a session that cannot run (again) as failed with error_kind `unknown` and `message`,
+ * through the completion step, so it ends with exactly one completion like any other.
+ */
+async function finishDamaged(
+  parts: RecoveryParts,
+  state: SessionState,
+  message: string,
+  options: { countCommits: boolean; dispatch?: Dispatch; finishedAt?: Date },
+): Promise<void> {
+  const { layout, log, now, audit } = parts.context;
+  const dispatch = options.dispatch ?? lostDispatch(state);
+  const finishedAt =
+    options.finishedAt && !Number.isNaN(options.finishedAt.getTime()) ? options.finishedAt : now();
+  const plan = await planCompletion({
+    layout,
+    state,
+    dispatch,
+    status: "failed",
+    outcome: { failure: { kind: "unknown", retryable: false, message, retryWithoutLearnings: false } },
+    finishedAt,
+    sessionTimeoutSeconds: 0,
+    countCommits: options.countCommits,
+  });
+  log(`${state.id}: ${message}`);
+  await audit("recovered", {
+    dispatch_id: state.id,
+    detail: { was: state.status, repaired_from: "nothing" },
+  });
+  await writeFileAtomic(planPath(layout, state.id), `${JSON.stringify(plan)}\n`);
+  await carryOutCompletion(parts.completion, state, dispatch, plan, true);
+}
+
+/** A stand-in for a dispatch whose file is lost, from what the session state still knows. */
+function lostDispatch(state: SessionState): Dispatch {
+  return parseValue("dispatch", {
+    id: state.id,
+    dispatched_by: "unknown",
+    task: "(the dispatch file was lost)",
+    project: state.project || "unknown",
+    project_dir: state.project_dir || "/",
+    target_agent: ["claude", "codex", "cursor", "gemini"].includes(state.agent) ? state.agent : "claude",
+  });
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}

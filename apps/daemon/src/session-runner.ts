@@ -1,0 +1,476 @@
+import { join } from "node:path";
+import type { CompletionStatus, Dispatch } from "@gstack/contracts";
+import type { AgentFailure, AgentRunResult, AgentStarter, RunningAgent } from "./agent-types";
+import {
+  type CompletionStepContext,
+  carryOutCompletion,
+  planCompletion,
+  readCompletionStatus,
+} from "./completion";
+import type { DaemonContext } from "./daemon-context";
+import { DispatchQueue } from "./dispatch-queue";
+import { commitsSince, currentBranch, headCommit } from "./git";
+import { expiresAt } from "./intake";
+import { buildPrompt } from "./prompt";
+import { type SessionState, writeQueueFile, writeState } from "./session-state";
+
+/**
+ * What a cancel did: `cancelling` (a running agent was signalled, or a launch under way stops
+ * before its spawn; the completion follows), `cancelled` (a queued dispatch was finished as
+ * cancelled), `pending` (the dispatch is still in `dispatch/` or being claimed: applied when it
+ * is taken), `finished` (it had already ended; `status` is its terminal status and nothing
+ * changed) or `unknown` (nobody knows the id).
+ */
+export interface CancelOutcome {
+  outcome: "cancelling" | "cancelled" | "pending" | "finished" | "unknown";
+  status?: CompletionStatus;
+}
+
+/** A dispatch the daemon holds: queued, launching, running, waiting to retry or finishing. */
+export interface LiveSession {
+  state: SessionState;
+  dispatch: Dispatch;
+  agent?: RunningAgent;
+  cancelReason?: "cancel" | "shutdown";
+  cancelMessage?: string;
+  firstStarted?: number;
+  retryTimer?: NodeJS.Timeout;
+  persistTimer?: NodeJS.Timeout;
+  /** Set once finishing has begun; settles when the completion is written. */
+  finishing?: Promise<void>;
+}
+
+/** How sessions are run; everything but `completion` has a default. */
+export interface SessionRunnerOptions {
+  startAgent: AgentStarter;
+  /** Extra environment for agents. */
+  agentEnv?: Record<string, string>;
+  /** Wait before retrying after a rate limit (default 30 s) or another retryable failure (default 5 s). */
+  retryDelayMs?: { rateLimit: number; other: number };
+  /** What finishing needs (the delivery exists only once the daemon started, so it is asked each time). */
+  completion(): CompletionStepContext;
+  /** Told each time a session leaves (finished, or queued again by a stop). */
+  onSessionLeft?: () => void;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Runs the sessions: admits a taken dispatch to the queue, launches agents as slots free up
+ * (the attempt on disk before the spawn), keeps their progress on disk, settles each run
+ * (retry once, or queue it again when the daemon stops) and hands the outcome to the
+ * completion step. Cancels of a live session are carried out here.
+ */
+export class SessionRunner {
+  readonly queue: DispatchQueue;
+  private readonly sessions = new Map<string, LiveSession>();
+
+  constructor(
+    private readonly context: DaemonContext,
+    private readonly options: SessionRunnerOptions,
+  ) {
+    this.queue = new DispatchQueue({
+      maxConcurrent: () => context.settings.max_concurrent,
+      save: (ids) => writeQueueFile(context.layout, ids),
+      onSaveError: (error) => context.log(`could not save the queue: ${error.message}`),
+    });
+  }
+
+  get(id: string): LiveSession | undefined {
+    return this.sessions.get(id);
+  }
+
+  has(id: string): boolean {
+    return this.sessions.has(id);
+  }
+
+  /** Sessions holding a slot (launching, running, settling or finishing). */
+  get active(): number {
+    return this.queue.active;
+  }
+
+  /** Ids of running and queued dispatches. */
+  snapshot(): { running: string[]; queued: string[] } {
+    return {
+      running: [...this.sessions.values()]
+        .filter((session) => session.agent)
+        .map((session) => session.state.id),
+      queued: [...this.queue.ids],
+    };
+  }
+
+  /**
+   * Takes a dispatch intake accepted (its `claimed/{id}.json` in place) into the queue and
+   * starts it when a slot is free. A cancel that came before it is applied at once. Returns
+   * its position in the line, counting from 1.
+   */
+  async admit(
+    dispatch: Dispatch,
+    admission: { projectDir: string; firstSeen: Date; source?: string; pendingCancel?: string },
+  ): Promise<number> {
+    const { context } = this;
+    const now = context.now().toISOString();
+    const state: SessionState = {
+      id: dispatch.id,
+      project: dispatch.project,
+      project_dir: admission.projectDir,
+      agent: dispatch.target_agent,
+      status: "queued",
+      claimed_file: context.layout.dispatch.claimedFile(dispatch.id),
+      first_seen: admission.firstSeen.toISOString(),
+      queued_at: now,
+      attempt: 1,
+      retries: 0,
+      include_learnings: true,
+      updated_at: now,
+    };
+    // A dispatch that starts at once is written by its launch, with the attempt; writing it as
+    // queued first would put a second synced write before the spawn. A crash in between leaves
+    // only the claimed file, which recovery takes again as a first attempt.
+    const startsAtOnce =
+      !context.stopping &&
+      this.queue.length === 0 &&
+      this.queue.hasFreeSlot() &&
+      admission.pendingCancel === undefined;
+    if (!startsAtOnce) await writeState(context.layout, state);
+    const session: LiveSession = { state, dispatch };
+    this.sessions.set(dispatch.id, session);
+    const position = this.queue.push(dispatch.id);
+    await context.audit("queued", {
+      dispatch_id: dispatch.id,
+      detail: { position, ...(admission.source !== undefined ? { source: admission.source } : {}) },
+    });
+    context.log(`queued ${dispatch.id} (${dispatch.project}: ${dispatch.task.split("\n")[0]?.slice(0, 60)})`);
+    if (admission.pendingCancel !== undefined) {
+      await this.cancel(session, admission.pendingCancel);
+      return position;
+    }
+    this.pump();
+    await this.queue.save();
+    return position;
+  }
+
+  /** Queues a session recovery found on disk (its state already written), behind those before it. */
+  adopt(state: SessionState, dispatch: Dispatch): void {
+    this.sessions.set(state.id, { state, dispatch });
+    this.queue.push(state.id);
+  }
+
+  /** Launches waiting sessions while slots are free. */
+  pump(): void {
+    while (!this.context.stopping) {
+      const id = this.queue.next();
+      if (id === undefined) return;
+      const session = this.sessions.get(id);
+      if (!session) {
+        this.queue.releaseSlot(id);
+        continue;
+      }
+      void this.queue.save();
+      void this.launch(session).catch((error: Error) => {
+        this.context.log(`could not start ${session.state.id}: ${error.message}`);
+        void this.finish(session, "failed", { failure: spawnFailure(error) });
+      });
+    }
+  }
+
+  private async launch(session: LiveSession): Promise<void> {
+    const { context } = this;
+    const { state, dispatch } = session;
+    const { settings, layout } = context;
+    const expiry = expiresAt(dispatch, new Date(state.first_seen));
+    if (state.attempt === 1 && expiry && expiry.getTime() <= context.now().getTime()) {
+      await context.audit("expired", {
+        dispatch_id: state.id,
+        reason: `expired at ${expiry.toISOString()} while queued`,
+      });
+      await this.finish(session, "cancelled", {
+        failure: {
+          kind: "cancelled",
+          retryable: false,
+          message: `expired at ${expiry.toISOString()} before it could start`,
+          retryWithoutLearnings: false,
+        },
+      });
+      return;
+    }
+    // The attempt is on disk before the agent starts, so a crash from here on counts it; the
+    // write overlaps the git queries below.
+    state.status = state.attempt > 1 ? "retrying" : "running";
+    state.updated_at = context.now().toISOString();
+    const persisted = writeState(layout, state);
+    if (state.started_at === undefined) {
+      state.started_at = context.now().toISOString();
+      const [baseSha, branch] = await Promise.all([
+        headCommit(state.project_dir),
+        currentBranch(state.project_dir),
+      ]);
+      if (baseSha) state.base_sha = baseSha;
+      if (branch) state.branch = branch;
+    }
+    session.firstStarted ??= new Date(state.started_at).getTime();
+    const agentConfig = settings.agents?.[state.agent];
+    const resume =
+      (state.restarts ?? 0) > 0
+        ? {
+            ...(state.branch ? { branch: state.branch } : {}),
+            commits: (await commitsSince(state.project_dir, state.base_sha)).map(
+              (commit) => `${commit.sha.slice(0, 7)} ${commit.subject}`,
+            ),
+          }
+        : undefined;
+    const prompt = buildPrompt(dispatch, {
+      dispatchFile: state.claimed_file,
+      includeLearnings: state.include_learnings,
+      attempt: state.attempt,
+      ...(resume ? { resume } : {}),
+    });
+    await persisted;
+    const sessionDir = layout.dispatch.sessionDir(state.id);
+    if (session.cancelReason === "cancel") {
+      await this.finish(session, "cancelled", {
+        failure: {
+          kind: "cancelled",
+          retryable: false,
+          message: session.cancelMessage ?? "cancel requested",
+          retryWithoutLearnings: false,
+        },
+      });
+      return;
+    }
+    const { environment } = context;
+    const agent = this.options.startAgent({
+      agent: state.agent,
+      prompt,
+      cwd: state.project_dir,
+      env: {
+        ...agentConfig?.env,
+        ...this.options.agentEnv,
+        GSTACK_DISPATCH_ID: state.id,
+        GSTACK_HOME: layout.root,
+      },
+      allowedTools: settings.allowed_tools ?? [],
+      disallowedTools: environment.disallowedTools,
+      ...(state.agent !== "claude" && agentConfig ? { command: agentConfig.command } : {}),
+      ...(environment.claudeBinary ? { binary: environment.claudeBinary } : {}),
+      timeoutMs: Math.max(
+        1000,
+        settings.session_timeout_seconds * 1000 - (context.now().getTime() - session.firstStarted),
+      ),
+      streamFile: join(sessionDir, `stream-${state.attempt}.jsonl`),
+      onProgress: (progress) => {
+        state.progress = progress;
+        this.schedulePersist(session);
+      },
+    });
+    session.agent = agent;
+    state.status = state.attempt > 1 ? "retrying" : "running";
+    if (agent.pid > 1) {
+      state.pid = agent.pid;
+      state.pgid = agent.pid;
+    }
+    state.updated_at = context.now().toISOString();
+    await writeState(layout, state);
+    await context.audit("spawned", {
+      dispatch_id: state.id,
+      pid: agent.pid,
+      detail: { attempt: state.attempt, agent: state.agent },
+    });
+    context.log(`started ${state.id} with ${state.agent} (pid ${agent.pid}, attempt ${state.attempt})`);
+    const result = await agent.done;
+    session.agent = undefined;
+    if (session.persistTimer) clearTimeout(session.persistTimer);
+    session.persistTimer = undefined;
+    state.progress = result.progress;
+    await this.settle(session, result);
+  }
+
+  /** Writes a running session's progress at most every half second. */
+  private schedulePersist(session: LiveSession): void {
+    if (session.persistTimer) return;
+    session.persistTimer = setTimeout(() => {
+      session.persistTimer = undefined;
+      session.state.updated_at = this.context.now().toISOString();
+      void writeState(this.context.layout, session.state).catch(() => undefined);
+    }, 500);
+  }
+
+  private async settle(session: LiveSession, result: AgentRunResult): Promise<void> {
+    const { context } = this;
+    const { state } = session;
+    if (result.cancelled && session.cancelReason === "shutdown") {
+      // Interrupted by the daemon stopping: keep it for the next start.
+      state.status = "queued";
+      delete state.pid;
+      delete state.pgid;
+      await writeState(context.layout, state);
+      this.queue.releaseSlot(state.id);
+      this.queue.putFirst(state.id);
+      await this.queue.save();
+      await context.audit("cancelled", {
+        dispatch_id: state.id,
+        reason: "daemon stopping; queued again for the next start",
+      });
+      this.sessions.delete(state.id);
+      this.options.onSessionLeft?.();
+      return;
+    }
+    if (result.cancelled) {
+      await this.finish(session, "cancelled", { result });
+      return;
+    }
+    if (result.timedOut) {
+      await this.finish(session, "timeout", { result });
+      return;
+    }
+    const failure = result.failure ?? (result.exitCode === 0 ? undefined : unknownFailure(result));
+    if (!failure) {
+      await this.finish(session, "completed", { result });
+      return;
+    }
+    state.last_failure = { kind: failure.kind, message: failure.message };
+    if (failure.retryable && state.retries === 0 && !context.stopping) {
+      state.retries = 1;
+      state.attempt += 1;
+      if (failure.retryWithoutLearnings) state.include_learnings = false;
+      state.status = "retrying";
+      delete state.pid;
+      await writeState(context.layout, state);
+      const delays = this.options.retryDelayMs ?? { rateLimit: 30_000, other: 5_000 };
+      const wait = failure.kind === "rate_limit" ? delays.rateLimit : delays.other;
+      await context.audit("retried", {
+        dispatch_id: state.id,
+        reason: `${failure.kind}: ${failure.message.slice(0, 300)}`,
+        detail: { attempt: state.attempt, delay_ms: wait, without_learnings: !state.include_learnings },
+      });
+      context.log(`retrying ${state.id} in ${Math.round(wait / 1000)} s after ${failure.kind}`);
+      session.retryTimer = setTimeout(() => {
+        session.retryTimer = undefined;
+        if (context.stopping) {
+          void this.settle(session, { ...result, cancelled: true });
+          return;
+        }
+        void this.launch(session).catch((error: Error) => {
+          void this.finish(session, "failed", { failure: spawnFailure(error) });
+        });
+      }, wait);
+      session.cancelReason = context.stopping ? "shutdown" : session.cancelReason;
+      return;
+    }
+    await this.finish(session, "failed", { result, failure });
+  }
+
+  /** Ends a session through the completion step (once, however often asked), then frees its slot. */
+  finish(
+    session: LiveSession,
+    status: CompletionStatus,
+    outcome: { result?: AgentRunResult; failure?: AgentFailure },
+  ): Promise<void> {
+    session.finishing ??= this.finishNow(session, status, outcome);
+    return session.finishing;
+  }
+
+  private async finishNow(
+    session: LiveSession,
+    status: CompletionStatus,
+    outcome: { result?: AgentRunResult; failure?: AgentFailure },
+  ): Promise<void> {
+    const { context } = this;
+    const { state, dispatch } = session;
+    const plan = await planCompletion({
+      layout: context.layout,
+      state,
+      dispatch,
+      status,
+      outcome,
+      finishedAt: context.now(),
+      sessionTimeoutSeconds: context.settings.session_timeout_seconds,
+    });
+    await carryOutCompletion(this.options.completion(), state, dispatch, plan, false);
+    this.queue.releaseSlot(state.id);
+    this.sessions.delete(state.id);
+    this.pump();
+    if (context.stopping) this.options.onSessionLeft?.();
+  }
+
+  /**
+   * Cancels a live session: a running agent is signalled, a launch under way is told to stop
+   * before its spawn, a waiting one is finished as cancelled, and one already finishing is
+   * left to finish.
+   */
+  async cancel(session: LiveSession, reason: string): Promise<CancelOutcome> {
+    const { context } = this;
+    const id = session.state.id;
+    if (session.finishing) {
+      // Its outcome is already decided: the cancel changes nothing.
+      await session.finishing;
+      const finished = await readCompletionStatus(context.layout.dispatch.completedJson(id));
+      return { outcome: "finished", ...(finished?.status ? { status: finished.status } : {}) };
+    }
+    if (session.agent) {
+      session.cancelReason = "cancel";
+      context.log(`cancelling ${id}: ${reason}`);
+      session.agent.cancel(reason);
+      return { outcome: "cancelling" };
+    }
+    if (this.queue.holdsSlot(id) && !session.retryTimer) {
+      // Being launched: the launch sees this before it starts the agent.
+      session.cancelReason = "cancel";
+      session.cancelMessage = reason;
+      context.log(`cancelling ${id}: ${reason}`);
+      return { outcome: "cancelling" };
+    }
+    this.queue.remove(id);
+    if (session.retryTimer) clearTimeout(session.retryTimer);
+    session.retryTimer = undefined;
+    await this.queue.save();
+    await this.finish(session, "cancelled", {
+      failure: { kind: "cancelled", retryable: false, message: reason, retryWithoutLearnings: false },
+    });
+    return { outcome: "cancelled", status: "cancelled" };
+  }
+
+  /** At a stop: sessions waiting to retry give their slot back and go first in the line. */
+  async holdRetries(): Promise<void> {
+    for (const session of this.sessions.values()) {
+      if (!session.retryTimer) continue;
+      clearTimeout(session.retryTimer);
+      session.retryTimer = undefined;
+      this.queue.releaseSlot(session.state.id);
+      session.state.status = "queued";
+      await writeState(this.context.layout, session.state);
+      this.queue.putFirst(session.state.id);
+    }
+  }
+
+  /**
+   * When a stop's grace is over: running agents are cancelled and their sessions queued again
+   * for the next start. Resolves once every slot is free (or after 10 s).
+   */
+  async interruptRunning(): Promise<void> {
+    const running = [...this.sessions.values()].filter((session) => session.agent);
+    for (const session of running) {
+      session.cancelReason = "shutdown";
+      session.agent?.cancel("daemon stopping");
+    }
+    await Promise.all(running.map((session) => session.agent?.done));
+    await sleep(50);
+    for (let waited = 0; waited < 10_000; waited += 50) {
+      if (this.queue.active === 0) return;
+      await sleep(50);
+    }
+  }
+}
+
+function spawnFailure(error: Error): AgentFailure {
+  return { kind: "spawn_error", retryable: false, message: error.message, retryWithoutLearnings: false };
+}
+
+function unknownFailure(result: AgentRunResult): AgentFailure {
+  return {
+    kind: "unknown",
+    retryable: false,
+    message: `the agent exited with ${result.signal ? `signal ${result.signal}` : `code ${result.exitCode}`}`,
+    retryWithoutLearnings: false,
+  };
+}
