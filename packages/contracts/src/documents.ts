@@ -9,6 +9,14 @@ import { dispatchSchema } from "./schemas/dispatch";
 import { checkpointFrontmatterSchema, handoffSchema } from "./schemas/handoff";
 import { learningSchema } from "./schemas/learning";
 import { routingConfigSchema } from "./schemas/routing";
+import {
+  cancelAnswerSchema,
+  cancelRequestSchema,
+  dispatchSnapshotSchema,
+  serviceHealthSchema,
+  spawnAnswerSchema,
+  spawnRequestSchema,
+} from "./schemas/service-api";
 
 /**
  * Every document kind shared between the runtimes. The key is the kind's name, used in
@@ -31,6 +39,12 @@ export const documentSchemas = {
   "standing-task": standingTaskSchema,
   "callback-error": callbackErrorSchema,
   "completion-callback": completionCallbackSchema,
+  "spawn-request": spawnRequestSchema,
+  "spawn-answer": spawnAnswerSchema,
+  "dispatch-snapshot": dispatchSnapshotSchema,
+  "cancel-request": cancelRequestSchema,
+  "cancel-answer": cancelAnswerSchema,
+  "service-health": serviceHealthSchema,
 } as const satisfies Record<string, z.ZodType>;
 
 export type DocumentKind = keyof typeof documentSchemas;

@@ -99,6 +99,27 @@ export type { Learning, LearningSource, LearningType } from "./schemas/learning"
 export { learningSchema, learningSourceSchema, learningTypeSchema } from "./schemas/learning";
 export type { Route, RouteMatch, RoutingConfig } from "./schemas/routing";
 export { routeMatchSchema, routeSchema, routingConfigSchema } from "./schemas/routing";
+export type {
+  CancelAnswer,
+  CancelRequest,
+  DispatchSnapshot,
+  ServiceApiRoute,
+  ServiceHealth,
+  SnapshotStatus,
+  SpawnAnswer,
+  SpawnRequest,
+} from "./schemas/service-api";
+export {
+  cancelAnswerSchema,
+  cancelRequestSchema,
+  dispatchSnapshotSchema,
+  SERVICE_API_ROUTES,
+  SERVICE_API_VERSION,
+  serviceHealthSchema,
+  snapshotStatusSchema,
+  spawnAnswerSchema,
+  spawnRequestSchema,
+} from "./schemas/service-api";
 export type { SignatureCheck } from "./signature";
 export {
   canonicalJson,

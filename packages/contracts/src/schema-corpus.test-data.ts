@@ -482,6 +482,12 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "queue full with retry": { error: "queue_full", message: "2 of 2 slots busy", retry_after_seconds: 60 },
       "tunnel down": { error: "tunnel_down", message: "ngrok is not running", dispatch_id: "dispatch-x" },
       "daemon crashed": { error: "daemon_crashed", message: "no heartbeat for 5 minutes" },
+      "refused input with its rule": {
+        error: "untrusted_repo",
+        message: "project_dir /tmp/x is outside the trusted repos",
+        dispatch_id: "dispatch-x",
+        rule: "trusted-repos",
+      },
     },
     invalid: {
       "unknown code": { error: "on_fire", message: "m" },
@@ -526,6 +532,105 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
         completion,
         needs_judgment: [""],
       },
+    },
+  },
+  "spawn-request": {
+    valid: {
+      "dispatch as text": { dispatch: '{"id":"dispatch-a","project":"p"}' },
+      "dispatch as object": { dispatch: { id: "dispatch-a", project: "p" } },
+    },
+    invalid: {
+      "dispatch missing": {},
+      "dispatch as number": { dispatch: 7 },
+      "empty text": { dispatch: "" },
+      "dispatch as array": { dispatch: [1, 2] },
+    },
+  },
+  "spawn-answer": {
+    valid: {
+      queued: { accepted: true, dispatch_id: "dispatch-a", position: 3, status: "queued" },
+    },
+    invalid: {
+      "not accepted": { accepted: false, dispatch_id: "dispatch-a", position: 1, status: "queued" },
+      "position zero": { accepted: true, dispatch_id: "dispatch-a", position: 0, status: "queued" },
+      "unsafe id": { accepted: true, dispatch_id: "../x", position: 1, status: "queued" },
+    },
+  },
+  "dispatch-snapshot": {
+    valid: {
+      running: {
+        dispatch_id: "dispatch-a",
+        status: "running",
+        terminal: false,
+        message: "still running (turn 4)",
+        attempt: 2,
+        progress: { turns: 4, tool_uses: 9, last_action: "Edit src/a.ts" },
+        run: { attempt: 2, commit_shas: ["abcdef1"], artifacts: ["commit:abcdef1"] },
+        earlier_runs: { attempts: 1, commit_shas: ["1234567"] },
+      },
+      terminal: {
+        dispatch_id: "dispatch-auth",
+        status: "completed",
+        terminal: true,
+        message: "completed in 847 s",
+        report: completion,
+        report_markdown: "# Dispatch dispatch-auth",
+      },
+      pending: { dispatch_id: "dispatch-a", status: "pending", terminal: false, message: "not taken yet" },
+    },
+    invalid: {
+      "unknown status": { dispatch_id: "dispatch-a", status: "done", terminal: true, message: "m" },
+      "bad commit": {
+        dispatch_id: "dispatch-a",
+        status: "running",
+        terminal: false,
+        message: "m",
+        run: { attempt: 1, commit_shas: ["HEAD"], artifacts: [] },
+      },
+      "report without status": {
+        dispatch_id: "dispatch-a",
+        status: "completed",
+        terminal: true,
+        message: "m",
+        report: { dispatch_id: "dispatch-a" },
+      },
+      "empty message": { dispatch_id: "dispatch-a", status: "queued", terminal: false, message: "" },
+    },
+  },
+  "cancel-request": {
+    valid: {
+      minimal: { dispatch_id: "dispatch-a" },
+      "with reason": { dispatch_id: "dispatch-a", reason: "the user changed their mind" },
+    },
+    invalid: {
+      "traversal id": { dispatch_id: "dispatch-../../etc" },
+      "missing id": { reason: "r" },
+    },
+  },
+  "cancel-answer": {
+    valid: {
+      cancelling: { dispatch_id: "dispatch-a", outcome: "cancelling", changed: true },
+      finished: { dispatch_id: "dispatch-a", outcome: "finished", changed: false, status: "completed" },
+    },
+    invalid: {
+      "unknown outcome": { dispatch_id: "dispatch-a", outcome: "maybe", changed: true },
+      "changed missing": { dispatch_id: "dispatch-a", outcome: "cancelled" },
+    },
+  },
+  "service-health": {
+    valid: {
+      running: { ok: true, daemon: "running", api_version: 1, pid: 4242, mode: "local-only" },
+      down: {
+        ok: false,
+        daemon: "not_running",
+        api_version: 1,
+        error: "daemon_crashed",
+        message: "no heartbeat since 2026-11-23T10:00:00Z",
+      },
+    },
+    invalid: {
+      "unknown daemon state": { ok: true, daemon: "asleep", api_version: 1 },
+      "api version zero": { ok: true, daemon: "running", api_version: 0 },
     },
   },
 };

@@ -40,8 +40,35 @@ export const standingTaskSchema = z
   .describe("Pre-approved scope for dispatches in trusted repositories.");
 export type StandingTask = z.output<typeof standingTaskSchema>;
 
-/** Failure modes a caller must be able to tell apart to retry sensibly. */
-export const callbackErrorCodeSchema = z.enum(["mac_asleep", "tunnel_down", "daemon_crashed", "queue_full"]);
+/**
+ * Failure modes a caller must be able to tell apart to retry sensibly. The first four are
+ * the design's transport failures (`daemon_crashed`: the service answers but the daemon is
+ * not running; `queue_full`: try again after `retry_after_seconds`). The rest are the daemon's
+ * own refusals: input it will never take as sent, an unknown dispatch, a bad request.
+ */
+export const callbackErrorCodeSchema = z.enum([
+  "mac_asleep",
+  "tunnel_down",
+  "daemon_crashed",
+  "queue_full",
+  "daemon_stopping",
+  "invalid_json",
+  "invalid_dispatch",
+  "too_large",
+  "bad_signature",
+  "expired",
+  "unknown_agent",
+  "bad_callback_url",
+  "project_not_found",
+  "untrusted_repo",
+  "duplicate",
+  "not_found",
+  "bad_request",
+  "unauthorized",
+  "unknown_action",
+  "method_not_allowed",
+  "internal_error",
+]);
 export type CallbackErrorCode = z.infer<typeof callbackErrorCodeSchema>;
 
 /** The error body returned when a dispatch or callback cannot be delivered. */
@@ -51,6 +78,10 @@ export const callbackErrorSchema = z
     message: nonEmptyString,
     retry_after_seconds: z.int().min(0).optional(),
     dispatch_id: z.string().optional(),
+    rule: z
+      .string()
+      .optional()
+      .describe("The intake rule a refused dispatch broke (e.g. 'trusted-repos'), as in the audit log."),
   })
   .describe("Why a dispatch or callback could not be delivered.");
 export type CallbackError = z.output<typeof callbackErrorSchema>;

@@ -18,6 +18,11 @@ const trustedRepos = z
 const sessionTimeoutSeconds = z.int().min(60).max(86_400);
 const heartbeatSeconds = z.int().min(5).max(3600);
 const shutdownGraceSeconds = z.int().min(0).max(3600);
+const maxQueued = z
+  .int()
+  .min(1)
+  .max(100_000)
+  .describe("Dispatches that may wait in the queue before the service API answers queue_full.");
 
 const defaults = {
   max_concurrent: 2,
@@ -25,6 +30,7 @@ const defaults = {
   session_timeout_seconds: 3600,
   heartbeat_seconds: 30,
   shutdown_grace_seconds: 300,
+  max_queued: 1000,
 };
 
 const settingsWithoutDefaults = {
@@ -52,6 +58,17 @@ const settingsWithoutDefaults = {
     .optional()
     .describe("Claude Code --disallowedTools beyond the restrictions."),
   agents: z.partialRecord(targetAgentSchema, agentCommandSchema).optional(),
+  api_port: z
+    .int()
+    .min(1)
+    .max(65_535)
+    .optional()
+    .describe(
+      "Also serve the local service API over TCP on this port (with the bearer token in .api-token, 0600); the Unix socket dispatch/.api.sock is always served.",
+    ),
+  api_host: nonEmptyString
+    .optional()
+    .describe("Address the TCP service API binds to; 127.0.0.1 unless set. Only used with api_port."),
 };
 
 /** The daemon's dispatch settings, with defaults applied (see `resolveDispatchSettings`). */
@@ -61,6 +78,7 @@ export const dispatchSettingsSchema = z.looseObject({
   session_timeout_seconds: sessionTimeoutSeconds.default(defaults.session_timeout_seconds),
   heartbeat_seconds: heartbeatSeconds.default(defaults.heartbeat_seconds),
   shutdown_grace_seconds: shutdownGraceSeconds.default(defaults.shutdown_grace_seconds),
+  max_queued: maxQueued.default(defaults.max_queued),
   ...settingsWithoutDefaults,
 });
 export type DispatchSettings = z.output<typeof dispatchSettingsSchema>;
@@ -88,6 +106,7 @@ const dispatchBlockSchema = z.looseObject({
     .meta({ default: defaults.session_timeout_seconds }),
   heartbeat_seconds: heartbeatSeconds.optional().meta({ default: defaults.heartbeat_seconds }),
   shutdown_grace_seconds: shutdownGraceSeconds.optional().meta({ default: defaults.shutdown_grace_seconds }),
+  max_queued: maxQueued.optional().meta({ default: defaults.max_queued }),
   ...settingsWithoutDefaults,
 });
 
@@ -99,6 +118,9 @@ export const daemonConfigFileSchema = z
     dispatch_session_timeout_seconds: flatInteger.optional(),
     dispatch_heartbeat_seconds: flatInteger.optional(),
     dispatch_shutdown_grace_seconds: flatInteger.optional(),
+    dispatch_max_queued: flatInteger.optional(),
+    dispatch_api_port: flatInteger.optional(),
+    dispatch_api_host: z.string().optional(),
     dispatch_clawvisor_url: z.string().optional(),
     dispatch_openclaw_hooks_url: z.string().optional(),
     dispatch_openclaw_callback_url: z.string().optional(),
