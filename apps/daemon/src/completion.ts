@@ -20,7 +20,7 @@ import type { CompletionDelivery } from "./completion-delivery";
 import { commitsSince } from "./git";
 import { extractLearnings } from "./learnings";
 import { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
-import { type SessionState, writeState } from "./session-state";
+import { runBaseSha, type SessionState, writeState } from "./session-state";
 
 /**
  * Everything a finished dispatch leaves behind, decided once and written to
@@ -109,6 +109,15 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
     state.started_at && input.countCommits !== false
       ? await commitsSince(state.project_dir, state.base_sha)
       : [];
+  // What the last attempt alone made: a retried or re-run dispatch must not present an
+  // earlier attempt's commits as this run's.
+  const runBase = runBaseSha(state);
+  const runCommits =
+    state.attempt === 1
+      ? commits
+      : runBase.known && state.started_at && input.countCommits !== false
+        ? await commitsSince(state.project_dir, runBase.sha)
+        : undefined;
   const failure =
     outcome.failure ??
     outcome.result?.failure ??
@@ -139,6 +148,14 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
     ...((state.branch ?? dispatch.branch) ? { branch: state.branch ?? dispatch.branch } : {}),
     commit_shas: commits.map((commit) => commit.sha),
     artifacts: commits.map((commit) => `commit:${commit.sha.slice(0, 12)}`),
+    attempt: state.attempt,
+    ...(runCommits
+      ? {
+          run_commit_shas: runCommits
+            .map((commit) => commit.sha)
+            .filter((sha) => commits.some((commit) => commit.sha === sha)),
+        }
+      : {}),
     ...(progress ? { turns: progress.turns } : {}),
     ...(progress?.costUsd !== undefined ? { cost_usd: progress.costUsd } : {}),
     // The OpenClaw session that asked, so a receiver delivers without a lookup of its own.

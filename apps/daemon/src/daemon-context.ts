@@ -34,6 +34,8 @@ export interface DaemonContext {
   audit: Audit;
   /** True from the first stop on: nothing new is taken or started. */
   stopping: boolean;
+  /** Where the service API listens, or why it could not (set when the doors open). */
+  api?: { socket?: string; tcp?: string; error?: string };
 }
 
 /** An {@link Audit} writing to the layout's audit log, stamped by `now`. */

@@ -4,6 +4,7 @@ import { type CancelParts, onControlFile, requestCancel, scanControl } from "./c
 import type { CompletionStepContext, CompletionStepName } from "./completion";
 import type { CompletionDelivery, DeliveryContext } from "./completion-delivery";
 import { auditLog, type DaemonContext } from "./daemon-context";
+import { MAX_DISPATCH_BYTES } from "./intake";
 import { Intake, type OfferVerdict } from "./intake-doors";
 import { learningsSharer } from "./learnings";
 import { Lifecycle } from "./lifecycle";
@@ -11,7 +12,10 @@ import { createCompletionDelivery } from "./outbox-delivery";
 import { recover } from "./recovery";
 import type { RetrySchedule } from "./retry-schedule";
 import { startRunnerAgent } from "./runner-agent";
+import { daemonBackend } from "./service-api/backend";
+import { ServiceApi } from "./service-api/server";
 import { type CancelOutcome, SessionRunner } from "./session-runner";
+import { DAEMON_VERSION } from "./version";
 
 export type { OfferVerdict } from "./intake-doors";
 export type { CancelOutcome } from "./session-runner";
@@ -48,6 +52,11 @@ export interface DaemonOptions {
    * configured Clawvisor and OpenClaw receivers.
    */
   delivery?: (context: DeliveryContext) => CompletionDelivery;
+  /**
+   * The local service API (see `service-api/`): on by default, on `dispatch/.api.sock`, plus TCP
+   * when `api_port` is set. `false` turns it off; the fields override the socket path or port.
+   */
+  serviceApi?: false | { socketPath?: string; tcpPort?: number };
   /** Called before each step of finishing a dispatch; tests crash the daemon here on purpose. */
   beforeCompletionStep?: (step: CompletionStepName, id: string) => void | Promise<void>;
 }
@@ -68,6 +77,7 @@ export class Daemon {
   private readonly intake: Intake;
   private readonly lifecycle: Lifecycle;
   private readonly cancels: CancelParts;
+  private api?: ServiceApi;
 
   constructor(options: DaemonOptions) {
     this.layout = gstackLayout(options.root);
@@ -141,9 +151,13 @@ export class Daemon {
         open: async () => {
           await intake.open();
           await scanControl(this.cancels);
+          if (options.serviceApi !== false) await this.openServiceApi(options);
         },
         rescan: () => intake.scanIncoming(),
-        close: () => intake.close(),
+        close: async () => {
+          await this.api?.close();
+          await intake.close();
+        },
       },
       sessions: {
         get active() {
@@ -159,6 +173,58 @@ export class Daemon {
       },
     });
     this.stopped = this.lifecycle.stopped;
+  }
+
+  /**
+   * Opens the service API. A failure to listen is logged and shown in the heartbeat; the
+   * daemon keeps taking dispatch files without it.
+   */
+  private async openServiceApi(options: DaemonOptions): Promise<void> {
+    const { context } = this;
+    const overrides = options.serviceApi || {};
+    const tcpPort = overrides.tcpPort ?? context.settings.api_port;
+    const api = new ServiceApi({
+      layout: this.layout,
+      log: context.log,
+      maxBodyBytes: 2 * (options.maxDispatchBytes ?? MAX_DISPATCH_BYTES) + 64 * 1024,
+      ...(overrides.socketPath ? { socketPath: overrides.socketPath } : {}),
+      ...(tcpPort !== undefined ? { tcpPort } : {}),
+      ...(context.settings.api_host ? { tcpHost: context.settings.api_host } : {}),
+      backend: daemonBackend({
+        context,
+        runner: this.runner,
+        intake: this.intake,
+        offer: (text, source) => this.offer(text, { source }),
+        cancel: (id, reason) => this.requestCancel(id, reason),
+        mode: () => this.lifecycle.mode,
+        version: DAEMON_VERSION,
+      }),
+    });
+    this.api = api;
+    try {
+      await api.listen();
+      context.api = {
+        ...(api.socket ? { socket: api.socket } : {}),
+        ...(api.tcpAddress ? { tcp: api.tcpAddress } : {}),
+      };
+      context.log(`service API on ${[api.socket, api.tcpAddress].filter(Boolean).join(" and ")}`);
+    } catch (error) {
+      context.api = {
+        ...(api.socket ? { socket: api.socket } : {}),
+        error: (error as Error).message,
+      };
+      context.log(`warning: ${(error as Error).message}`);
+    }
+  }
+
+  /** Where the service API listens (undefined before start or when it could not). */
+  get serviceApiSocket(): string | undefined {
+    return this.api?.socket;
+  }
+
+  /** The TCP address of the service API, when it serves TCP. */
+  get serviceApiTcp(): string | undefined {
+    return this.api?.tcpAddress;
   }
 
   /** The settings in force (config.yaml and the options' overrides); read once started. */

@@ -128,6 +128,8 @@ export class Lifecycle {
     this.heartbeatTimer = setInterval(() => this.beat(), context.settings.heartbeat_seconds * 1000);
     this.running = true;
     await this.parts.doors.open();
+    // Callers find the service API through the heartbeat, so it says where it listens at once.
+    if (context.api) await this.writeHeartbeat();
     void this.replayDeliveries();
     this.parts.sessions.pump();
   }
@@ -163,6 +165,7 @@ export class Lifecycle {
       max_concurrent: context.settings.max_concurrent,
       interval_seconds: context.settings.heartbeat_seconds,
       ...(context.delivery ? { delivery: context.delivery.status() } : {}),
+      ...(context.api ? { api: context.api } : {}),
     };
     await writeFileAtomic(context.layout.dispatch.heartbeat, `${JSON.stringify(heartbeat)}\n`).catch(
       () => undefined,

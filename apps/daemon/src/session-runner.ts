@@ -76,6 +76,27 @@ export class SessionRunner {
     });
   }
 
+  /** How long the last few dispatches that ran took, in seconds (for queue estimates). */
+  private readonly recentRunSeconds: number[] = [];
+
+  /**
+   * A rough wait, in seconds, before a dispatch joining the queue now would start: the queue
+   * ahead of it over the slots, times the median run of the last few dispatches (60 s before
+   * any has ended). Used for `retry_after_seconds`.
+   */
+  estimatedWaitSeconds(): number {
+    const sorted = [...this.recentRunSeconds].sort((a, b) => a - b);
+    const typical = sorted.length > 0 ? Math.max(1, sorted[Math.floor(sorted.length / 2)] ?? 60) : 60;
+    const rounds = Math.ceil((this.queue.length + 1) / Math.max(1, this.context.settings.max_concurrent));
+    return Math.min(3600, Math.max(5, rounds * typical));
+  }
+
+  /** The place of a queued dispatch (1 starts next), or undefined when it is not waiting. */
+  position(id: string): number | undefined {
+    const index = this.queue.ids.indexOf(id);
+    return index < 0 ? undefined : index + 1;
+  }
+
   get(id: string): LiveSession | undefined {
     return this.sessions.get(id);
   }
@@ -87,6 +108,11 @@ export class SessionRunner {
   /** Sessions holding a slot (launching, running, settling or finishing). */
   get active(): number {
     return this.queue.active;
+  }
+
+  /** The states of every session the runner holds, queued ones included. */
+  liveStates(): SessionState[] {
+    return [...this.sessions.values()].map((session) => session.state);
   }
 
   /** Ids of running and queued dispatches. */
@@ -207,6 +233,11 @@ export class SessionRunner {
       ]);
       if (baseSha) state.base_sha = baseSha;
       if (branch) state.branch = branch;
+    }
+    if (state.attempt > 1 && state.run?.attempt !== state.attempt) {
+      // Each attempt's own start, so what it made can be told from what earlier ones made.
+      const head = await headCommit(state.project_dir);
+      state.run = { attempt: state.attempt, ...(head ? { base_sha: head } : {}) };
     }
     session.firstStarted ??= new Date(state.started_at).getTime();
     const agentConfig = settings.agents?.[state.agent];
@@ -387,6 +418,10 @@ export class SessionRunner {
       sessionTimeoutSeconds: context.settings.session_timeout_seconds,
     });
     await carryOutCompletion(this.options.completion(), state, dispatch, plan, false);
+    if (state.started_at) {
+      this.recentRunSeconds.push(plan.completion.duration);
+      if (this.recentRunSeconds.length > 20) this.recentRunSeconds.shift();
+    }
     this.queue.releaseSlot(state.id);
     this.sessions.delete(state.id);
     this.pump();

@@ -24,6 +24,8 @@ export interface SessionState {
   pid?: number;
   pgid?: number;
   base_sha?: string;
+  /** Where the current attempt started (HEAD at its spawn), when it is not the first. */
+  run?: { attempt: number; base_sha?: string };
   branch?: string;
   progress?: AgentProgress;
   last_failure?: { kind: string; message: string };
@@ -88,4 +90,17 @@ export async function writeQueueFile(layout: GstackLayout, ids: readonly string[
     layout.dispatch.queue,
     `${JSON.stringify({ queue: [...ids] } satisfies QueueFile, null, 2)}\n`,
   );
+}
+
+/**
+ * The commit the current attempt started from: HEAD at its spawn. The first attempt starts
+ * where the dispatch started; a later one from what was recorded at its own spawn. Undefined
+ * when that is not known (commits of the attempt cannot be told apart from earlier ones).
+ */
+export function runBaseSha(state: SessionState): { known: boolean; sha?: string } {
+  if (state.run && state.run.attempt === state.attempt) {
+    return { known: true, ...(state.run.base_sha ? { sha: state.run.base_sha } : {}) };
+  }
+  if (state.attempt === 1) return { known: true, ...(state.base_sha ? { sha: state.base_sha } : {}) };
+  return { known: false };
 }

@@ -13,7 +13,8 @@ import { createCompletionDelivery } from "./outbox-delivery";
  * A small real agent for tests: reads the prompt, and does what the task line says.
  * `commit NAME` writes NAME and commits it (unless NAME exists); `sleep MS` waits; `hang` starts a child and
  * waits forever; `rate-limit-once` / `too-long-once` fail like Claude Code on attempt 1;
- * `fail` ends with a logic error. Every prompt is appended to prompts.log in the cwd's parent.
+ * `fail` ends with a logic error; `commit-then-rate-limit NAME` commits NAME-{attempt} on each attempt
+ * and fails the first as rate-limited. Every prompt is appended to prompts.log in the cwd's parent.
  */
 export const TRIVIAL_AGENT = `
 const { execFileSync, spawn } = require("node:child_process");
@@ -47,6 +48,17 @@ if (verb === "commit") {
   const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
   fs.writeFileSync(path.join(process.cwd(), "..", "child.pid"), String(child.pid));
   setInterval(() => {}, 1000);
+} else if (verb === "commit-then-rate-limit") {
+  // Each attempt commits its own file; the first then fails as rate-limited, so it is retried.
+  const name = arg + "-" + attempt;
+  fs.writeFileSync(name, "attempt " + attempt + "\\n");
+  execFileSync("git", ["add", name]);
+  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "add " + name]);
+  if (attempt === "1") {
+    resultLine({ api_error_status: 429, terminal_reason: "api_error", result: "API Error: Request rejected (429)" });
+    process.exit(1);
+  }
+  report();
 } else if (verb === "rate-limit-once" && attempt === "1") {
   resultLine({ api_error_status: 429, terminal_reason: "api_error", result: "API Error: Request rejected (429)" });
   process.exit(1);

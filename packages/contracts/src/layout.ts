@@ -143,6 +143,8 @@ export function gstackLayout(root: string) {
     callbackSecret: join(root, ".callback-secret"),
     /** Bearer token for OpenClaw's hooks endpoint (`hooks.token` in openclaw.json; mode 0600). */
     openclawHooksToken: join(root, ".openclaw-hooks-token"),
+    /** Bearer token of the daemon's service API over TCP, when `api_port` is set (mode 0600). */
+    apiToken: join(root, ".api-token"),
     dispatch: {
       /** Finished dispatch files are renamed into this folder; the daemon watches it. */
       incoming: dispatch,
@@ -165,6 +167,8 @@ export function gstackLayout(root: string) {
       deliveryStatus: join(dispatch, ".delivery-status.json"),
       lock: join(dispatch, ".daemon.lock"),
       control: join(dispatch, "control"),
+      /** The daemon's service API (HTTP on a Unix socket, mode 0600), while it runs. */
+      apiSocket: join(dispatch, ".api.sock"),
     },
     activity: {
       dir: activity,

@@ -49,6 +49,15 @@ export const completionSchema = z
       .array(z.string().regex(/^[0-9a-f]{7,64}$/, { message: "must be a git commit hash" }))
       .optional(),
     artifacts: z.array(z.string()).optional().describe("Things produced, e.g. 'pr:47', 'file:docs/auth.md'."),
+    attempt: z
+      .int()
+      .min(1)
+      .optional()
+      .describe("The attempt whose end this report is (1 unless retried or re-run)."),
+    run_commit_shas: z
+      .array(z.string().regex(/^[0-9a-f]{7,64}$/, { message: "must be a git commit hash" }))
+      .optional()
+      .describe("The commits of `commit_shas` made by that last attempt alone."),
     turns: z.int().min(0).optional(),
     cost_usd: z.number().min(0).optional(),
     reply_to: z

@@ -34,6 +34,14 @@ export const heartbeatSchema = z
       })
       .optional()
       .describe("What the completion delivery found at start-up and what it is still sending."),
+    api: z
+      .looseObject({
+        socket: z.string().optional(),
+        tcp: z.string().optional(),
+        error: z.string().optional(),
+      })
+      .optional()
+      .describe("Where the service API listens, or why it could not."),
   })
   .describe("Proof of life written by the dispatch daemon.");
 export type Heartbeat = z.output<typeof heartbeatSchema>;
