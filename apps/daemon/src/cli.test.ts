@@ -228,6 +228,34 @@ describe("gstack-dispatch status and cancel", () => {
     expect(await daemon.exited).toBe(0);
   });
 
+  it("submits, shows one dispatch and cancels through the service API while the daemon runs", async () => {
+    await writeConfig();
+    const daemon = startCli(["run"]);
+    await waitForEvent("daemon_started");
+    const file = join(world.base, "one.json");
+    await writeFile(file, JSON.stringify(dispatchFor(world, "dispatch-cli-api", "commit cli-api.txt")));
+    const submitted = await runCli(["submit", file, "--root", world.root]);
+    expect(submitted.stdout).toMatch(/^submitted dispatch-cli-api → queued at position 1 \(service API\)\n$/);
+    const done = await waitFor(() => completionOf(world.layout, "dispatch-cli-api"));
+    const shown = await runCli(["status", "dispatch-cli-api", "--json", "--root", world.root]);
+    const snapshot = parseValue("dispatch-snapshot", JSON.parse(shown.stdout));
+    expect(snapshot).toMatchObject({
+      status: "completed",
+      terminal: true,
+      run: { commit_shas: done.commit_shas },
+    });
+    const cancel = await runCli(["cancel", "dispatch-cli-api", "--root", world.root]);
+    expect(cancel.stdout).toBe("dispatch-cli-api: already completed; nothing changed\n");
+    const again = await runCli(["submit", file, "--root", world.root]);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toMatch(/^gstack-dispatch: dispatch-cli-api refused: .*\(duplicate\)\n$/);
+    daemon.child.kill("SIGTERM");
+    expect(await daemon.exited).toBe(0);
+    // With no daemon, the same question is answered from the files.
+    const offline = await runCli(["status", "dispatch-cli-api", "--root", world.root]);
+    expect(offline.stdout).toMatch(/^dispatch-cli-api: completed after \d+ s with 1 commit\(s\)\n/);
+  }, 60_000);
+
   it("exits non-zero with one line when cancelling an unknown id", async () => {
     await writeConfig();
     const result = await runCli(["cancel", "dispatch-nobody", "--root", world.root]);

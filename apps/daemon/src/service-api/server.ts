@@ -54,7 +54,7 @@ export class ServiceApi {
         log: options.log,
       }),
     );
-    harden(this.unix);
+    harden(this.unix, options.log);
     await listenOn(this.unix, socketPath);
     await chmod(socketPath, 0o600);
     this.socket = socketPath;
@@ -69,7 +69,7 @@ export class ServiceApi {
           log: options.log,
         }),
       );
-      harden(this.tcp);
+      harden(this.tcp, options.log);
       await listenOn(this.tcp, { host, port: options.tcpPort });
       const address = this.tcp.address();
       this.tcpAddress =
@@ -101,11 +101,12 @@ export class ServiceApi {
 }
 
 /** Slow or broken clients cannot hold the API: bounded headers and request time. */
-function harden(server: Server): void {
+function harden(server: Server, log: (line: string) => void): void {
   server.headersTimeout = 10_000;
   server.requestTimeout = 60_000;
   server.maxHeadersCount = 100;
-  server.on("clientError", (_error, socket) => {
+  server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
+    log(`service API: a request could not be read (${error.code ?? error.message})`);
     if (socket.writable)
       socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
     else socket.destroy();

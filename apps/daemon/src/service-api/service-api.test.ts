@@ -53,7 +53,7 @@ function headOf(repo: string): string {
   return execFileSync("git", ["-C", repo, "rev-parse", "HEAD"], { encoding: "utf8" }).trim();
 }
 
-describe("the service API on the Unix socket", () => {
+describe("the service API on the Unix socket", { timeout: 60_000 }, () => {
   it("serves only its user (mode 0600) and says where it listens in the heartbeat", async () => {
     await startDaemon();
     const info = await stat(world.layout.dispatch.apiSocket);
@@ -218,7 +218,7 @@ describe("the service API on the Unix socket", () => {
   });
 });
 
-describe("bad input over the socket", () => {
+describe("bad input over the socket", { timeout: 60_000 }, () => {
   it("gives each mistake a clear error and keeps serving", async () => {
     await startDaemon();
     const cases: Array<[string, string, string | undefined, number, string]> = [
@@ -272,7 +272,10 @@ describe("bad input over the socket", () => {
     expect(lines.join("\n")).toMatch(/exists and is not a socket/);
     const heartbeat = JSON.parse(await readFile(world.layout.dispatch.heartbeat, "utf8"));
     expect(heartbeat.api.error).toMatch(/not a socket/);
-    await writeDispatchFile(world.layout, dispatchFor(world, "dispatch-no-api", "commit no-api.txt") as DispatchInput);
+    await writeDispatchFile(
+      world.layout,
+      dispatchFor(world, "dispatch-no-api", "commit no-api.txt") as DispatchInput,
+    );
     expect(await waitFor(() => completionOf(world.layout, "dispatch-no-api"))).toMatchObject({
       status: "completed",
     });
@@ -303,7 +306,7 @@ describe("bad input over the socket", () => {
   });
 });
 
-describe("the service API over TCP", () => {
+describe("the service API over TCP", { timeout: 60_000 }, () => {
   it("needs the bearer token from .api-token and compares it whole", async () => {
     await mkdir(world.root, { recursive: true });
     await writeFile(world.layout.apiToken, "a-token-of-enough-length-1234\n", { mode: 0o600 });

@@ -1,0 +1,145 @@
+import { execFile } from "node:child_process";
+import { mkdir, writeFile } from "node:fs/promises";
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { writeFileAtomic } from "@gstack/contracts";
+import { defineCommand } from "citty";
+import { DaemonError } from "../errors";
+import { CLAWVISOR_SERVICE_ID, renderClawvisorService } from "../service-api/clawvisor-service";
+import {
+  renderLaunchdPlist,
+  renderSystemdUnit,
+  SERVICE_LABEL,
+  type ServiceSpec,
+  SYSTEMD_UNIT,
+} from "../service-unit";
+import { loadSettings } from "../settings";
+import { fail, layoutOf, rootArg } from "./common";
+
+function execQuiet(program: string, args: string[]): Promise<string | undefined> {
+  return new Promise((done) =>
+    execFile(program, args, (error, stdout) => done(error ? undefined : stdout.trim())),
+  );
+}
+
+/** The built cli.js (also when this command runs from source during development). */
+function installedCliPath(): string {
+  const here = fileURLToPath(import.meta.url);
+  if (!here.endsWith(".ts")) return join(dirname(here), "cli.js");
+  return join(dirname(here), "..", "..", "dist", "cli.js");
+}
+
+/** Where clawvisor-local looks for services: `~/.clawvisor/local/services`. */
+function clawvisorServicesDir(home: string): string {
+  return join(home, ".clawvisor", "local", "services");
+}
+
+export const install = defineCommand({
+  meta: {
+    name: "install",
+    description:
+      "Install the daemon as a launchd agent (macOS) or systemd user service (Linux); with --clawvisor, the gstack-coding service for clawvisor-local",
+  },
+  args: {
+    ...rootArg,
+    "dry-run": { type: "boolean", description: "print the file instead of installing it" },
+    platform: { type: "string", description: "darwin or linux (default: this machine)" },
+    clawvisor: {
+      type: "boolean",
+      description: "write the gstack-coding service.yaml for clawvisor-local instead",
+    },
+    "services-dir": {
+      type: "string",
+      description: "clawvisor-local's services folder (default ~/.clawvisor/local/services)",
+    },
+  },
+  async run({ args }) {
+    try {
+      const layout = layoutOf(args);
+      const home = process.env.HOME ?? homedir();
+      if (args.clawvisor) {
+        const yaml = renderClawvisorService({
+          node: process.execPath,
+          cli: installedCliPath(),
+          gstackHome: layout.root,
+        });
+        const folder = join(
+          args["services-dir"] ? resolve(args["services-dir"]) : clawvisorServicesDir(home),
+          CLAWVISOR_SERVICE_ID,
+        );
+        const target = join(folder, "service.yaml");
+        if (args["dry-run"]) {
+          process.stdout.write(yaml);
+          process.stderr.write(`(dry run: would write ${target})\n`);
+          return;
+        }
+        await mkdir(folder, { recursive: true });
+        await writeFileAtomic(target, yaml, { mode: 0o644 });
+        process.stdout.write(`wrote ${target}\n`);
+        const reloaded = await execQuiet("curl", [
+          "-fsS",
+          "-X",
+          "POST",
+          "http://localhost:25299/api/services/reload",
+        ]);
+        process.stdout.write(
+          reloaded !== undefined
+            ? "clawvisor-local reloaded its services\n"
+            : "clawvisor-local did not answer; it finds the service at its next start\n",
+        );
+        return;
+      }
+      const platform = args.platform ?? process.platform;
+      if (platform !== "darwin" && platform !== "linux") {
+        throw new DaemonError(`install supports macOS (launchd) and Linux (systemd), not ${platform}`);
+      }
+      const { settings } = await loadSettings(layout);
+      const claude = (await execQuiet("sh", ["-c", "command -v claude"])) || undefined;
+      const spec: ServiceSpec = {
+        node: process.execPath,
+        cli: installedCliPath(),
+        gstackHome: layout.root,
+        home,
+        ...(claude ? { claude } : {}),
+        ...(process.env.PATH ? { path: process.env.PATH } : {}),
+        stopTimeoutSeconds: settings.shutdown_grace_seconds + 30,
+      };
+      const darwin = platform === "darwin";
+      const unit = darwin ? renderLaunchdPlist(spec) : renderSystemdUnit(spec);
+      const target = darwin
+        ? join(home, "Library", "LaunchAgents", `${SERVICE_LABEL}.plist`)
+        : join(process.env.XDG_CONFIG_HOME ?? join(home, ".config"), "systemd", "user", SYSTEMD_UNIT);
+      if (args["dry-run"]) {
+        process.stdout.write(unit);
+        process.stderr.write(`(dry run: would write ${target})\n`);
+        return;
+      }
+      if (!claude)
+        process.stderr.write(
+          "warning: 'claude' is not on PATH; the daemon will refuse to start until it is\n",
+        );
+      await mkdir(dirname(target), { recursive: true });
+      await writeFile(target, unit, { mode: 0o644 });
+      process.stdout.write(`wrote ${target}\n`);
+      const uid = process.getuid?.() ?? 0;
+      const steps = darwin
+        ? [
+            ["launchctl", ["bootout", `gui/${uid}/${SERVICE_LABEL}`]],
+            ["launchctl", ["bootstrap", `gui/${uid}`, target]],
+          ]
+        : [
+            ["systemctl", ["--user", "daemon-reload"]],
+            ["systemctl", ["--user", "enable", "--now", SYSTEMD_UNIT]],
+          ];
+      for (const [program, stepArgs] of steps as Array<[string, string[]]>) {
+        const ok = (await execQuiet(program, stepArgs)) !== undefined;
+        process.stdout.write(`${ok ? "ran" : "could not run"}: ${program} ${stepArgs.join(" ")}\n`);
+      }
+      if (!darwin)
+        process.stdout.write("to keep it running after you log out: loginctl enable-linger $USER\n");
+    } catch (error) {
+      fail(error);
+    }
+  },
+});

@@ -1,0 +1,112 @@
+import { access } from "node:fs/promises";
+import { join } from "node:path";
+import { type DispatchSnapshot, type GstackLayout, parseValue } from "@gstack/contracts";
+import { defineCommand } from "citty";
+import { DaemonError } from "../errors";
+import { apiRequest } from "../service-api/client";
+import { reachDaemonApi } from "../service-api/local-api";
+import { dispatchSnapshot } from "../service-api/snapshot";
+import { readQueueFile } from "../session-state";
+import { formatStatus, readStatus } from "../status";
+import { fail, layoutOf, refusalLine, rootArg } from "./common";
+
+export const status = defineCommand({
+  meta: {
+    name: "status",
+    description: "Show running and queued dispatches with live progress, or one dispatch by id",
+  },
+  args: {
+    ...rootArg,
+    id: { type: "positional", description: "one dispatch id (default: all sessions)", required: false },
+    json: {
+      type: "boolean",
+      description: "print the list-sessions response (or the dispatch snapshot) as JSON",
+    },
+  },
+  async run({ args }) {
+    try {
+      const layout = layoutOf(args);
+      const api = await reachDaemonApi(layout);
+      if (args.id) {
+        const id = String(args.id);
+        layout.dispatch.claimedFile(id);
+        let snapshot: DispatchSnapshot | undefined;
+        if (api) {
+          const answer = await apiRequest(api, "GET", `/v1/status?dispatch_id=${encodeURIComponent(id)}`);
+          if (answer.status === 404) throw new DaemonError(`no dispatch ${id} is known here`);
+          if (answer.status !== 200) throw new DaemonError(refusalLine(answer.body, answer.status));
+          snapshot = parseValue("dispatch-snapshot", answer.body, { source: "the service API" });
+        } else {
+          snapshot = await snapshotFromFiles(layout, id);
+          if (!snapshot) throw new DaemonError(`no dispatch ${id} is known here`);
+        }
+        process.stdout.write(
+          args.json ? `${JSON.stringify(snapshot, null, 2)}\n` : `${formatSnapshot(snapshot)}\n`,
+        );
+        return;
+      }
+      const current = await readStatus(layout);
+      if (api) {
+        // The live list from the daemon's memory; heartbeat and delivery still come from disk.
+        const answer = await apiRequest(api, "GET", "/v1/sessions");
+        if (answer.status === 200) {
+          current.sessions = parseValue("list-sessions", answer.body, { source: "the service API" });
+        }
+      }
+      process.stdout.write(
+        args.json ? `${JSON.stringify(current.sessions, null, 2)}\n` : `${formatStatus(current)}\n`,
+      );
+    } catch (error) {
+      fail(error);
+    }
+  },
+});
+
+/** A dispatch's snapshot read from the files alone, when no daemon answers. */
+export function snapshotFromFiles(layout: GstackLayout, id: string): Promise<DispatchSnapshot | undefined> {
+  let queue: Promise<string[]> | undefined;
+  return dispatchSnapshot(
+    {
+      layout,
+      now: () => new Date(),
+      live: () => undefined,
+      position: () => undefined,
+      isWaiting: async (candidate) =>
+        (await exists(join(layout.dispatch.incoming, `${candidate}.json`))) ||
+        (await exists(layout.dispatch.claimedFile(candidate))),
+    },
+    id,
+    { report: false },
+  ).then(async (snapshot) => {
+    if (snapshot?.status !== "queued") return snapshot;
+    queue ??= readQueueFile(layout);
+    const index = (await queue).indexOf(id);
+    return index < 0
+      ? snapshot
+      : { ...snapshot, position: index + 1, message: `queued at position ${index + 1}` };
+  });
+}
+
+function formatSnapshot(snapshot: DispatchSnapshot): string {
+  const lines = [`${snapshot.dispatch_id}: ${snapshot.message}`];
+  if (snapshot.run && snapshot.run.commit_shas.length > 0) {
+    lines.push(
+      `  this run (attempt ${snapshot.run.attempt}): ${snapshot.run.commit_shas.map((sha) => sha.slice(0, 7)).join(" ")}`,
+    );
+  }
+  if (snapshot.earlier_runs) {
+    lines.push(
+      `  earlier attempts: ${snapshot.earlier_runs.commit_shas.map((sha) => sha.slice(0, 7)).join(" ")}`,
+    );
+  }
+  return lines.join("\n");
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
