@@ -91,7 +91,7 @@ async function post(path: string, body: unknown): Promise<{ status: number; json
   return { status: response.status, json };
 }
 
-describe("delivery to the real OpenClaw gateway's hooks endpoint", () => {
+describe("delivery to the real OpenClaw gateway's hooks endpoint", { timeout: 60_000 }, () => {
   const completion = sampleCompletion("dispatch-openclaw-1", {
     status: "failed",
     error: "429 rate limited by the model provider",
