@@ -2,9 +2,11 @@ import { execFileSync } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseValue } from "@gstack/contracts";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Daemon } from "./daemon";
+import { apiRequest } from "./service-api/client";
 import { requestCancel, submitDispatch } from "./submit";
 import { auditOf, completionOf, makeWorld, type TestWorld, waitFor } from "./test-support";
 
@@ -79,7 +81,7 @@ function dispatch(id: string) {
   };
 }
 
-describe("the daemon with the real Claude Code CLI and a scripted model", () => {
+describe("the daemon with the real Claude Code CLI and a scripted model", { timeout: 90_000 }, () => {
   it("completes a dispatch that writes a file and commits it", async () => {
     await start({ script: COMMIT_SCRIPT });
     await submitDispatch(world.layout, dispatch("dispatch-claude-commit"));
@@ -100,6 +102,31 @@ describe("the daemon with the real Claude Code CLI and a scripted model", () => 
     const firstPrompt = model?.agentRequests()[0]?.promptText ?? "";
     expect(firstPrompt).toContain("dispatch-claude-commit");
     expect(firstPrompt).toContain("The widget repo keeps docs in docs/");
+  });
+
+  it("runs a dispatch spawned over the service API and answers its completion only at the end", async () => {
+    await start({ script: COMMIT_SCRIPT });
+    const target = { socketPath: world.layout.dispatch.apiSocket };
+    const spawned = await apiRequest(target, "POST", "/v1/sessions", {
+      body: JSON.stringify({ dispatch: JSON.stringify(dispatch("dispatch-claude-api")) }),
+    });
+    expect(spawned.status).toBe(202);
+    const seen: string[] = [];
+    const done = await waitFor(async () => {
+      const answer = await apiRequest(target, "GET", "/v1/completion?dispatch_id=dispatch-claude-api");
+      const snapshot = parseValue("dispatch-snapshot", answer.body);
+      seen.push(snapshot.status);
+      if (!snapshot.terminal) expect(snapshot.report).toBeUndefined();
+      return snapshot.terminal ? snapshot : undefined;
+    }, 60_000);
+    // The real CLI takes a while: there were answers before the end, none of them a result.
+    expect(seen.length).toBeGreaterThan(1);
+    expect(seen.slice(0, -1).every((status) => ["queued", "running"].includes(status))).toBe(true);
+    const head = execFileSync("git", ["-C", world.repo, "rev-parse", "HEAD"], { encoding: "utf8" }).trim();
+    expect(done).toMatchObject({ status: "completed", terminal: true, agent: "claude", attempt: 1 });
+    expect(done.run?.commit_shas).toEqual([head]);
+    expect(done.report).toMatchObject({ status: "completed", commits: 1, commit_shas: [head] });
+    expect(done.report_markdown).toContain("## What shipped");
   });
 
   it("classifies a 429 as a rate limit and retries once as is", async () => {
