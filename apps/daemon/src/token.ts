@@ -4,14 +4,15 @@ import { type GstackLayout, readSecretFile } from "@gstack/contracts";
 /** The keychain service name under which the Clawvisor agent token is kept on macOS. */
 export const KEYCHAIN_SERVICE = "gstack-clawvisor";
 
-function keychainToken(): Promise<string | undefined> {
+/** The keychain service name of the service API's bearer token on macOS. */
+export const API_KEYCHAIN_SERVICE = "gstack-api";
+
+/** A generic password from the macOS keychain; undefined elsewhere or when there is none. */
+export function keychainToken(service = KEYCHAIN_SERVICE): Promise<string | undefined> {
   if (process.platform !== "darwin") return Promise.resolve(undefined);
   return new Promise((resolve) => {
-    execFile(
-      "security",
-      ["find-generic-password", "-s", KEYCHAIN_SERVICE, "-w"],
-      { timeout: 5000 },
-      (error, stdout) => resolve(error ? undefined : stdout.trim() || undefined),
+    execFile("security", ["find-generic-password", "-s", service, "-w"], { timeout: 5000 }, (error, stdout) =>
+      resolve(error ? undefined : stdout.trim() || undefined),
     );
   });
 }

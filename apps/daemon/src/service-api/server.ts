@@ -3,6 +3,7 @@ import { chmod, lstat, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { connect } from "node:net";
 import { type GstackLayout, readSecretFile, writeFileAtomic } from "@gstack/contracts";
+import { API_KEYCHAIN_SERVICE, keychainToken } from "../token";
 import { type ServiceBackend, serviceHandler } from "./handler";
 
 /** Unix socket paths longer than this cannot be bound on Linux (macOS allows 103). */
@@ -175,10 +176,13 @@ function isLoopback(host: string): boolean {
 }
 
 /**
- * The bearer token of the TCP listener: `.api-token`, which must be 0600 (a looser file is
+ * The bearer token of the TCP listener: the macOS keychain (service `gstack-api`), else
+ * `.api-token`, which must be 0600 (a looser file is
  * refused). A missing one is created with a random token, so turning on `api_port` is enough.
  */
 export async function apiToken(layout: GstackLayout, log: (line: string) => void): Promise<string> {
+  const fromKeychain = await keychainToken(API_KEYCHAIN_SERVICE);
+  if (fromKeychain) return fromKeychain;
   try {
     return await readSecretFile(layout.apiToken);
   } catch (error) {
