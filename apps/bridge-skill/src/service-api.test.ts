@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { request } from "node:http";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { type RequestOptions, request } from "node:http";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import {
@@ -11,7 +11,7 @@ import {
   gstackLayout,
   parseValue,
 } from "@gstack/contracts";
-import { Daemon } from "@gstack/daemon";
+import { Daemon, MAX_DISPATCH_BYTES } from "@gstack/daemon";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bridgeSkillPath } from "./bridge-skill-path";
 import {
@@ -44,29 +44,30 @@ let repo = "";
 let daemon: Daemon | undefined;
 let reference = "";
 
-/** One HTTP request over the daemon's Unix socket; the answer body parsed as JSON. */
-function call(method: string, path: string, body?: string): Promise<Answer> {
+/** One HTTP request; the answer body parsed as JSON. */
+function send(options: RequestOptions, body?: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
-    const outgoing = request(
-      {
-        socketPath,
-        method,
-        path,
-        headers: body === undefined ? {} : { "content-type": "application/json" },
-      },
-      (response) => {
-        const chunks: Buffer[] = [];
-        response.on("data", (chunk: Buffer) => chunks.push(chunk));
-        response.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) as Record<string, unknown> });
-        });
-        response.on("error", reject);
-      },
-    );
+    const headers = {
+      ...options.headers,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+    };
+    const outgoing = request({ ...options, headers }, (response) => {
+      const chunks: Buffer[] = [];
+      response.on("data", (chunk: Buffer) => chunks.push(chunk));
+      response.on("end", () => {
+        const text = Buffer.concat(chunks).toString("utf8");
+        resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) as Record<string, unknown> });
+      });
+      response.on("error", reject);
+    });
     outgoing.on("error", reject);
     outgoing.end(body);
   });
+}
+
+/** One HTTP request over the daemon's Unix socket. */
+function call(method: string, path: string, body?: string): Promise<Answer> {
+  return send({ socketPath, method, path }, body);
 }
 
 /** An action as the reference's table documents it. */
@@ -310,6 +311,23 @@ describe("the reference's service API, called as written against a running daemo
           dispatch: exampleDispatch("dispatch-bridge-api-agent", { target_agent: "gemini" }),
         }),
     },
+    {
+      code: "too_large",
+      send: () =>
+        act("spawn-session", {
+          dispatch: exampleDispatch("dispatch-bridge-api-big", { task: "x".repeat(MAX_DISPATCH_BYTES) }),
+        }),
+    },
+    {
+      code: "expired",
+      send: () =>
+        act("spawn-session", {
+          dispatch: exampleDispatch("dispatch-bridge-api-old", {
+            ttl_seconds: 60,
+            created_at: new Date(Date.now() - 2 * 3600_000).toISOString(),
+          }),
+        }),
+    },
     { code: "not_found", send: () => act("check-status", { dispatch_id: "dispatch-bridge-api-never" }) },
     { code: "not_found", send: () => act("cancel-session", { dispatch_id: "dispatch-bridge-api-never" }) },
     { code: "bad_request", send: () => act("check-status") },
@@ -317,5 +335,61 @@ describe("the reference's service API, called as written against a running daemo
     { code: "method_not_allowed", send: () => call("DELETE", "/v1/sessions") },
   ])("answers $code where the reference says so", async ({ code, send }) => {
     expectRefusal(await send(), code);
+  });
+});
+
+describe("a daemon that requires signatures and also serves TCP, as the reference describes", () => {
+  let root = "";
+  let guarded: Daemon | undefined;
+
+  beforeAll(async () => {
+    root = join(base, "guarded");
+    const layout = gstackLayout(root);
+    await mkdir(root, { recursive: true });
+    await writeFile(layout.dispatchSecret, "a-secret-of-enough-length-5678\n", { mode: 0o600 });
+    guarded = new Daemon({
+      root,
+      claudeBinary: "/nonexistent/claude",
+      openclawWorkspace: false,
+      log: () => {},
+      serviceApi: { tcpPort: 0 },
+      settings: {
+        trusted_repos: [join(base, "trusted")],
+        agents: { codex: { command: [process.execPath, join(base, "agent.cjs"), "{prompt}"] } },
+      },
+    });
+    await guarded.start();
+  }, 30_000);
+
+  afterAll(async () => {
+    await guarded?.stop(0);
+  });
+
+  it("refuses an unsigned dispatch with bad_signature", async () => {
+    const answer = await send(
+      { socketPath: gstackLayout(root).dispatch.apiSocket, method: "POST", path: "/v1/sessions" },
+      JSON.stringify({ dispatch: exampleDispatch("dispatch-bridge-api-unsigned") }),
+    );
+    expectRefusal(answer, "bad_signature");
+  });
+
+  it("asks for the bearer token from the file the reference names, and refuses a call without it", async () => {
+    const layout = gstackLayout(root);
+    expect(reference).toContain("`Authorization: Bearer <token>`");
+    expect(reference).toContain(`\`~/.gstack/${relative(root, layout.apiToken)}\``);
+    const [host, port] = (guarded?.serviceApiTcp ?? "").split(":");
+    expect(host).toBe("127.0.0.1");
+    const token = (await readFile(layout.apiToken, "utf8")).trim();
+    const { method, path } = documentedActions().get("list-sessions")!;
+    const at = (headers: Record<string, string>): RequestOptions => ({
+      host,
+      port: Number(port),
+      method,
+      path,
+      headers,
+    });
+    expectDocumentedAnswer("list-sessions", await send(at({ authorization: `Bearer ${token}` })));
+    expectRefusal(await send(at({})), "unauthorized");
+    expectRefusal(await send(at({ authorization: `Bearer ${token}x` })), "unauthorized");
   });
 });
