@@ -205,6 +205,8 @@ beforeAll(async () => {
     log: () => {},
     settings: {
       trusted_repos: [join(base, "trusted")],
+      max_concurrent: 1,
+      max_queued: 1,
       agents: {
         codex: { command: [process.execPath, agent, "{prompt}"] },
         gemini: { command: ["/nonexistent/gemini", "{prompt}"] },
@@ -270,6 +272,45 @@ describe("the reference's service API, called as written against a running daemo
       ...JSON.parse(example("cancel-answer")),
       dispatch_id: "dispatch-bridge-api-done",
     });
+  });
+
+  it("answers queue_full with retry_after_seconds, and takes the same dispatch once there is room", async () => {
+    const running = "dispatch-bridge-api-slot-hold";
+    const waiting = "dispatch-bridge-api-wait-hold";
+    const refused = "dispatch-bridge-api-later-hold";
+    expectDocumentedAnswer(
+      "spawn-session",
+      await act("spawn-session", { dispatch: exampleDispatch(running) }),
+    );
+    await snapshotUntil("check-status", running, (snapshot) => snapshot.status === "running");
+    const queued = expectDocumentedAnswer(
+      "spawn-session",
+      await act("spawn-session", { dispatch: exampleDispatch(waiting) }),
+    );
+    expect(queued["position"]).toBe(1);
+    const [snapshot] = await snapshotUntil("check-status", waiting, () => true);
+    expect(snapshot).toMatchObject({ status: "queued", terminal: false, position: 1 });
+
+    const full = expectRefusal(
+      await act("spawn-session", { dispatch: exampleDispatch(refused) }),
+      "queue_full",
+    );
+    expect(full.retry_after_seconds).toBeGreaterThan(0);
+
+    // A queued dispatch is cancelled at once; then there is room for the refused one, same id.
+    const cancelled = expectDocumentedAnswer(
+      "cancel-session",
+      await act("cancel-session", { dispatch_id: waiting }),
+    );
+    expect(cancelled).toMatchObject({ outcome: "cancelled", changed: true });
+    expectDocumentedAnswer(
+      "spawn-session",
+      await act("spawn-session", { dispatch: exampleDispatch(refused) }),
+    );
+    for (const id of [running, refused]) {
+      expectDocumentedAnswer("cancel-session", await act("cancel-session", { dispatch_id: id }));
+      await snapshotUntil("check-status", id, (item) => item.terminal);
+    }
   });
 
   it("refuses a folder outside trusted_repos as the callback-error example shows", async () => {
