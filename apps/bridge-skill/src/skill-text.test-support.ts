@@ -181,6 +181,7 @@ export function unknownPaths(paths: readonly string[]): string[] {
     gstack.standingTasks,
     gstack.clawvisorToken,
     gstack.dispatchSecret,
+    gstack.apiToken,
     gstack.dispatch.incoming,
     join(gstack.dispatch.incoming, `${DISPATCH_SENTINEL}.json`),
     gstack.dispatch.tmp,
@@ -196,6 +197,7 @@ export function unknownPaths(paths: readonly string[]): string[] {
     gstack.dispatch.audit,
     gstack.dispatch.heartbeat,
     gstack.dispatch.control,
+    gstack.dispatch.apiSocket,
     gstack.activity.dir,
     gstack.activity.week(WEEK),
     gstack.handoff.dir,
@@ -227,4 +229,64 @@ export function unknownPaths(paths: readonly string[]): string[] {
     `^(?:${[...exact.map((path) => `${patternOf(path)}/?`), ...open.map((path) => `${patternOf(path)}/.+`)].join("|")})$`,
   );
   return paths.filter((path) => !known.test(path));
+}
+
+/**
+ * The body of the `## heading` section of a Markdown text, up to the next heading of level two
+ * or less; throws when the heading is missing, so a renamed section fails loudly.
+ */
+export function markdownSection(markdown: string, heading: string): string {
+  const lines = markdown.split("\n");
+  const start = lines.findIndex((line) => line.trim() === `## ${heading}`);
+  if (start === -1) throw new Error(`no section "## ${heading}"`);
+  const end = lines.findIndex((line, index) => index > start && /^#{1,2} /.test(line));
+  return lines.slice(start + 1, end === -1 ? undefined : end).join("\n");
+}
+
+/** A bullet that opens with one or more code names and says what they mean: `- \`a\`, \`b\`: text`. */
+export interface CodeBullet {
+  codes: string[];
+  text: string;
+}
+
+/**
+ * Every bullet of a text that opens with backticked names joined by commas and then a colon,
+ * such as the error lines of the skill. Bullets that open otherwise are left out.
+ */
+export function codeBullets(markdown: string): CodeBullet[] {
+  const bullets: CodeBullet[] = [];
+  for (const match of markdown.matchAll(/^- ((?:`[a-z_]+`(?:, )?)+): (.+)$/gm)) {
+    const codes = [...match[1]!.matchAll(/`([a-z_]+)`/g)].map((code) => code[1]!);
+    bullets.push({ codes, text: match[2]!.trim() });
+  }
+  return bullets;
+}
+
+/** The rows of every pipe table in a Markdown text, cells trimmed, header and rule rows left out. */
+export function tableRows(markdown: string): string[][] {
+  const rows: string[][] = [];
+  let inTable = false;
+  for (const line of markdown.split("\n")) {
+    if (!line.trimStart().startsWith("|")) {
+      inTable = false;
+      continue;
+    }
+    const cells = line
+      .trim()
+      .replace(/^\||\|$/g, "")
+      .split("|")
+      .map((cell) => cell.trim());
+    if (!inTable) {
+      inTable = true; // the header row
+      continue;
+    }
+    if (cells.every((cell) => /^:?-+:?$/.test(cell))) continue;
+    rows.push(cells);
+  }
+  return rows;
+}
+
+/** The backticked names in a piece of Markdown, in order. */
+export function codeSpans(markdown: string): string[] {
+  return [...markdown.matchAll(/`([^`]+)`/g)].map((match) => match[1]!);
 }

@@ -2,13 +2,17 @@ import { gstackLayout, isoWeekOf, openClawLayout } from "@gstack/contracts";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  codeBullets,
+  codeSpans,
   commandUse,
   fencedBlocks,
   helpFlags,
   helpSubcommands,
+  markdownSection,
   namedPaths,
   shellWords,
   shownCommands,
+  tableRows,
   unknownPaths,
 } from "./skill-text.test-support";
 
@@ -151,5 +155,53 @@ describe("namedPaths and unknownPaths", () => {
         expect(unknownPaths(paths)).toEqual([]);
       }),
     );
+  });
+});
+
+describe("markdownSection", () => {
+  const text = ["# Title", "## One", "a", "### Deeper", "b", "## Two", "c"].join("\n");
+
+  it("returns a level-two section with its subsections, up to the next level-two heading", () => {
+    expect(markdownSection(text, "One")).toBe("a\n### Deeper\nb");
+    expect(markdownSection(text, "Two")).toBe("c");
+  });
+
+  it("refuses a heading the text does not have", () => {
+    expect(() => markdownSection(text, "Three")).toThrow(/## Three/);
+  });
+});
+
+describe("codeBullets", () => {
+  it("reads bullets that open with backticked codes and a colon, one or several", () => {
+    const text = [
+      "- `queue_full`, `daemon_stopping`: wait, then send it again.",
+      "- `duplicate`: do not resend.",
+      "- Resubmitting `duplicate` ids is safe.",
+      "* `not_found`: another bullet mark",
+      "  - `nested`: indented",
+    ].join("\n");
+    expect(codeBullets(text)).toEqual([
+      { codes: ["queue_full", "daemon_stopping"], text: "wait, then send it again." },
+      { codes: ["duplicate"], text: "do not resend." },
+    ]);
+  });
+});
+
+describe("tableRows and codeSpans", () => {
+  it("returns body rows of each table without header and rule rows", () => {
+    const text = [
+      "| Action | Route |",
+      "| --- | :---: |",
+      "| `spawn-session` | `POST /v1/sessions` |",
+      "",
+      "| A |",
+      "| - |",
+      "| b |",
+    ].join("\n");
+    expect(tableRows(text)).toEqual([["`spawn-session`", "`POST /v1/sessions`"], ["b"]]);
+  });
+
+  it("returns every backticked span in order", () => {
+    expect(codeSpans("`a`, `b c` and `d`")).toEqual(["a", "b c", "d"]);
   });
 });

@@ -7,6 +7,10 @@ import { basename, dirname, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import {
   callbackErrorCodeSchema,
+  cancelAnswerSchema,
+  cancelRequestSchema,
+  completionStatusSchema,
+  dispatchSnapshotSchema,
   documentKinds,
   failureKindSchema,
   gstackLayout,
@@ -14,6 +18,11 @@ import {
   parseJsonLines,
   parseValue,
   parseYaml,
+  SERVICE_API_ROUTES,
+  type ServiceAction,
+  serviceActionSchema,
+  snapshotStatusSchema,
+  spawnRequestSchema,
   writeDispatchFile,
 } from "@gstack/contracts";
 import { bulletItems, extractLearnings, parseReportSections, REPORT_SECTIONS } from "@gstack/daemon";
@@ -24,15 +33,19 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYamlText } from "yaml";
 import { BRIDGE_SKILL_NAME, bridgeSkillPath } from "./bridge-skill-path";
 import {
+  codeBullets,
+  codeSpans,
   commandUse,
   fencedBlocks,
   helpFlags,
   helpSubcommands,
+  markdownSection,
   namedPaths,
   readSkillFiles,
   type ShownCommand,
   type SkillFile,
   shownCommands,
+  tableRows,
   unknownPaths,
 } from "./skill-text.test-support";
 
@@ -98,6 +111,10 @@ describe("SKILL.md against OpenClaw's loader and strict validator", () => {
     // OpenClaw offers only one preferred install entry, so one package must provide every command.
     expect(openclaw.install).toHaveLength(1);
     expect(openclaw.install[0]?.package).toBe("@gstack/openclaw-plugin");
+  });
+
+  it("keeps SKILL.md under 14 KB: details belong in the references", () => {
+    expect(Buffer.byteLength(skillMd, "utf8")).toBeLessThan(14 * 1024);
   });
 
   it("points only at reference files that exist", () => {
@@ -236,18 +253,181 @@ describe("gstack-dispatch, the daemon's CLI", () => {
 });
 
 describe("what the skill says about failures covers every code contracts defines", () => {
-  it("says what to do for every callback error code, in SKILL.md and in the reference", () => {
+  const codes: readonly string[] = callbackErrorCodeSchema.options;
+
+  it("SKILL.md says what to do for every callback error code, each in exactly one line, and no other code", () => {
+    const bullets = codeBullets(markdownSection(skillMd, "When delivery fails"));
+    const named = bullets.flatMap((bullet) => bullet.codes);
+    expect(named.filter((code) => !codes.includes(code))).toEqual([]);
+    for (const code of codes)
+      expect(
+        named.filter((item) => item === code),
+        code,
+      ).toHaveLength(1);
+    for (const bullet of bullets) expect(bullet.text.length, bullet.codes.join()).toBeGreaterThan(20);
+  });
+
+  it("the reference gives every callback error code a line of its own, and no other code", () => {
     const reference = files.find((file) => file.file === "references/dispatch.md")!.content;
-    for (const code of callbackErrorCodeSchema.options) {
-      expect(skillMd, code).toMatch(new RegExp(`^- \`${code}\`: .+`, "m"));
-      expect(reference, code).toMatch(new RegExp(`^- \`${code}\`: .+`, "m"));
-    }
+    const bullets = codeBullets(markdownSection(reference, "Delivery errors"));
+    for (const bullet of bullets) expect(bullet.codes.length, bullet.text).toBeLessThanOrEqual(2);
+    const named = bullets.flatMap((bullet) => bullet.codes);
+    expect(named.filter((code) => !codes.includes(code))).toEqual([]);
+    for (const code of codes)
+      expect(
+        named.filter((item) => item === code),
+        code,
+      ).toHaveLength(1);
   });
 
   it("says what to do for every failure kind of a completion report", () => {
     const reference = files.find((file) => file.file === "references/reports.md")!.content;
     for (const kind of failureKindSchema.options)
       expect(reference, kind).toMatch(new RegExp(`^- \`${kind}\`: .+`, "m"));
+  });
+});
+
+/** The request body schema of each action sent with POST; GET actions take query parameters. */
+const REQUEST_SCHEMAS: Partial<
+  Record<ServiceAction, { shape: Record<string, { safeParse(value: unknown): { success: boolean } }> }>
+> = {
+  "spawn-session": spawnRequestSchema,
+  "cancel-session": cancelRequestSchema,
+};
+
+/** A documented route: `METHOD /path` with optional `?name=…&other=…` query parameters. */
+function routeOf(cell: string): { method: string; path: string; query: string[] } {
+  const match = /^`([A-Z]+) (\/[^?`\s]*)(?:\?([^`]*))?`$/.exec(cell.trim());
+  if (!match) throw new Error(`not a route: ${cell}`);
+  const query = match[3] ? [...match[3].matchAll(/([a-z_]+)=/g)].map((item) => item[1]!) : [];
+  return { method: match[1]!, path: match[2]!, query };
+}
+
+/** The nested schema at a dotted field path of the snapshot document, or undefined. */
+function snapshotField(path: string): unknown {
+  let schema: unknown = dispatchSnapshotSchema;
+  for (const name of path.split(".")) {
+    while (schema && typeof (schema as { unwrap?: unknown }).unwrap === "function")
+      schema = (schema as { unwrap(): unknown }).unwrap();
+    const shape = (schema as { shape?: Record<string, unknown> } | undefined)?.shape;
+    if (!shape || !(name in shape)) return undefined;
+    schema = shape[name];
+  }
+  return schema;
+}
+
+describe("the service actions the skill teaches are the ones contracts define", () => {
+  const reference = () => files.find((file) => file.file === "references/dispatch.md")!.content;
+  const table = () => tableRows(markdownSection(reference(), "Service actions"));
+  const actions: readonly string[] = serviceActionSchema.options;
+  const routes = Object.entries(SERVICE_API_ROUTES);
+
+  it("the reference's table lists every action once, with its params, method, path and answer", () => {
+    const rows = table();
+    expect(rows.map((row) => codeSpans(row[0]!)[0]).sort()).toEqual([...actions].sort());
+    for (const [cell, paramsCell, routeCell, answerCell] of rows) {
+      const action = codeSpans(cell!)[0] as ServiceAction;
+      const route = routeOf(routeCell!);
+      expect({ method: route.method, path: route.path }, action).toEqual(SERVICE_API_ROUTES[action]);
+      const params = codeSpans(paramsCell!);
+      const schema = REQUEST_SCHEMAS[action];
+      if (route.method === "POST") {
+        expect(schema, `${action} is sent with POST, so it has a request schema`).toBeDefined();
+        expect(params.sort(), action).toEqual(Object.keys(schema!.shape).sort());
+        for (const param of params) {
+          // A param the text calls optional is one the schema lets the caller leave out.
+          const optional = schema!.shape[param]!.safeParse(undefined).success;
+          expect(new RegExp(`\`${param}\` \\(optional\\)`).test(paramsCell!), `${action} ${param}`).toBe(
+            optional,
+          );
+        }
+      } else {
+        expect(schema, action).toBeUndefined();
+        expect(params, action).toEqual(route.query);
+        if (params.length === 0) expect(paramsCell, action).toBe("none");
+      }
+      const answer = codeSpans(answerCell!).filter((name) => (documentKinds as string[]).includes(name));
+      expect(answer, `${action} names the document kind it answers`).toHaveLength(1);
+      const examples = fencedBlocks(reference()).map((block) => block.info[1]);
+      expect(examples, `${action}: an example of ${answer[0]}`).toContain(answer[0]);
+    }
+  });
+
+  it("SKILL.md gives every action one line with its params, method and path", () => {
+    const section = markdownSection(skillMd, "Service actions (`gstack-coding`)");
+    for (const action of actions) {
+      const lines = section.split("\n").filter((line) => line.startsWith(`- \`${action}\``));
+      expect(lines, action).toHaveLength(1);
+      const { method, path } = SERVICE_API_ROUTES[action as ServiceAction];
+      expect(lines[0], action).toMatch(new RegExp(`\`${method} ${path}[?\`]`));
+      const row = table().find((candidate) => codeSpans(candidate[0]!)[0] === action)!;
+      for (const param of codeSpans(row[1]!))
+        expect(lines[0], `${action} ${param}`).toContain(`\`${param}\``);
+    }
+  });
+
+  it("names every route, health included, with its method in SKILL.md and in the reference", () => {
+    for (const [action, { method, path }] of routes) {
+      const pattern = new RegExp(`\`${method} ${path}[?\`]`);
+      expect(skillMd, action).toMatch(pattern);
+      expect(reference(), action).toMatch(pattern);
+    }
+  });
+
+  it("names the socket and token files the layout defines", () => {
+    const named = new Set(namedPaths(reference()));
+    const gstack = gstackLayout("~/.gstack");
+    expect(named).toContain(gstack.dispatch.apiSocket);
+    expect(named).toContain(gstack.apiToken);
+  });
+
+  it("splits every snapshot status into still going and ended exactly as contracts do", () => {
+    const ended: readonly string[] = completionStatusSchema.options;
+    const statuses: readonly string[] = snapshotStatusSchema.options;
+    const going = statuses.filter((status) => !ended.includes(status));
+    expect(going.length).toBeGreaterThan(0);
+    for (const text of [
+      markdownSection(skillMd, "Service actions (`gstack-coding`)"),
+      markdownSection(reference(), "Service actions"),
+    ]) {
+      const bulletWith = (marker: string) => {
+        const lines = text.split("\n").filter((line) => line.startsWith("- ") && line.includes(marker));
+        expect(lines, marker).toHaveLength(1);
+        return codeSpans(lines[0]!).filter((name) => statuses.includes(name));
+      };
+      expect(bulletWith("`terminal: false`").sort()).toEqual([...going].sort());
+      expect(bulletWith("`terminal: true`").sort()).toEqual([...ended].sort());
+    }
+  });
+
+  it("names only snapshot fields that exist, and says what a cancel answers with every outcome", () => {
+    const outcomes: readonly string[] = cancelAnswerSchema.shape.outcome.options;
+    for (const text of [
+      markdownSection(skillMd, "Service actions (`gstack-coding`)"),
+      markdownSection(reference(), "Service actions"),
+    ]) {
+      const snapshotLines = text
+        .split("\n")
+        .filter((line) => line.startsWith("- ") && /`(terminal|run\.|earlier_runs)/.test(line));
+      expect(snapshotLines.length).toBeGreaterThanOrEqual(3);
+      for (const line of snapshotLines) {
+        // A bare name may be a field of a field named before it on the line (`run` … `artifacts`).
+        const seen: string[] = [];
+        for (const span of codeSpans(line)) {
+          const field = /^([a-z_]+(?:\.[a-z_]+)?)(?:: .+)?$/.exec(span)?.[1];
+          if (!field || snapshotStatusSchema.safeParse(field).success) continue;
+          const resolved = [field, ...seen.map((parent) => `${parent}.${field}`)].find(
+            (candidate) => snapshotField(candidate) !== undefined,
+          );
+          expect(resolved, `${span} in "${line}"`).toBeDefined();
+          seen.push(resolved!);
+        }
+      }
+      const cancelLines = text
+        .split("\n")
+        .filter((line) => outcomes.every((outcome) => line.includes(`\`${outcome}\``)));
+      expect(cancelLines, "a line with every cancel outcome").toHaveLength(1);
+    }
   });
 });
 
