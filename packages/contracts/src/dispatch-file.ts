@@ -34,14 +34,7 @@ export async function writeDispatchFile(
   dispatch: DispatchInput,
   options: { secret?: string | Buffer; now?: Date } = {},
 ): Promise<WrittenDispatch> {
-  const source = typeof dispatch.id === "string" ? `dispatch ${dispatch.id}` : "dispatch";
-  const { source_signature: _stale, ...unsigned } = dispatch as Record<string, unknown>;
-  const withTime: Record<string, unknown> = {
-    ...unsigned,
-    created_at: unsigned.created_at ?? (options.now ?? new Date()).toISOString(),
-  };
-  parseValue("dispatch", withTime, { source });
-  const document = options.secret === undefined ? withTime : withSignature(withTime, options.secret);
+  const document = prepareDispatch(dispatch, options);
   const id = document.id as string;
   const target = childPath(layout.dispatch.incoming, id, ".json");
 
@@ -72,6 +65,26 @@ export async function writeDispatchFile(
     await rm(temporary, { force: true });
   }
   return { id, path: target, document };
+}
+
+/**
+ * A dispatch as it is handed over, by file or by the daemon's service API: any stale
+ * `source_signature` dropped, `created_at` set to now when missing, checked against the
+ * dispatch schema, then signed when a `secret` is given. Throws a `ContractError` naming the
+ * field and rule when the document is not a dispatch.
+ */
+export function prepareDispatch(
+  dispatch: DispatchInput,
+  options: { secret?: string | Buffer; now?: Date } = {},
+): Record<string, unknown> {
+  const source = typeof dispatch.id === "string" ? `dispatch ${dispatch.id}` : "dispatch";
+  const { source_signature: _stale, ...unsigned } = dispatch as Record<string, unknown>;
+  const withTime: Record<string, unknown> = {
+    ...unsigned,
+    created_at: unsigned.created_at ?? (options.now ?? new Date()).toISOString(),
+  };
+  parseValue("dispatch", withTime, { source });
+  return options.secret === undefined ? withTime : withSignature(withTime, options.secret);
 }
 
 /**

@@ -10,7 +10,7 @@ export {
 export type { ConfigConflict } from "./config";
 export { resolveDispatchSettings } from "./config";
 export type { WrittenDispatch } from "./dispatch-file";
-export { writeDispatchFile } from "./dispatch-file";
+export { prepareDispatch, writeDispatchFile } from "./dispatch-file";
 export type { DocumentKind, DocumentOf } from "./documents";
 export { documentKinds, documentSchemas } from "./documents";
 export type { ContractIssue } from "./errors";

@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import { dispatchIdSchema } from "@gstack/contracts";
-import { requestCancel } from "@gstack/daemon";
+import { apiRequest, reachDaemonApi, requestCancel } from "@gstack/daemon";
 import { z } from "zod";
 import { parseToolInput } from "./dispatch-tool";
 import type { PluginSettings } from "./plugin-settings";
@@ -18,12 +18,41 @@ export const cancelParameters = {
 
 const inputSchema = z.strictObject({ dispatch_id: dispatchIdSchema, reason: z.string().min(1).optional() });
 
-/** Asks the daemon to cancel a queued or running dispatch (a control file it acts on). */
+/**
+ * Asks the daemon to cancel a queued or running dispatch: through its service API while it runs,
+ * else with a control file it acts on when it starts.
+ */
 export async function runCancelTool(settings: PluginSettings, params: unknown): Promise<ToolAnswer> {
   const input = parseToolInput(inputSchema, params, "gstack_cancel");
   if (!input.ok) return failure(input.sentence);
   const { layout } = settings;
   const id = input.value.dispatch_id;
+  const reason = input.value.reason ?? "cancelled from OpenClaw";
+  const api = await reachDaemonApi(layout).catch(() => undefined);
+  if (api) {
+    // The running daemon decides, and says what the cancel did.
+    const response = await apiRequest(api, "POST", "/v1/cancel", {
+      body: JSON.stringify({ dispatch_id: id, reason }),
+    });
+    const body = response.body as { outcome?: string; status?: string; message?: string };
+    if (response.status === 404) {
+      return failure(`No dispatch ${id} is queued or running; check the id with gstack_status.`);
+    }
+    if (response.status !== 200) {
+      return failure(
+        `The cancel was not sent: ${body.message ?? `the daemon answered HTTP ${response.status}`}.`,
+      );
+    }
+    if (body.outcome === "finished") {
+      return failure(
+        `${id} has already ended (${body.status ?? "finished"}); read its report with gstack_report instead.`,
+      );
+    }
+    return answer(`Asked the daemon to cancel ${id}; its cancelled report will arrive in this session.`, {
+      dispatch_id: id,
+      outcome: body.outcome ?? "cancelling",
+    });
+  }
   if (await exists(layout.dispatch.completedJson(id))) {
     return failure(`${id} has already ended; read its report with gstack_report instead.`);
   }
@@ -32,7 +61,7 @@ export async function runCancelTool(settings: PluginSettings, params: unknown): 
     (await exists(layout.dispatch.claimedFile(id))) ||
     (await exists(`${layout.dispatch.incoming}/${id}.json`));
   if (!known) return failure(`No dispatch ${id} is queued or running; check the id with gstack_status.`);
-  await requestCancel(layout, id, input.value.reason ?? "cancelled from OpenClaw");
+  await requestCancel(layout, id, reason);
   return answer(`Asked the daemon to cancel ${id}; its cancelled report will arrive in this session.`, {
     dispatch_id: id,
   });

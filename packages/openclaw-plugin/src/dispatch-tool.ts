@@ -3,10 +3,12 @@ import {
   ContractError,
   checkValue,
   type DispatchInput,
+  type GstackLayout,
+  prepareDispatch,
   type ReplyTo,
   writeDispatchFile,
 } from "@gstack/contracts";
-import { checkProjectDir, readStatus } from "@gstack/daemon";
+import { apiRequest, checkProjectDir, reachDaemonApi, readStatus } from "@gstack/daemon";
 import { z } from "zod";
 import { readDispatchSettings, readSecretFile } from "./gstack-settings";
 import type { PluginSettings } from "./plugin-settings";
@@ -131,17 +133,38 @@ export async function runDispatchTool(
         sent_at: now.toISOString(),
       });
     }
+    const deliveryNote = replyTo
+      ? "Its completion report will be posted into this session by itself when it ends; do not poll."
+      : "No session was known for this call, so check its progress with gstack_status.";
+    // While the daemon runs, its service API takes the dispatch: the same checks as every other
+    // caller, and a refusal comes back now instead of as a file in rejected/.
+    const spawned = await spawnThroughApi(
+      layout,
+      prepareDispatch(document, { ...(secret ? { secret } : {}), now }),
+    );
+    if (spawned?.ok === false) return failure(spawned.sentence, spawned.details);
+    if (spawned?.ok) {
+      return answer(
+        `Dispatched ${spawned.id} (${input.value.project}); the daemon took it, queued at position ${spawned.position}. ${deliveryNote}`,
+        {
+          dispatch_id: spawned.id,
+          position: spawned.position,
+          via: "service-api",
+          signed: secret !== undefined,
+          daemon_running: true,
+          reply_to: replyTo ?? null,
+        },
+      );
+    }
     const written = await writeDispatchFile(layout, document, { ...(secret ? { secret } : {}), now });
     const status = await readStatus(layout, now).catch(() => undefined);
     const daemonNote = status?.alive
       ? "The daemon is running and will pick it up."
       : "The dispatch daemon is not running, so it will wait in the queue: ask the user to start it with `gstack-dispatch run`.";
-    const deliveryNote = replyTo
-      ? "Its completion report will be posted into this session by itself when it ends; do not poll."
-      : "No session was known for this call, so check its progress with gstack_status.";
     return answer(`Dispatched ${written.id} (${input.value.project}). ${daemonNote} ${deliveryNote}`, {
       dispatch_id: written.id,
       path: written.path,
+      via: "file",
       signed: secret !== undefined,
       daemon_running: status?.alive ?? false,
       reply_to: replyTo ?? null,
@@ -150,6 +173,58 @@ export async function runDispatchTool(
     if (ContractError.isInstance(error)) return failure(sentenceOf(error));
     return failure(`The dispatch was not sent: ${oneLine(error)}.`);
   }
+}
+
+/** What to tell the agent for each refusal the daemon can give a dispatch. */
+const REFUSAL_ADVICE: Record<string, string> = {
+  untrusted_repo: "Ask the user to add the repository to trusted_repos, or choose a trusted folder.",
+  project_not_found: "Check project_dir: it must be an existing folder on the user's machine.",
+  unknown_agent: "Choose an agent the daemon has installed, or leave target_agent out.",
+  bad_signature:
+    "The dispatch secret does not match the daemon's; ask the user to check ~/.gstack/.dispatch-secret.",
+  queue_full: "The daemon's queue is full; try again later.",
+  daemon_stopping: "The daemon is stopping; try again once it has restarted.",
+};
+
+/**
+ * Hands a prepared dispatch to the running daemon's service API. Undefined when no daemon
+ * answers (the caller writes the file instead); otherwise taken, or refused with a sentence.
+ */
+async function spawnThroughApi(
+  layout: GstackLayout,
+  document: Record<string, unknown>,
+): Promise<
+  | { ok: true; id: string; position: number }
+  | { ok: false; sentence: string; details: Record<string, unknown> }
+  | undefined
+> {
+  const api = await reachDaemonApi(layout).catch(() => undefined);
+  if (!api) return undefined;
+  const response = await apiRequest(api, "POST", "/v1/sessions", {
+    body: JSON.stringify({ dispatch: JSON.stringify(document) }),
+  });
+  const body = response.body as {
+    dispatch_id?: string;
+    position?: number;
+    error?: string;
+    message?: string;
+    rule?: string;
+    retry_after_seconds?: number;
+  };
+  if (response.status === 202 && body.dispatch_id && body.position) {
+    return { ok: true, id: body.dispatch_id, position: body.position };
+  }
+  const code = body.error ?? `http_${response.status}`;
+  const advice = REFUSAL_ADVICE[code] ?? "Fix the dispatch before sending it again; do not resend it as is.";
+  return {
+    ok: false,
+    sentence: `The dispatch was not sent: ${body.message ?? `the daemon answered HTTP ${response.status}`} (${code}). ${advice}`,
+    details: {
+      code,
+      ...(body.rule ? { rule: body.rule } : {}),
+      ...(body.retry_after_seconds !== undefined ? { retry_after_seconds: body.retry_after_seconds } : {}),
+    },
+  };
 }
 
 function sentenceOf(error: ContractError): string {
