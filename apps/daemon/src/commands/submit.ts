@@ -1,5 +1,5 @@
 import { readFile } from "node:fs/promises";
-import { parseValue, signDocument } from "@gstack/contracts";
+import { type DispatchInput, parseValue, prepareDispatch } from "@gstack/contracts";
 import { defineCommand } from "citty";
 import { DaemonError } from "../errors";
 import { apiRequest } from "../service-api/client";
@@ -33,10 +33,7 @@ export const submit = defineCommand({
         process.stdout.write(`submitted ${dispatch.id}${signedNote} → ${path}\n`);
         return;
       }
-      const unsigned: Record<string, unknown> = { ...document };
-      delete unsigned.source_signature;
-      if (unsigned.created_at === undefined) unsigned.created_at = new Date().toISOString();
-      const signed = secret ? { ...unsigned, source_signature: signDocument(unsigned, secret) } : unsigned;
+      const signed = prepareDispatch(document as DispatchInput, secret ? { secret } : {});
       const dispatch = parseValue("dispatch", signed, { source: args.file });
       const answer = await apiRequest(api, "POST", "/v1/sessions", {
         body: JSON.stringify({ dispatch: JSON.stringify(signed) }),
