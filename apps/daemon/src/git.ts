@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { readHeadFromFiles } from "./git-head";
 
 function git(cwd: string, args: string[]): Promise<string | undefined> {
   return new Promise((resolve) => {
@@ -17,6 +18,17 @@ export async function headCommit(cwd: string): Promise<string | undefined> {
 export async function currentBranch(cwd: string): Promise<string | undefined> {
   const name = (await git(cwd, ["symbolic-ref", "--quiet", "--short", "HEAD"]))?.trim();
   return name || undefined;
+}
+
+/**
+ * HEAD's commit and branch, read from the repository's files when their layout is the usual
+ * one (no git process on the way to an agent's start), else from git.
+ */
+export async function headAndBranch(cwd: string): Promise<{ commit?: string; branch?: string }> {
+  const fromFiles = await readHeadFromFiles(cwd);
+  if (fromFiles) return fromFiles;
+  const [commit, branch] = await Promise.all([headCommit(cwd), currentBranch(cwd)]);
+  return { ...(commit ? { commit } : {}), ...(branch ? { branch } : {}) };
 }
 
 /** A commit made during a dispatch. */

@@ -9,7 +9,7 @@ import {
 } from "./completion";
 import type { DaemonContext } from "./daemon-context";
 import { DispatchQueue } from "./dispatch-queue";
-import { commitsSince, currentBranch, headCommit } from "./git";
+import { commitsSince, headAndBranch } from "./git";
 import { expiresAt } from "./intake";
 import { buildPrompt } from "./prompt";
 import { type SessionState, writeQueueFile, writeState } from "./session-state";
@@ -227,16 +227,13 @@ export class SessionRunner {
     const persisted = writeState(layout, state);
     if (state.started_at === undefined) {
       state.started_at = context.now().toISOString();
-      const [baseSha, branch] = await Promise.all([
-        headCommit(state.project_dir),
-        currentBranch(state.project_dir),
-      ]);
+      const { commit: baseSha, branch } = await headAndBranch(state.project_dir);
       if (baseSha) state.base_sha = baseSha;
       if (branch) state.branch = branch;
     }
     if (state.attempt > 1 && state.run?.attempt !== state.attempt) {
       // Each attempt's own start, so what it made can be told from what earlier ones made.
-      const head = await headCommit(state.project_dir);
+      const { commit: head } = await headAndBranch(state.project_dir);
       state.run = { attempt: state.attempt, ...(head ? { base_sha: head } : {}) };
     }
     session.firstStarted ??= new Date(state.started_at).getTime();
