@@ -42,7 +42,13 @@ export interface CommitSummary {
  * (the repository had no commit when the dispatch started) every commit counts.
  */
 export async function commitsSince(cwd: string, sinceSha: string | undefined): Promise<CommitSummary[]> {
-  if (!(await headCommit(cwd))) return [];
+  // HEAD still where it was (or no commit yet) means nothing new, without starting git.
+  const head = await readHeadFromFiles(cwd);
+  if (head) {
+    if (!head.commit || head.commit === sinceSha) return [];
+  } else if (!(await headCommit(cwd))) {
+    return [];
+  }
   const range = sinceSha ? [`${sinceSha}..HEAD`] : ["HEAD"];
   const out = await git(cwd, ["log", "--reverse", "--format=%H%x09%s", ...range, "--"]);
   if (!out) return [];
