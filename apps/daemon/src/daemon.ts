@@ -194,7 +194,7 @@ export class Daemon {
         context,
         runner: this.runner,
         intake: this.intake,
-        offer: (text, source) => this.offer(text, { source }),
+        offer: (text, source) => this.offer(text, { source, maxQueued: context.settings.max_queued }),
         cancel: (id, reason) => this.requestCancel(id, reason),
         mode: () => this.lifecycle.mode,
         version: DAEMON_VERSION,
@@ -270,8 +270,10 @@ export class Daemon {
    * exactly-once rule by id, and on acceptance the same durability (`claimed/{id}.json`, state,
    * queue, audit), so once this resolves accepted a crash loses nothing: the next start runs it.
    * `source` names who offered it, for the audit log. A refusal is audited; no file is kept.
+   * With `maxQueued`, an offer that would make more than that many dispatches wait is refused
+   * as `queue_full` (the service API's limit; dropped files are never refused for it).
    */
-  async offer(text: string, options: { source: string }): Promise<OfferVerdict> {
+  async offer(text: string, options: { source: string; maxQueued?: number }): Promise<OfferVerdict> {
     if (!this.lifecycle.started && !this.context.stopping) {
       return this.intake.refuseOffer(options.source, {
         rule: "not_started",
@@ -279,7 +281,11 @@ export class Daemon {
         event: "rejected",
       });
     }
-    return this.intake.offer(text, options.source);
+    return this.intake.offer(
+      text,
+      options.source,
+      options.maxQueued !== undefined ? { maxQueued: options.maxQueued } : {},
+    );
   }
 
   /**

@@ -17,6 +17,9 @@ class AdmittedSessions implements IntakeSessions {
   has(id: string): boolean {
     return this.admitted.some((entry) => entry.dispatch.id === id);
   }
+  get waiting(): number {
+    return this.admitted.length;
+  }
   async admit(
     dispatch: Dispatch,
     admission: { projectDir: string; firstSeen: Date; source?: string; pendingCancel?: string },
@@ -146,6 +149,21 @@ describe("the offer door", () => {
       "dispatch-twice",
       "dispatch-file-first",
     ]);
+  });
+
+  it("takes no more than maxQueued from a burst of offers, and keeps nothing of the rest", async () => {
+    const ids = Array.from({ length: 10 }, (_, index) => `dispatch-burst-${index}`);
+    const verdicts = await Promise.all(
+      ids.map((id) => intake.offer(JSON.stringify(dispatchFor(world, id, "x")), "test", { maxQueued: 3 })),
+    );
+    expect(verdicts.filter((verdict) => verdict.accepted).map((verdict) => verdict.id)).toEqual(
+      ids.slice(0, 3),
+    );
+    for (const verdict of verdicts.slice(3))
+      expect(verdict).toMatchObject({ accepted: false, rule: "queue_full" });
+    expect((await readdir(world.layout.dispatch.claimed)).sort()).toEqual(
+      ids.slice(0, 3).map((id) => `${id}.json`),
+    );
   });
 
   it("refuses an id whose claimed file another writer linked first", async () => {

@@ -29,6 +29,8 @@ export type OfferVerdict =
 /** Where intake hands what it accepted: the session runner. */
 export interface IntakeSessions {
   has(id: string): boolean;
+  /** How many dispatches wait for a slot (for an offer's `maxQueued`). */
+  readonly waiting: number;
   admit(
     dispatch: Dispatch,
     admission: { projectDir: string; firstSeen: Date; source?: string; pendingCancel?: string },
@@ -226,10 +228,10 @@ export class Intake {
    * and on acceptance the same durability, so once this resolves accepted a crash loses
    * nothing. `source` names who offered it, for the audit log.
    */
-  offer(text: string, source: string): Promise<OfferVerdict> {
+  offer(text: string, source: string, limits: { maxQueued?: number } = {}): Promise<OfferVerdict> {
     // Offers and dropped files go through intake one at a time, so the first of two with the
     // same id wins and the other is refused as a duplicate, whichever door each came through.
-    const verdict = this.chain.then(() => this.takeOffer(text, source));
+    const verdict = this.chain.then(() => this.takeOffer(text, source, limits));
     this.chain = verdict.then(
       () => undefined,
       (error: Error) => this.context.log(`intake error on an offer from ${source}: ${error.message}`),
@@ -237,7 +239,11 @@ export class Intake {
     return verdict;
   }
 
-  private async takeOffer(text: string, source: string): Promise<OfferVerdict> {
+  private async takeOffer(
+    text: string,
+    source: string,
+    limits: { maxQueued?: number },
+  ): Promise<OfferVerdict> {
     const { context } = this;
     if (context.stopping) {
       return this.refuseOffer(source, {
@@ -259,6 +265,16 @@ export class Intake {
       (await exists(join(folders.incoming, `${dispatch.id}.json`))) ||
       (await exists(folders.claimedFile(dispatch.id)));
     if (taken) return this.refuseOffer(source, duplicateRefusal(dispatch.id));
+    // Checked here, one offer at a time, so a burst never takes more than the limit.
+    const waiting = this.options.sessions.waiting;
+    if (limits.maxQueued !== undefined && waiting >= limits.maxQueued) {
+      return this.refuseOffer(source, {
+        rule: "queue_full",
+        reason: `${waiting} dispatches are waiting, the most this daemon queues (max_queued ${limits.maxQueued})`,
+        event: "rejected",
+        id: dispatch.id,
+      });
+    }
     // Written whole and flushed under a private name, then linked to its final name: the link
     // fails if a dropped file of the same id got there first.
     const privatePath = join(folders.claimed, `.offer-${process.pid}-${randomBytes(6).toString("hex")}`);

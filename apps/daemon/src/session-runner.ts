@@ -101,6 +101,11 @@ export class SessionRunner {
     return this.sessions.get(id);
   }
 
+  /** Dispatches waiting for a slot. */
+  get waiting(): number {
+    return this.queue.length;
+  }
+
   has(id: string): boolean {
     return this.sessions.has(id);
   }

@@ -18,7 +18,7 @@ export interface BackendParts {
 }
 
 /**
- * The service API over the daemon's rooms: spawn is the offer door, cancel is
+ * The service API over the daemon's rooms: spawn is the offer door (with `max_queued`), cancel is
  * `requestCancel`, status and list come from the runner's live sessions and the queue, and a
  * finished dispatch from its completion files. Nothing here keeps state of its own.
  */
@@ -37,11 +37,7 @@ export function daemonBackend(parts: BackendParts): ServiceBackend {
         : {}),
     }),
     spawn: (text, source) => parts.offer(text, source),
-    room: () => {
-      const queued = runner.queue.length;
-      const max = context.settings.max_queued;
-      return { full: queued >= max, queued, max, retryAfterSeconds: runner.estimatedWaitSeconds() };
-    },
+    retryAfterSeconds: () => runner.estimatedWaitSeconds(),
     snapshot: (id, options) =>
       dispatchSnapshot(
         {

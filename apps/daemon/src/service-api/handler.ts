@@ -20,8 +20,8 @@ export interface ServiceBackend {
   health(): ServiceHealth;
   /** The same door and checks as a dropped file (`Daemon.offer`). */
   spawn(text: string, source: string): Promise<OfferVerdict>;
-  /** Whether the queue has room for one more, and when to try again if not. */
-  room(): { full: boolean; queued: number; max: number; retryAfterSeconds: number };
+  /** When a caller refused as `queue_full` should try again, in seconds. */
+  retryAfterSeconds(): number;
   snapshot(id: string, options: { report: boolean }): Promise<DispatchSnapshot | undefined>;
   cancel(id: string, reason: string): Promise<CancelOutcome>;
   list(): Promise<ListSessionsResponse>;
@@ -231,21 +231,27 @@ async function spawn(
   const body = parseJson("spawn-request", await readBody(request, options.maxBodyBytes), {
     source: "the spawn-session request body",
   });
-  const room = backend.room();
-  if (room.full) {
-    refuse(
-      apiError(
-        429,
-        "queue_full",
-        `${room.queued} dispatches are waiting, the most this daemon queues (max_queued ${room.max}); try again in ${room.retryAfterSeconds} s`,
-        { retry_after_seconds: room.retryAfterSeconds },
-        { "retry-after": String(room.retryAfterSeconds) },
-      ),
-    );
-  }
   const text = typeof body.dispatch === "string" ? body.dispatch : JSON.stringify(body.dispatch);
   const verdict = await backend.spawn(text, options.source);
-  if (!verdict.accepted) return refusalAnswer(refusalForRule(verdict.rule, verdict.reason, verdict.id));
+  if (!verdict.accepted) {
+    if (verdict.rule === "queue_full") {
+      const wait = backend.retryAfterSeconds();
+      return refusalAnswer(
+        apiError(
+          429,
+          "queue_full",
+          `${verdict.reason}; try again in ${wait} s`,
+          {
+            retry_after_seconds: wait,
+            rule: verdict.rule,
+            ...(verdict.id ? { dispatch_id: verdict.id } : {}),
+          },
+          { "retry-after": String(wait) },
+        ),
+      );
+    }
+    return refusalAnswer(refusalForRule(verdict.rule, verdict.reason, verdict.id));
+  }
   return {
     status: 202,
     kind: "spawn-answer",
