@@ -37,6 +37,8 @@ export interface RunningAgent {
   done: Promise<AgentRunResult>;
   /** Signals the whole process group: SIGTERM, then SIGKILL after a grace period. */
   cancel(reason?: string): void;
+  /** True once the agent's own process has exited (optional for starters that cannot tell). */
+  ended?(): boolean;
   progress(): AgentProgress;
 }
 

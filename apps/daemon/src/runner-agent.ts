@@ -69,6 +69,7 @@ export const startRunnerAgent: AgentStarter = (options) => {
     cancel: (reason) => {
       void running.cancel(reason);
     },
+    ended: () => running.ended(),
     progress: () => progressOf(running.progress()),
   };
 };

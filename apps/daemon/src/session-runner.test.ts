@@ -26,6 +26,8 @@ interface ScriptedRun {
   stateAtStart: SessionState;
   end(result: Partial<AgentRunResult>): void;
   cancelledWith?: string;
+  /** Set by a test: the agent's process has exited, its result not read yet. */
+  exited?: boolean;
 }
 
 /**
@@ -63,6 +65,7 @@ class ScriptedAgents {
         run.cancelledWith = reason;
         end({ cancelled: true, exitCode: null, signal: "SIGTERM" });
       },
+      ended: () => run.exited === true,
       progress: () => ({ turns: 0, toolUses: 0 }),
     };
   };
@@ -193,6 +196,34 @@ describe("SessionRunner", () => {
     expect(await waitFor(() => completionOf(world.layout, "dispatch-running"))).toMatchObject({
       status: "cancelled",
     });
+    expect(agents.runs).toHaveLength(1);
+  });
+
+  it("answers a cancel that comes after the agent exited with how the run ended, and changes nothing", async () => {
+    await admit("dispatch-late-cancel");
+    const run = await waitFor(() => agents.runs[0]);
+    run.exited = true;
+    const session = runner.get("dispatch-late-cancel");
+    const answer = session ? runner.cancel(session, "too late") : undefined;
+    run.end({});
+    expect(await answer).toEqual({ outcome: "finished", status: "completed" });
+    expect(run.cancelledWith).toBeUndefined();
+    expect(await completionOf(world.layout, "dispatch-late-cancel")).toMatchObject({ status: "completed" });
+  });
+
+  it("stops the retry when a cancel comes after a run that failed and will be retried", async () => {
+    await admit("dispatch-cancel-retry");
+    const run = await waitFor(() => agents.runs[0]);
+    run.exited = true;
+    const session = runner.get("dispatch-cancel-retry");
+    const answer = session ? runner.cancel(session, "no retry please") : undefined;
+    run.end({
+      exitCode: 1,
+      failure: { kind: "rate_limit", retryable: true, retryWithoutLearnings: false, message: "429" },
+    });
+    expect(await answer).toEqual({ outcome: "cancelled", status: "cancelled" });
+    expect(await completionOf(world.layout, "dispatch-cancel-retry")).toMatchObject({ status: "cancelled" });
+    await new Promise((resolve) => setTimeout(resolve, 100));
     expect(agents.runs).toHaveLength(1);
   });
 

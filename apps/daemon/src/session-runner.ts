@@ -38,6 +38,10 @@ export interface LiveSession {
   persistTimer?: NodeJS.Timeout;
   /** Set once finishing has begun; settles when the completion is written. */
   finishing?: Promise<void>;
+  /** Set while a run that has ended is being settled (finished, or queued for its retry). */
+  settling?: Promise<void>;
+  /** Settles once the running agent's result has been taken and settled. */
+  runOver?: Promise<void>;
 }
 
 /** How sessions are run; everything but `completion` has a default. */
@@ -297,25 +301,46 @@ export class SessionRunner {
       },
     });
     session.agent = agent;
-    state.status = state.attempt > 1 ? "retrying" : "running";
-    if (agent.pid > 1) {
-      state.pid = agent.pid;
-      state.pgid = agent.pid;
-    }
-    state.updated_at = context.now().toISOString();
-    await writeState(layout, state);
-    await context.audit("spawned", {
-      dispatch_id: state.id,
-      pid: agent.pid,
-      detail: { attempt: state.attempt, agent: state.agent },
+    let markRunOver!: () => void;
+    session.runOver = new Promise<void>((resolve) => {
+      markRunOver = resolve;
     });
-    context.log(`started ${state.id} with ${state.agent} (pid ${agent.pid}, attempt ${state.attempt})`);
+    try {
+      state.status = state.attempt > 1 ? "retrying" : "running";
+      if (agent.pid > 1) {
+        state.pid = agent.pid;
+        state.pgid = agent.pid;
+      }
+      state.updated_at = context.now().toISOString();
+      await writeState(layout, state);
+      await context.audit("spawned", {
+        dispatch_id: state.id,
+        pid: agent.pid,
+        detail: { attempt: state.attempt, agent: state.agent },
+      });
+      context.log(`started ${state.id} with ${state.agent} (pid ${agent.pid}, attempt ${state.attempt})`);
+      await this.settleRun(session, agent);
+    } finally {
+      markRunOver();
+    }
+  }
+
+  /** Takes an agent's result when it ends and settles the run. */
+  private async settleRun(session: LiveSession, agent: RunningAgent): Promise<void> {
+    const { state } = session;
     const result = await agent.done;
     session.agent = undefined;
     if (session.persistTimer) clearTimeout(session.persistTimer);
     session.persistTimer = undefined;
     state.progress = result.progress;
-    await this.settle(session, result);
+    // From here the run's outcome is decided by its result, not by a cancel arriving now.
+    const settling = this.settle(session, result);
+    session.settling = settling;
+    try {
+      await settling;
+    } finally {
+      session.settling = undefined;
+    }
   }
 
   /** Writes a running session's progress at most every half second. */
@@ -435,9 +460,26 @@ export class SessionRunner {
    * before its spawn, a waiting one is finished as cancelled, and one already finishing is
    * left to finish.
    */
-  async cancel(session: LiveSession, reason: string): Promise<CancelOutcome> {
+  async cancel(session: LiveSession, reason: string, afterEnd = false): Promise<CancelOutcome> {
     const { context } = this;
     const id = session.state.id;
+    if (session.agent?.ended?.() && !afterEnd) {
+      // The agent has exited and its result is being read: the cancel is too late for this run.
+      // Once the run is settled, decide again: it has ended, or a retry waits that can be stopped.
+      await session.runOver;
+      return this.cancel(session, reason, true);
+    }
+    if (session.settling && !session.finishing) {
+      // The agent has already ended: wait to see whether that ends the dispatch or a retry
+      // follows, which the cancel can still stop.
+      await session.settling.catch(() => undefined);
+      if (!this.sessions.has(id) && !session.finishing) {
+        const ended = await readCompletionStatus(context.layout.dispatch.completedJson(id));
+        return ended
+          ? { outcome: "finished", ...(ended.status ? { status: ended.status } : {}) }
+          : { outcome: "unknown" };
+      }
+    }
     if (session.finishing) {
       // Its outcome is already decided: the cancel changes nothing.
       await session.finishing;

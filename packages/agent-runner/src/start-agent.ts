@@ -108,6 +108,8 @@ export interface RunningAgent {
   done: Promise<AgentRunResult>;
   /** Stops the whole process group (SIGTERM, grace, SIGKILL) and waits for `done`. */
   cancel(reason?: string): Promise<void>;
+  /** True once the agent's own process has exited: a cancel from then on changes nothing. */
+  ended(): boolean;
   /** A snapshot of the progress so far. */
   progress(): AgentProgress;
   /** Git's view right now: commits since the start. */
@@ -384,6 +386,7 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
       await stop();
       await done;
     },
+    ended: () => leaderExited,
     progress() {
       tracker.account({ skippedLines: splitter.stats.skippedLines, outputBytes: splitter.stats.bytes });
       return snapshotProgress(tracker.progress());
