@@ -5,13 +5,11 @@ import { DaemonError } from "../errors";
 import { apiRequest } from "../service-api/client";
 import { reachDaemonApi } from "../service-api/local-api";
 import { dispatchPhase, requestCancel } from "../submit";
+import { commandMeta } from "./command-meta";
 import { fail, layoutOf, refusalLine, rootArg } from "./common";
 
 export const cancel = defineCommand({
-  meta: {
-    name: "cancel",
-    description: "Cancel a queued or running dispatch (its whole process group is stopped)",
-  },
+  meta: commandMeta.cancel,
   args: {
     ...rootArg,
     id: { type: "positional", description: "dispatch id", required: true },

@@ -1,14 +1,11 @@
 import { defineCommand } from "citty";
 import { DaemonError } from "../errors";
 import { startClawvisorFront } from "../service-api/clawvisor-front";
+import { commandMeta } from "./command-meta";
 import { fail, layoutOf, rootArg, timestamped } from "./common";
 
 export const clawvisorServe = defineCommand({
-  meta: {
-    name: "clawvisor-serve",
-    description:
-      "Serve the gstack-coding Clawvisor service on CLAWVISOR_SOCKET (started by clawvisor-local from service.yaml)",
-  },
+  meta: commandMeta["clawvisor-serve"],
   args: {
     ...rootArg,
     socket: { type: "string", description: "the socket to serve on (default: CLAWVISOR_SOCKET)" },

@@ -1,11 +1,9 @@
 import { defineCommand } from "citty";
+import { commandMeta } from "./command-meta";
 import { fail } from "./common";
 
 export const demo = defineCommand({
-  meta: {
-    name: "demo",
-    description: "Run one dispatch end to end offline (real Claude Code CLI, scripted model)",
-  },
+  meta: commandMeta.demo,
   args: { keep: { type: "boolean", description: "keep the temporary folder" } },
   async run({ args }) {
     const { runDemo } = await import("../demo");

@@ -15,6 +15,7 @@ import {
   SYSTEMD_UNIT,
 } from "../service-unit";
 import { loadSettings } from "../settings";
+import { commandMeta } from "./command-meta";
 import { fail, layoutOf, rootArg } from "./common";
 
 function execQuiet(program: string, args: string[]): Promise<string | undefined> {
@@ -36,11 +37,7 @@ function clawvisorServicesDir(home: string): string {
 }
 
 export const install = defineCommand({
-  meta: {
-    name: "install",
-    description:
-      "Install the daemon as a launchd agent (macOS) or systemd user service (Linux); with --clawvisor, the gstack-coding service for clawvisor-local",
-  },
+  meta: commandMeta.install,
   args: {
     ...rootArg,
     "dry-run": { type: "boolean", description: "print the file instead of installing it" },

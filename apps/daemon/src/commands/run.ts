@@ -1,9 +1,10 @@
 import { defineCommand } from "citty";
 import { Daemon } from "../daemon";
+import { commandMeta } from "./command-meta";
 import { fail, layoutOf, rootArg, timestamped } from "./common";
 
 export const run = defineCommand({
-  meta: { name: "run", description: "Run the daemon in the foreground (what launchd/systemd start)" },
+  meta: commandMeta.run,
   args: { ...rootArg },
   async run({ args }) {
     const daemon = new Daemon({ root: layoutOf(args).root, log: timestamped });

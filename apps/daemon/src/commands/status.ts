@@ -8,13 +8,11 @@ import { reachDaemonApi } from "../service-api/local-api";
 import { dispatchSnapshot } from "../service-api/snapshot";
 import { readQueueFile } from "../session-state";
 import { formatStatus, readStatus } from "../status";
+import { commandMeta } from "./command-meta";
 import { fail, layoutOf, refusalLine, rootArg } from "./common";
 
 export const status = defineCommand({
-  meta: {
-    name: "status",
-    description: "Show running and queued dispatches with live progress, or one dispatch by id",
-  },
+  meta: commandMeta.status,
   args: {
     ...rootArg,
     id: { type: "positional", description: "one dispatch id (default: all sessions)", required: false },

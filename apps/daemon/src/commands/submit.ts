@@ -6,14 +6,11 @@ import { apiRequest } from "../service-api/client";
 import { reachDaemonApi } from "../service-api/local-api";
 import { submitDispatch } from "../submit";
 import { readDispatchSecret } from "../token";
+import { commandMeta } from "./command-meta";
 import { fail, layoutOf, refusalLine, rootArg } from "./common";
 
 export const submit = defineCommand({
-  meta: {
-    name: "submit",
-    description:
-      "Hand a dispatch file to the daemon (validated, signed when a secret exists): through its service API when it runs, else as a file it takes at start",
-  },
+  meta: commandMeta.submit,
   args: { ...rootArg, file: { type: "positional", description: "dispatch JSON file", required: true } },
   async run({ args }) {
     try {

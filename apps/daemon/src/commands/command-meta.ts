@@ -1,0 +1,36 @@
+/**
+ * Each command's name and description, kept apart from its code so the top-level help lists
+ * them without loading any command.
+ */
+export const commandMeta = {
+  run: { name: "run", description: "Run the daemon in the foreground (what launchd/systemd start)" },
+  status: {
+    name: "status",
+    description: "Show running and queued dispatches with live progress, or one dispatch by id",
+  },
+  submit: {
+    name: "submit",
+    description:
+      "Hand a dispatch file to the daemon (validated, signed when a secret exists): through its service API when it runs, else as a file it takes at start",
+  },
+  cancel: {
+    name: "cancel",
+    description: "Cancel a queued or running dispatch (its whole process group is stopped)",
+  },
+  install: {
+    name: "install",
+    description:
+      "Install the daemon as a launchd agent (macOS) or systemd user service (Linux); with --clawvisor, the gstack-coding service for clawvisor-local",
+  },
+  "clawvisor-serve": {
+    name: "clawvisor-serve",
+    description:
+      "Serve the gstack-coding Clawvisor service on CLAWVISOR_SOCKET (started by clawvisor-local from service.yaml)",
+  },
+  demo: {
+    name: "demo",
+    description: "Run one dispatch end to end offline (real Claude Code CLI, scripted model)",
+  },
+} as const;
+
+export type CommandName = keyof typeof commandMeta;
