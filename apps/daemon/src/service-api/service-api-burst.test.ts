@@ -121,6 +121,7 @@ describe("a burst of spawns over the socket", () => {
         return cancelOver(id).then((answer) => cancels.set(id, { answer, unansweredWhenSent }));
       };
       let respawn: Promise<{ id: string; answer: ApiResponse }> | undefined;
+      let doneReportBefore: string | undefined;
 
       const clients = all.map((ids, client) =>
         Promise.all(
@@ -143,7 +144,12 @@ describe("a burst of spawns over the socket", () => {
               );
             }
             if (id === cancelWhenDone) {
-              sideWork.push(waitFor(() => completionOf(world.layout, id), 100_000).then(() => cancel(id)));
+              sideWork.push(
+                waitFor(() => completionOf(world.layout, id), 100_000).then(async () => {
+                  doneReportBefore = await readFile(world.layout.dispatch.completedJson(id), "utf8");
+                  await cancel(id);
+                }),
+              );
             }
           }),
         ),
@@ -211,6 +217,9 @@ describe("a burst of spawns over the socket", () => {
         outcome: "finished",
       });
       expect((await completionOf(world.layout, cancelWhenDone))?.status).toBe("completed");
+      expect(await readFile(world.layout.dispatch.completedJson(cancelWhenDone), "utf8")).toBe(
+        doneReportBefore,
+      );
       // Some were still waiting in the line when cancelled, and cancels went while spawns were unanswered.
       expect([...cancelOnAccept].some((id) => outcomes.get(id) === "cancelled")).toBe(true);
       expect([...cancels.values()].some((sent) => sent.unansweredWhenSent > 0)).toBe(true);
@@ -241,6 +250,26 @@ describe("a burst of spawns over the socket", () => {
           position: positions.get(id),
         });
       }
+      // One end each, as its completion says: cancelled only for the cancelled ones.
+      const terminal = audit.filter(
+        (entry) =>
+          allIds.has(String(entry.dispatch_id)) &&
+          ["completed", "failed", "cancelled", "timeout"].includes(String(entry.event)),
+      );
+      expect(terminal).toHaveLength(allIds.size);
+      for (const entry of terminal) {
+        const id = String(entry.dispatch_id);
+        expect({ id, event: entry.event }).toEqual({
+          id,
+          event: (await completionOf(world.layout, id))?.status,
+        });
+      }
+      expect(
+        terminal
+          .filter((entry) => entry.event === "cancelled")
+          .map((entry) => String(entry.dispatch_id))
+          .sort(),
+      ).toEqual([...targets].filter((id) => outcomes.get(id) !== "finished").sort());
       const duplicates = audit.filter(
         (entry) => entry.event === "rejected" && String(entry.reason).startsWith("duplicate:"),
       );
