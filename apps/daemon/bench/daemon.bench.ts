@@ -3,8 +3,10 @@
  *   pickup    rename into dispatch/ → agent start, against a bare spawn of the same agent
  *   throughput N dispatches with a trivial agent, against a bare spawn loop at the same concurrency
  *   idle      CPU and memory of an idle daemon, against the same process before the daemon started
- * BENCH_DISPATCHES (default 200), BENCH_PICKUPS (default 20) and BENCH_IDLE_SECONDS (default 60)
- * shorten the run.
+ *   service API list-sessions and check-status over the socket, against a bare HTTP round trip
+ *             (bench/service-api.bench.ts)
+ * BENCH_DISPATCHES (default 200), BENCH_PICKUPS (default 20), BENCH_IDLE_SECONDS (default 60) and
+ * BENCH_API_REQUESTS (default 1000) shorten the run.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -16,6 +18,7 @@ import { gstackLayout } from "@gstack/contracts";
 import type { AgentStarter } from "../src/agent-types";
 import { Daemon } from "../src/daemon";
 import { startRunnerAgent } from "../src/runner-agent";
+import { benchServiceApi } from "./service-api.bench";
 
 const dispatches = Number(process.env.BENCH_DISPATCHES ?? 200);
 const pickups = Number(process.env.BENCH_PICKUPS ?? 20);
@@ -176,4 +179,5 @@ async function benchIdle() {
 
 await benchPickup();
 await benchThroughput();
+await benchServiceApi();
 await benchIdle();
