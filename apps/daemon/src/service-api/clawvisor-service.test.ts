@@ -132,7 +132,11 @@ describe("the gstack-coding service as clawvisor-local runs it", { timeout: 60_0
     ).toEqual(dispatch);
     const done = await waitFor(async () => {
       const answer = await running.call("get-completion", { dispatch_id: "dispatch-via-clawvisor" });
-      expect({ success: answer.success, body: answer.success ? "" : answer.body, log: answer.success ? "" : running.log }).toEqual({ success: true, body: "", log: "" });
+      expect({
+        success: answer.success,
+        body: answer.success ? "" : answer.body,
+        log: answer.success ? "" : running.log,
+      }).toEqual({ success: true, body: "", log: "" });
       const snapshot = parseValue("dispatch-snapshot", answer.body);
       return snapshot.terminal ? snapshot : undefined;
     });

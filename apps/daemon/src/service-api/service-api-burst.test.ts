@@ -345,7 +345,12 @@ describe("a burst of spawns over the socket", () => {
     for (const refused of ids) {
       await expect(stat(world.layout.dispatch.claimedFile(refused))).rejects.toThrow();
       await expect(stat(join(world.layout.dispatch.sessionDir(refused), "state.json"))).rejects.toThrow();
-      expect(audit.filter((entry) => entry.dispatch_id === refused)).toEqual([]);
+      // The refusal is audited, like every refusal, and nothing else happened to it.
+      expect(
+        audit
+          .filter((entry) => entry.dispatch_id === refused)
+          .map((entry) => [entry.event, String(entry.reason).split(":")[0]]),
+      ).toEqual([["rejected", "queue_full"]]);
       expect(await runsOf(refused)).toBe(0);
     }
   }
@@ -377,12 +382,9 @@ describe("a burst of spawns over the socket", () => {
     BURST_TIMEOUT_MS,
   );
 
-  // KNOWN BUG, kept failing on purpose (`it.fails`; make it `it` once fixed): the queue_full
-  // check in handler.ts `spawn()` (`backend.room()`) reads the queue length before the offer
-  // waits its turn in intake (`backend.spawn`, serialised in IntakeDoors.offer), so spawns that
-  // arrive together all pass it and the line grows past max_queued (measured: 10 at once into
-  // a line with room for one are all taken, 29 waiting at max_queued 20).
-  it.fails(
+  // The queue_full check is made inside intake, one offer at a time: spawns that arrive together
+  // cannot all pass it (they did when it was read before the offer waited its turn).
+  it(
     "at max_queued with room for one, of ten spawns at once exactly one is taken",
     async () => {
       const id = await fullLine();
@@ -397,14 +399,11 @@ describe("a burst of spawns over the socket", () => {
     BURST_TIMEOUT_MS,
   );
 
-  // KNOWN BUG, kept failing on purpose (`it.fails`; make it `it` once fixed): a cancel that
-  // arrives after the agent has exited but before its run has been wound down (start-agent's
-  // `done` still stops the group, waits for the output and asks git) finds `session.agent` set
-  // in SessionRunner.cancel and is answered `cancelling` / `changed: true`, yet the agent's
-  // cancel is a no-op once it exited, and the dispatch ends `completed`. The burst test's
-  // cancelled-on-accept dispatches sleep long for this reason. Here the wind-down is held open
-  // 500 ms so the cancel lands in it every time.
-  it.fails(
+  // A cancel that arrives after the agent has exited but before its run is wound down (the
+  // runner's `done` still stops the group, waits for the output and asks git) must not be
+  // answered `changed: true` for a dispatch that then ends completed. Here the wind-down is held
+  // open 500 ms so the cancel lands in it every time.
+  it(
     "a cancel answered changed: true ends the dispatch cancelled, even in the agent's wind-down",
     async () => {
       let exited = false;
