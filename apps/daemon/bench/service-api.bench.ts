@@ -166,7 +166,7 @@ export async function benchServiceApi(): Promise<void> {
     );
   }
   console.log(
-    `  for scale, one commit lookup (git rev-parse + git log, made for each running session in an answer): median ${ms(lookup.median)}, p99 ${ms(lookup.p99)}`,
+    `  for scale, one commit count of a running session (read from .git while HEAD has not moved, else git log): median ${ms(lookup.median)}, p99 ${ms(lookup.p99)}`,
   );
 }
 
