@@ -1,4 +1,5 @@
 import { checkValue } from "@gstack/contracts";
+import { isPlainValidLearning } from "./learning-check";
 import type { LearningEntry, LocatedLearning, ReadWarning } from "./learning-entry";
 
 /** The usable entries of a learnings.jsonl and the lines that were skipped. */
@@ -35,9 +36,15 @@ export function parseLearnings(text: string, file: string): ParsedLearnings {
       warnings.push({ file, line: lineNumber, message: `not valid JSON (${(error as Error).message})` });
       continue;
     }
-    const checked = checkValue("learning", value, { source: `${file}:${lineNumber}` });
-    if (!checked.ok) {
-      const issues = checked.error.issues.map((issue) => `${issue.path || "(line)"} ${issue.message}`);
+    // The schema itself runs only for lines the quick check cannot vouch for, so its messages
+    // (field and rule) are exactly what they always were.
+    const checked = isPlainValidLearning(value)
+      ? undefined
+      : checkValue("learning", value, { source: `${file}:${lineNumber}` });
+    if (checked !== undefined && !checked.ok) {
+      const issues = checked.error.issues.map(
+        (issue) => `${issue.path || "(line)"} ${issue.message} [${issue.rule}]`,
+      );
       warnings.push({ file, line: lineNumber, message: `not a learning: ${issues.join("; ")}` });
       continue;
     }

@@ -100,9 +100,16 @@ export function planImport(input: {
 }): ImportPlan {
   const plan: ImportPlan = { append: [], blocked: [], problems: [] };
   const ownFile = memoryFileNameOf(input.slug);
-  const current = new Map(
-    latestPerIdentity(input.existing).map((item) => [identityOf(item.entry), item.entry]),
-  );
+  // Built on first use: most syncs find nothing to import and need no view of gstack's side.
+  let currentMap: Map<string, LearningEntry> | undefined;
+  const current = {
+    get(identity: string): LearningEntry | undefined {
+      currentMap ??= new Map(
+        latestPerIdentity(input.existing).map((item) => [identityOf(item.entry), item.entry]),
+      );
+      return currentMap.get(identity);
+    },
+  };
   const candidates: { file: string; line: number; entry: LearningEntry; edit: boolean }[] = [];
 
   for (const source of input.sources) {
