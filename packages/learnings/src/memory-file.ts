@@ -103,10 +103,24 @@ export function parseMemoryFile(text: string, options: { editedOnly?: boolean } 
   return parsed;
 }
 
-function compareEntries(left: LearningEntry, right: LearningEntry): number {
+/** The order of sections in a memory file: by type (gstack's order), then key. */
+export function compareEntries(
+  left: { type: string; key: string },
+  right: { type: string; key: string },
+): number {
   const byType = TYPE_ORDER.indexOf(left.type) - TYPE_ORDER.indexOf(right.type);
   if (byType !== 0) return byType;
   return left.key < right.key ? -1 : left.key > right.key ? 1 : 0;
+}
+
+/** The memory file's first lines: its title and the comment on how to edit it. */
+export function memoryFileHeader(slug: string): string {
+  return `# ${TITLE_PREFIX}${slug}\n\n${HEADER_COMMENT}\n`;
+}
+
+/** One kept block as it follows the sections. */
+export function keptBlockText(text: string): string {
+  return `\n${text.replace(/\n+$/, "")}\n`;
 }
 
 /**
@@ -120,9 +134,23 @@ export function renderMemoryFile(
   entries: readonly LearningEntry[],
   keep: readonly string[] = [],
 ): string {
+  const parts = renderMemoryFileParts(slug, entries, keep);
+  return parts.header + parts.sections + parts.kept;
+}
+
+/**
+ * {@link renderMemoryFile} in its three parts: the header, the sections (each one a blank
+ * line, then the section) and the kept blocks (each one a blank line, then the block).
+ */
+export function renderMemoryFileParts(
+  slug: string,
+  entries: readonly LearningEntry[],
+  keep: readonly string[] = [],
+): { header: string; sections: string; kept: string } {
   const sorted = [...entries].sort(compareEntries);
-  const parts = [`# ${TITLE_PREFIX}${slug}\n\n${HEADER_COMMENT}\n`];
-  for (const entry of sorted) parts.push(renderSection(entry));
-  for (const text of keep) parts.push(`${text.replace(/\n+$/, "")}\n`);
-  return parts.join("\n");
+  let sections = "";
+  for (const entry of sorted) sections += `\n${renderSection(entry)}`;
+  let kept = "";
+  for (const text of keep) kept += keptBlockText(text);
+  return { header: memoryFileHeader(slug), sections, kept };
 }

@@ -17,10 +17,23 @@ export interface ParsedLearnings {
  * fields and the line's key order survive untouched.
  */
 export function parseLearnings(text: string, file: string): ParsedLearnings {
+  const { entries, warnings } = parseLearningLines(text, file, 0);
+  return { entries, warnings };
+}
+
+/**
+ * {@link parseLearnings} for text that starts after `linesBefore` lines of the file (its
+ * lines are numbered from `linesBefore + 1`); also counts the newlines in `text`.
+ */
+export function parseLearningLines(
+  text: string,
+  file: string,
+  linesBefore: number,
+): ParsedLearnings & { newlines: number } {
   const entries: LocatedLearning[] = [];
   const warnings: ReadWarning[] = [];
   let start = 0;
-  let lineNumber = 0;
+  let lineNumber = linesBefore;
   const length = text.length;
   while (start <= length) {
     let end = text.indexOf("\n", start);
@@ -50,5 +63,5 @@ export function parseLearnings(text: string, file: string): ParsedLearnings {
     }
     entries.push({ file, line: lineNumber, entry: value as LearningEntry });
   }
-  return { entries, warnings };
+  return { entries, warnings, newlines: lineNumber - linesBefore - 1 };
 }
