@@ -11,9 +11,10 @@ import {
 } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { gstackLayout, openClawLayout } from "@gstack/contracts";
+import { appendLines, gstackLayout, openClawLayout } from "@gstack/contracts";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseLearnings } from "./parse-learnings";
 import { exportProject, importProject, type SyncReport, syncProject } from "./project-sync";
 import { syncStatePath } from "./sync-state";
 
@@ -341,6 +342,29 @@ describe("incremental sync", () => {
     // Most runs on the incremental side start from a state; the property is not vacuous.
     expect(counts.fromState).toBeGreaterThan(counts.runs / 4);
   }, 120_000);
+
+  it("ends where a full sync ends when appends and syncs run at the same time", async () => {
+    const side = await makeSide(folder, "busy");
+    const options = { root: side.root, workspace: side.workspace, project };
+    const work: Promise<unknown>[] = [];
+    for (let index = 0; index < 40; index++) {
+      work.push(
+        appendLines(side.learnings, [tool(`k${index % 7}`, `insight ${index}`), tool(`n${index}`, "new")]),
+      );
+      if (index % 5 === 0) work.push(syncProject(options));
+    }
+    await Promise.all(work);
+    const last = await syncProject(options);
+    const parsed = parseLearnings((await readFile(side.learnings)).toString("utf8"), side.learnings);
+    expect(parsed.warnings).toEqual([]);
+    expect(parsed.entries).toHaveLength(80);
+    const incremental = await readFile(side.memory);
+    await rm(syncStatePath(side.learnings));
+    const full = await exportProject(options);
+    expect(full.written).toBe(false);
+    expect(await readFile(side.memory)).toEqual(incremental);
+    expect(full.exported).toBe(last.exported);
+  });
 
   it("keeps the state beside learnings.jsonl and replaces it atomically", async () => {
     const side = await makeSide(folder, "state");
