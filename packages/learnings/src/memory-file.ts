@@ -123,6 +123,24 @@ export function keptBlockText(text: string): string {
   return `\n${text.replace(/\n+$/, "")}\n`;
 }
 
+/** Entries in the order of their sections: by type (gstack's order), then key; stable. */
+function sortForFile(entries: readonly LearningEntry[]): LearningEntry[] {
+  const byType = new Map<number, LearningEntry[]>();
+  for (const entry of entries) {
+    const order = TYPE_ORDER.indexOf(entry.type);
+    const bucket = byType.get(order);
+    if (bucket === undefined) byType.set(order, [entry]);
+    else bucket.push(entry);
+  }
+  const sorted: LearningEntry[] = [];
+  for (const order of [...byType.keys()].sort((left, right) => left - right)) {
+    const bucket = byType.get(order)!;
+    bucket.sort((left, right) => (left.key < right.key ? -1 : left.key > right.key ? 1 : 0));
+    for (const entry of bucket) sorted.push(entry);
+  }
+  return sorted;
+}
+
 /**
  * Renders the OpenClaw memory file of one project: a title, a comment telling readers how
  * to edit and add learnings, one section per learning (ordered by type, then key, so the
@@ -134,23 +152,40 @@ export function renderMemoryFile(
   entries: readonly LearningEntry[],
   keep: readonly string[] = [],
 ): string {
-  const parts = renderMemoryFileParts(slug, entries, keep);
-  return parts.header + parts.sections + parts.kept;
+  const parts = [memoryFileHeader(slug)];
+  for (const entry of sortForFile(entries)) parts.push(`\n${renderSection(entry)}`);
+  for (const text of keep) parts.push(keptBlockText(text));
+  return parts.join("");
 }
 
 /**
- * {@link renderMemoryFile} in its three parts: the header, the sections (each one a blank
- * line, then the section) and the kept blocks (each one a blank line, then the block).
+ * {@link renderMemoryFile} straight into UTF-8 bytes (no 50 MB string on the way), with the
+ * byte offsets where the sections (each a blank line, then the section) start and end.
  */
-export function renderMemoryFileParts(
+export function renderMemoryFileBytes(
   slug: string,
   entries: readonly LearningEntry[],
   keep: readonly string[] = [],
-): { header: string; sections: string; kept: string } {
-  const sorted = [...entries].sort(compareEntries);
-  let sections = "";
-  for (const entry of sorted) sections += `\n${renderSection(entry)}`;
-  let kept = "";
-  for (const text of keep) kept += keptBlockText(text);
-  return { header: memoryFileHeader(slug), sections, kept };
+): { bytes: Buffer; sectionsStart: number; sectionsEnd: number } {
+  let buffer = Buffer.allocUnsafe(4096 + entries.length * 640);
+  let length = 0;
+  const write = (text: string): void => {
+    // A UTF-16 code unit never takes more than 3 bytes in UTF-8.
+    const needed = length + text.length * 3;
+    if (needed > buffer.length) {
+      const larger = Buffer.allocUnsafe(Math.max(needed, buffer.length * 2));
+      buffer.copy(larger, 0, 0, length);
+      buffer = larger;
+    }
+    length += buffer.write(text, length, "utf8");
+  };
+  write(memoryFileHeader(slug));
+  const sectionsStart = length;
+  for (const entry of sortForFile(entries)) {
+    write("\n");
+    write(renderSection(entry));
+  }
+  const sectionsEnd = length;
+  for (const text of keep) write(keptBlockText(text));
+  return { bytes: buffer.subarray(0, length), sectionsStart, sectionsEnd };
 }

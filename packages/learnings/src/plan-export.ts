@@ -1,7 +1,7 @@
 import { contentFingerprint } from "./content-fingerprint";
 import { screenLearning } from "./injection-screen";
 import { identityOf, type LearningEntry, type LocatedLearning } from "./learning-entry";
-import { type ParsedMemoryFile, parseMemoryFile, renderMemoryFileParts } from "./memory-file";
+import { type ParsedMemoryFile, parseMemoryFile, renderMemoryFile } from "./memory-file";
 import type { BlockedLearning } from "./plan-import";
 import { latestPerIdentity } from "./reading-rules";
 
@@ -34,13 +34,13 @@ export function planExport(input: {
   /** The same, already parsed (saves parsing it again after an import). */
   previous?: ParsedMemoryFile | undefined;
 }): ExportPlan {
-  const { plan } = planExportParts(input);
-  return plan;
+  const { exported, keep, blocked, pending } = planExportParts(input);
+  return { text: renderMemoryFile(input.slug, exported, keep), exported: exported.length, blocked, pending };
 }
 
 /**
- * {@link planExport}, also giving the new file's header, sections and kept blocks apart
- * (their concatenation is `plan.text`).
+ * {@link planExport} without rendering the file: the entries to write as sections and the
+ * blocks to keep after them, and for each blocked learning the entry that was blocked.
  */
 export function planExportParts(input: {
   slug: string;
@@ -49,7 +49,13 @@ export function planExportParts(input: {
   previousText?: string | undefined;
   /** The same, already parsed (saves parsing it again after an import). */
   previous?: ParsedMemoryFile | undefined;
-}): { plan: ExportPlan; header: string; sections: string; kept: string; blockedEntries: LearningEntry[] } {
+}): {
+  exported: LearningEntry[];
+  keep: string[];
+  blocked: BlockedLearning[];
+  blockedEntries: LearningEntry[];
+  pending: number;
+} {
   const previous: ParsedMemoryFile | undefined =
     input.previous ?? (input.previousText === undefined ? undefined : parseMemoryFile(input.previousText));
   const winners = latestPerIdentity(input.learnings);
@@ -96,12 +102,11 @@ export function planExportParts(input: {
     keep.push(...previous.problems, ...previous.other);
   }
   keep.sort((left, right) => left.line - right.line);
-  const parts = renderMemoryFileParts(
-    input.slug,
+  return {
     exported,
-    keep.map((block) => block.text),
-  );
-  const text = parts.header + parts.sections + parts.kept;
-  const blockedEntries = held.map((pair) => pair.item.entry);
-  return { plan: { text, exported: exported.length, blocked, pending }, ...parts, blockedEntries };
+    keep: keep.map((block) => block.text),
+    blocked,
+    blockedEntries: held.map((pair) => pair.item.entry),
+    pending,
+  };
 }

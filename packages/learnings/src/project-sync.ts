@@ -11,7 +11,7 @@ import { contentFingerprint } from "./content-fingerprint";
 import { withFileLock } from "./file-lock";
 import { screenLearning } from "./injection-screen";
 import { identityOf, type LearningEntry, type LocatedLearning, type ReadWarning } from "./learning-entry";
-import { parseMemoryFile } from "./memory-file";
+import { parseMemoryFile, renderMemoryFileBytes } from "./memory-file";
 import { parseLearningLines } from "./parse-learnings";
 import { planExportParts } from "./plan-export";
 import {
@@ -234,20 +234,20 @@ async function runFull(context: RunContext): Promise<void> {
     }
   }
   if (!steps.export) return;
-  const { plan, header, kept, blockedEntries } = planExportParts({ slug, learnings, previous });
-  report.exported = plan.exported;
+  const plan = planExportParts({ slug, learnings, previous });
+  report.exported = plan.exported.length;
   report.pending = plan.pending;
   report.blocked.push(...plan.blocked);
-  const bytes = Buffer.from(plan.text, "utf8");
-  if (plan.text !== previousText) {
+  const rendered = renderMemoryFileBytes(slug, plan.exported, plan.keep);
+  const bytes = rendered.bytes;
+  if (context.memoryBytes === undefined || !context.memoryBytes.equals(bytes)) {
     await writeFileAtomic(context.memoryFile, bytes);
     report.written = true;
   }
   const settled =
     report.imported === 0 &&
     !endsUnterminated(context.learningsBytes) &&
-    (report.written || context.memoryBytes?.equals(bytes) === true) &&
-    keptIsSettled(kept, slug);
+    keptIsSettled(bytes.toString("utf8", rendered.sectionsEnd), slug);
   if (!settled) {
     await removeSyncState(context.statePath);
     return;
@@ -263,12 +263,12 @@ async function runFull(context: RunContext): Promise<void> {
     memory: {
       size: bytes.length,
       digest: digestBytes(bytes),
-      sectionsStart: Buffer.byteLength(header, "utf8"),
-      sectionsEnd: bytes.length - Buffer.byteLength(kept, "utf8"),
-      exported: plan.exported,
+      sectionsStart: rendered.sectionsStart,
+      sectionsEnd: rendered.sectionsEnd,
+      exported: report.exported,
     },
     warnings: read.warnings,
-    blocked: plan.blocked.map((item, index) => ({ ...item, ts: blockedEntries[index]!.ts })),
+    blocked: plan.blocked.map((item, index) => ({ ...item, ts: plan.blockedEntries[index]!.ts })),
     watched: watchedOf(wanted, learnings, history),
   });
 }
