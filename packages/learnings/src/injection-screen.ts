@@ -66,7 +66,11 @@ const CANDIDATE_HANDLER = /\bon[a-z]+\s*=/i;
 const CANDIDATE_WORDS =
   /ignor|disregard|forget|overrid|bypass|skip|instruction|prompt|you (?:are|must)|from now|act as|developer|jailbreak|\[\/?(?:inst|sys)|system|assistant|human|tool_|function_|javascript:|data:|send|post|upload|exfiltrat|leak|email|forward|curl/;
 
-function mayBreakARule(text: string): boolean {
+/**
+ * False when no rule can match anywhere in `text` (nor in any part of it): the screen's
+ * cheap pre-check.
+ */
+export function mayBreakARule(text: string): boolean {
   return (
     CANDIDATE_CHARACTERS.test(text) ||
     CANDIDATE_HANDLER.test(text) ||

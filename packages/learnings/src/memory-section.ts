@@ -131,14 +131,8 @@ export function renderSection(entry: LearningEntry): string {
     : `{"v":${ENCODING_VERSION},"entry":${entryJson(entry, false)}}`;
   const safePayload = escapeJsonForComment(payload);
   const heading = `## Learning: ${display(entry.type, 40)}/${display(entry.key, 120)} <!-- importance: ${importanceOf(entry)} -->`;
-  return [
-    heading,
-    ...quoteLines(shown),
-    "",
-    metadataLine(entry),
-    `<!-- ${DATA_MARKER} ${safePayload} -->`,
-    "",
-  ].join("\n");
+  const quoted = shown.includes("\n") ? quoteLines(shown).join("\n") : shown === "" ? ">" : `> ${shown}`;
+  return `${heading}\n${quoted}\n\n${metadataLine(entry)}\n<!-- ${DATA_MARKER} ${safePayload} -->\n`;
 }
 
 /** A section written by {@link renderSection}, read back. */

@@ -207,7 +207,8 @@ function watchedOf(
 async function runFull(context: RunContext): Promise<void> {
   const { report, steps, slug } = context;
   const text = context.learningsBytes.toString("utf8");
-  const read = parseLearningLines(text, context.learningsFile, 0);
+  const harmless = steps.export ? new WeakSet<object>() : undefined;
+  const read = parseLearningLines(text, context.learningsFile, 0, { harmless });
   report.warnings.push(...read.warnings);
   const learnings: LocatedLearning[] = read.entries;
   const ownName = memoryFileNameOf(slug);
@@ -234,7 +235,7 @@ async function runFull(context: RunContext): Promise<void> {
     }
   }
   if (!steps.export) return;
-  const plan = planExportParts({ slug, learnings, previous });
+  const plan = planExportParts({ slug, learnings, previous, harmless });
   report.exported = plan.exported.length;
   report.pending = plan.pending;
   report.blocked.push(...plan.blocked);
