@@ -63,8 +63,10 @@ export const INJECTION_RULES: readonly { rule: string; pattern: RegExp }[] = RUL
 const CANDIDATE_CHARACTERS =
   /[<\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\udb40]/;
 const CANDIDATE_HANDLER = /\bon[a-z]+\s*=/i;
+// Grouped by first letter, which the regular expression engine tries far faster than a flat
+// list of alternatives.
 const CANDIDATE_WORDS =
-  /ignor|disregard|forget|overrid|bypass|skip|instruction|prompt|you (?:are|must)|from now|act as|developer|jailbreak|\[\/?(?:inst|sys)|system|assistant|human|tool_|function_|javascript:|data:|send|post|upload|exfiltrat|leak|email|forward|curl/;
+  /a(?:ct as|ssistant)|bypass|curl|d(?:isregard|eveloper|ata:)|e(?:xfiltrat|mail)|f(?:orget|rom now|unction_|orward)|human|i(?:gnor|nstruction)|j(?:ailbreak|avascript:)|leak|overrid|p(?:rompt|ost)|s(?:kip|ystem|end)|tool_|upload|you (?:are|must)|\[\/?(?:inst|sys)/;
 
 /**
  * False when no rule can match anywhere in `text` (nor in any part of it): the screen's

@@ -169,23 +169,30 @@ export function renderMemoryFileBytes(
 ): { bytes: Buffer; sectionsStart: number; sectionsEnd: number } {
   let buffer = Buffer.allocUnsafe(4096 + entries.length * 640);
   let length = 0;
-  const write = (text: string): void => {
+  // Sections are gathered into a string of a few hundred kilobytes before each copy into the
+  // buffer: one UTF-8 conversion per chunk instead of one per section.
+  let chunk = "";
+  const flush = (): void => {
     // A UTF-16 code unit never takes more than 3 bytes in UTF-8.
-    const needed = length + text.length * 3;
+    const needed = length + chunk.length * 3;
     if (needed > buffer.length) {
       const larger = Buffer.allocUnsafe(Math.max(needed, buffer.length * 2));
       buffer.copy(larger, 0, 0, length);
       buffer = larger;
     }
-    length += buffer.write(text, length, "utf8");
+    length += buffer.write(chunk, length, "utf8");
+    chunk = "";
   };
-  write(memoryFileHeader(slug));
+  chunk = memoryFileHeader(slug);
+  flush();
   const sectionsStart = length;
   for (const entry of sortForFile(entries)) {
-    write("\n");
-    write(renderSection(entry));
+    chunk += `\n${renderSection(entry)}`;
+    if (chunk.length >= 262_144) flush();
   }
+  flush();
   const sectionsEnd = length;
-  for (const text of keep) write(keptBlockText(text));
+  for (const text of keep) chunk += keptBlockText(text);
+  flush();
   return { bytes: buffer.subarray(0, length), sectionsStart, sectionsEnd };
 }

@@ -1,5 +1,4 @@
 import { checkValue } from "@gstack/contracts";
-import { mayBreakARule } from "./injection-screen";
 import { isPlainValidLearning } from "./learning-check";
 import type { LearningEntry, LocatedLearning, ReadWarning } from "./learning-entry";
 
@@ -30,14 +29,6 @@ export function parseLearningLines(
   text: string,
   file: string,
   linesBefore: number,
-  options: {
-    /**
-     * Collects the entries the injection screen need not look into: their line has no
-     * escape, so every string in the entry stands in it as it is, and the screen's pre-check
-     * finds nothing in the whole line.
-     */
-    harmless?: WeakSet<object>;
-  } = {},
 ): ParsedLearnings & { newlines: number } {
   const entries: LocatedLearning[] = [];
   const warnings: ReadWarning[] = [];
@@ -69,9 +60,6 @@ export function parseLearningLines(
       );
       warnings.push({ file, line: lineNumber, message: `not a learning: ${issues.join("; ")}` });
       continue;
-    }
-    if (options.harmless !== undefined && !raw.includes("\\") && !mayBreakARule(raw)) {
-      options.harmless.add(value as object);
     }
     entries.push({ file, line: lineNumber, entry: value as LearningEntry });
   }

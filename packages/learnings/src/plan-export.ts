@@ -49,8 +49,6 @@ export function planExportParts(input: {
   previousText?: string | undefined;
   /** The same, already parsed (saves parsing it again after an import). */
   previous?: ParsedMemoryFile | undefined;
-  /** Entries already known to pass the injection screen (see `parseLearningLines`). */
-  harmless?: WeakSet<object> | undefined;
 }): {
   exported: LearningEntry[];
   keep: string[];
@@ -73,7 +71,7 @@ export function planExportParts(input: {
   const exported: LearningEntry[] = [];
   for (const item of winners) {
     if (pendingEdits.size > 0 && pendingEdits.has(identityOf(item.entry))) continue;
-    const findings = input.harmless?.has(item.entry) ? [] : screenLearning(item.entry);
+    const findings = screenLearning(item.entry);
     if (findings.length > 0) {
       const { file, line, entry } = item;
       held.push({ item, blocked: { file, line, key: entry.key, type: entry.type, findings } });

@@ -207,8 +207,7 @@ function watchedOf(
 async function runFull(context: RunContext): Promise<void> {
   const { report, steps, slug } = context;
   const text = context.learningsBytes.toString("utf8");
-  const harmless = steps.export ? new WeakSet<object>() : undefined;
-  const read = parseLearningLines(text, context.learningsFile, 0, { harmless });
+  const read = parseLearningLines(text, context.learningsFile, 0);
   report.warnings.push(...read.warnings);
   const learnings: LocatedLearning[] = read.entries;
   const ownName = memoryFileNameOf(slug);
@@ -235,7 +234,7 @@ async function runFull(context: RunContext): Promise<void> {
     }
   }
   if (!steps.export) return;
-  const plan = planExportParts({ slug, learnings, previous, harmless });
+  const plan = planExportParts({ slug, learnings, previous });
   report.exported = plan.exported.length;
   report.pending = plan.pending;
   report.blocked.push(...plan.blocked);
