@@ -159,40 +159,22 @@ export function renderMemoryFile(
 }
 
 /**
- * {@link renderMemoryFile} straight into UTF-8 bytes (no 50 MB string on the way), with the
- * byte offsets where the sections (each a blank line, then the section) start and end.
+ * {@link renderMemoryFile} as UTF-8 bytes, with the byte offsets where the sections (each a
+ * blank line, then the section) start and end.
  */
 export function renderMemoryFileBytes(
   slug: string,
   entries: readonly LearningEntry[],
   keep: readonly string[] = [],
 ): { bytes: Buffer; sectionsStart: number; sectionsEnd: number } {
-  let buffer = Buffer.allocUnsafe(4096 + entries.length * 640);
-  let length = 0;
-  // Sections are gathered into a string of a few hundred kilobytes before each copy into the
-  // buffer: one UTF-8 conversion per chunk instead of one per section.
-  let chunk = "";
-  const flush = (): void => {
-    // A UTF-16 code unit never takes more than 3 bytes in UTF-8.
-    const needed = length + chunk.length * 3;
-    if (needed > buffer.length) {
-      const larger = Buffer.allocUnsafe(Math.max(needed, buffer.length * 2));
-      buffer.copy(larger, 0, 0, length);
-      buffer = larger;
-    }
-    length += buffer.write(chunk, length, "utf8");
-    chunk = "";
-  };
-  chunk = memoryFileHeader(slug);
-  flush();
-  const sectionsStart = length;
-  for (const entry of sortForFile(entries)) {
-    chunk += `\n${renderSection(entry)}`;
-    if (chunk.length >= 262_144) flush();
-  }
-  flush();
-  const sectionsEnd = length;
-  for (const text of keep) chunk += keptBlockText(text);
-  flush();
-  return { bytes: buffer.subarray(0, length), sectionsStart, sectionsEnd };
+  // One string, then one conversion: faster than copying sections into a buffer piece by piece.
+  const header = memoryFileHeader(slug);
+  const parts = [header];
+  for (const entry of sortForFile(entries)) parts.push(`\n${renderSection(entry)}`);
+  const sections = parts.join("");
+  let kept = "";
+  for (const text of keep) kept += keptBlockText(text);
+  const sectionsStart = Buffer.byteLength(header, "utf8");
+  const bytes = Buffer.from(sections + kept, "utf8");
+  return { bytes, sectionsStart, sectionsEnd: bytes.length - Buffer.byteLength(kept, "utf8") };
 }

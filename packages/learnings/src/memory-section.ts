@@ -37,8 +37,14 @@ const TRAILING_SPACE = /[ \t]\n|[ \t]$/;
  * even after an editor strips trailing spaces or rewrites line endings.
  */
 export function insightFitsBody(insight: string): boolean {
-  return !NOT_BODY_SAFE.test(insight) && !TRAILING_SPACE.test(insight);
+  // Printable ASCII, newlines and tabs hold none of the characters above (the usual case).
+  if (!PLAIN_BODY.test(insight)) {
+    if (NOT_BODY_SAFE.test(insight)) return false;
+  }
+  return !TRAILING_SPACE.test(insight);
 }
+
+const PLAIN_BODY = /^[\t\n\x20-\x7e]*$/;
 
 /** Quotes text line by line (`> line`, `>` for an empty line). */
 export function quoteLines(text: string): string[] {
@@ -63,8 +69,11 @@ const COMMENT_UNSAFE: Record<string, string> = {
  * strings, where their `\\u` escapes mean the same, so `-->` and `<!--` can never appear.
  */
 export function escapeJsonForComment(json: string): string {
+  if (!COMMENT_UNSAFE_ANY.test(json)) return json;
   return json.replace(/[<>\u2028\u2029]/g, (character) => COMMENT_UNSAFE[character]!);
 }
+
+const COMMENT_UNSAFE_ANY = /[<>\u2028\u2029]/;
 
 function entryJson(entry: LearningEntry, insightInBody: boolean): string {
   // Spreading keeps every own key in place (an own `__proto__` included); overwriting
@@ -81,12 +90,13 @@ export function importanceOf(entry: { confidence?: unknown }): number {
   return Math.min(10, Math.max(1, Math.round(confidence)));
 }
 
-// Printable ASCII without '<', '>' or runs of spaces needs no cleaning (the usual case).
-const PLAIN_DISPLAY = /^[!-;=?-~](?:[!-;=?-~]| (?! ))*$/;
+// Printable ASCII without '<', '>', or spaces at either end or in runs needs no cleaning (the
+// usual case): words of those characters, single spaces between them.
+const PLAIN_DISPLAY = /^[!-;=?-~]+(?: [!-;=?-~]+)*$/;
 
 function display(value: unknown, limit = 80): string {
   const raw = String(value);
-  if (raw.length <= limit && PLAIN_DISPLAY.test(raw) && !raw.endsWith(" ")) return raw;
+  if (raw.length <= limit && PLAIN_DISPLAY.test(raw)) return raw;
   const text = raw
     .replace(
       /[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff]/gu,
