@@ -2,6 +2,7 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { LearningEntry } from "./learning-entry";
 import { parseMemoryFile, renderMemoryFile } from "./memory-file";
+import { parseLearningTitle, parseLearningTitleLeniently } from "./memory-section";
 
 const types = [
   "pattern",
@@ -230,5 +231,41 @@ describe("memory file encoding", () => {
         },
       },
     ]);
+  });
+});
+
+describe("parseLearningTitle", () => {
+  it("reads the heading this package writes as the lenient pattern does", () => {
+    const piece = fc.constantFrom(
+      "Learning: ",
+      "learning:",
+      "tool",
+      "Tool",
+      "/",
+      "key-1",
+      "x",
+      " ",
+      "<!-- importance: ",
+      "7",
+      "10",
+      " -->",
+      "`",
+      "\t",
+    );
+    const written = fc
+      .tuple(fc.stringMatching(/^[a-z]{1,8}$/), fc.stringMatching(/^[A-Za-z0-9_-]{1,12}$/), fc.nat(99))
+      .map(([type, key, importance]) => `Learning: ${type}/${key} <!-- importance: ${importance} -->`);
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          written,
+          fc.array(piece, { maxLength: 8 }).map((parts) => parts.join("")),
+        ),
+        (title) => {
+          expect(parseLearningTitle(title)).toEqual(parseLearningTitleLeniently(title));
+        },
+      ),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -11,6 +11,8 @@ export const ENCODING_VERSION = 1;
 const LEARNING_TITLE =
   /^(?:gstack[ \t]+)?learning(?![a-z])[ \t]*[:\-–—·|]?[ \t]*([A-Za-z]+)[ \t]*[/:·|—–\-\s][ \t]*`?([A-Za-z0-9_-]+)`?[ \t]*(?:<!--[ \t]*importance:[ \t]*(\d+)[ \t]*-->)?[ \t]*$/i;
 
+const WRITTEN_TITLE = /^Learning: ([a-z]+)\/([A-Za-z0-9_-]+) <!-- importance: (\d+) -->$/;
+
 /** The parts of a `## Learning: type/key` heading; the type is checked by the caller. */
 export interface LearningTitle {
   type: string;
@@ -20,6 +22,14 @@ export interface LearningTitle {
 
 /** Reads a section title such as `Learning: pitfall/use-vitest <!-- importance: 7 -->`. */
 export function parseLearningTitle(title: string): LearningTitle | undefined {
+  // The heading this package writes reads the same under the lenient pattern, in one way only.
+  const written = WRITTEN_TITLE.exec(title);
+  if (written) return { type: written[1]!.toLowerCase(), key: written[2]!, importance: Number(written[3]) };
+  return parseLearningTitleLeniently(title);
+}
+
+/** {@link parseLearningTitle} by the lenient pattern alone. */
+export function parseLearningTitleLeniently(title: string): LearningTitle | undefined {
   const match = LEARNING_TITLE.exec(title.trim());
   if (!match) return undefined;
   const importance = match[3] === undefined ? undefined : Number(match[3]);
