@@ -80,25 +80,30 @@ export function mayBreakARule(text: string): boolean {
   );
 }
 
-// Short values (skills, types, sources, file names, timestamps) repeat across entries; the
-// harmless ones are remembered so each is checked once.
+// Short values (skills, types, sources, file names) repeat across entries; the first few
+// thousand harmless ones met are remembered so each is checked once. The set never grows past
+// that, so unique values (keys, timestamps) add only a lookup to their check.
 const SHORT = 64;
+const REMEMBERED = 4096;
 const harmlessShort = new Set<string>();
+
+const NONE: readonly string[] = Object.freeze([]);
 
 /** Checks one text and returns the rules it breaks (empty when it looks harmless). */
 export function screenText(text: string): string[] {
+  return [...rulesBroken(text)];
+}
+
+function rulesBroken(text: string): readonly string[] {
   const short = text.length <= SHORT;
-  if (short && harmlessShort.has(text)) return [];
+  if (short && harmlessShort.has(text)) return NONE;
   if (!mayBreakARule(text)) {
-    if (short) {
-      if (harmlessShort.size >= 50_000) harmlessShort.clear();
-      harmlessShort.add(text);
-    }
-    return [];
+    if (short && harmlessShort.size < REMEMBERED) harmlessShort.add(text);
+    return NONE;
   }
   const broken: string[] = [];
   for (const { rule, pattern } of RULES) if (pattern.test(text)) broken.push(rule);
-  if (short && broken.length === 0) harmlessShort.add(text);
+  if (short && broken.length === 0 && harmlessShort.size < REMEMBERED) harmlessShort.add(text);
   return broken;
 }
 
@@ -124,7 +129,7 @@ export function screenLearning(entry: Record<string, unknown>): InjectionFinding
   const findings: InjectionFinding[] = [];
   for (const name of Object.keys(entry)) {
     // Field names are screened too, except gstack's own at the top level.
-    if (!KNOWN_FIELDS.has(name)) for (const rule of screenText(name)) findings.push({ rule, field: name });
+    if (!KNOWN_FIELDS.has(name)) for (const rule of rulesBroken(name)) findings.push({ rule, field: name });
     visit(entry[name], name, findings);
   }
   return findings;
@@ -132,12 +137,12 @@ export function screenLearning(entry: Record<string, unknown>): InjectionFinding
 
 function visit(value: unknown, field: string, findings: InjectionFinding[]): void {
   if (typeof value === "string") {
-    for (const rule of screenText(value)) findings.push({ rule, field });
+    for (const rule of rulesBroken(value)) findings.push({ rule, field });
   } else if (Array.isArray(value)) {
     for (let index = 0; index < value.length; index++) {
       const item: unknown = value[index];
       if (typeof item === "string") {
-        const rules = screenText(item);
+        const rules = rulesBroken(item);
         // The field's name is only spelled out for a finding.
         for (const rule of rules) findings.push({ rule, field: `${field}[${index}]` });
       } else if (typeof item === "object" && item !== null) {
@@ -147,7 +152,7 @@ function visit(value: unknown, field: string, findings: InjectionFinding[]): voi
   } else if (typeof value === "object" && value !== null) {
     for (const name of Object.keys(value)) {
       const path = `${field}.${name}`;
-      for (const rule of screenText(name)) findings.push({ rule, field: path });
+      for (const rule of rulesBroken(name)) findings.push({ rule, field: path });
       visit((value as Record<string, unknown>)[name], path, findings);
     }
   }
