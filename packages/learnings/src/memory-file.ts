@@ -167,14 +167,30 @@ export function renderMemoryFileBytes(
   entries: readonly LearningEntry[],
   keep: readonly string[] = [],
 ): { bytes: Buffer; sectionsStart: number; sectionsEnd: number } {
-  // One string, then one conversion: faster than copying sections into a buffer piece by piece.
-  const header = memoryFileHeader(slug);
-  const parts = [header];
-  for (const entry of sortForFile(entries)) parts.push(`\n${renderSection(entry)}`);
-  const sections = parts.join("");
-  let kept = "";
-  for (const text of keep) kept += keptBlockText(text);
-  const sectionsStart = Buffer.byteLength(header, "utf8");
-  const bytes = Buffer.from(sections + kept, "utf8");
-  return { bytes, sectionsStart, sectionsEnd: bytes.length - Buffer.byteLength(kept, "utf8") };
+  // Sections are encoded a few hundred kilobytes at a time, so the rendered text never piles up
+  // on the JavaScript heap (where the collector would copy all 50 MB of it, more than once).
+  const header = Buffer.from(memoryFileHeader(slug), "utf8");
+  const chunks: Buffer[] = [header];
+  let pending: string[] = [];
+  let pendingLength = 0;
+  let length = header.length;
+  const flush = (): void => {
+    if (pending.length === 0) return;
+    const chunk = Buffer.from(pending.join(""), "utf8");
+    chunks.push(chunk);
+    length += chunk.length;
+    pending = [];
+    pendingLength = 0;
+  };
+  for (const entry of sortForFile(entries)) {
+    const section = `\n${renderSection(entry)}`;
+    pending.push(section);
+    pendingLength += section.length;
+    if (pendingLength >= 262_144) flush();
+  }
+  flush();
+  const sectionsEnd = length;
+  for (const text of keep) pending.push(keptBlockText(text));
+  flush();
+  return { bytes: Buffer.concat(chunks, length), sectionsStart: header.length, sectionsEnd };
 }
