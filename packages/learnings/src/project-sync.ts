@@ -412,7 +412,7 @@ async function runIncremental(context: RunContext, state: SyncState): Promise<bo
     await removeSyncState(context.statePath);
     return true;
   }
-  await writeSyncState(context.statePath, {
+  const next: SyncState = {
     v: 1,
     memoryFile: context.memoryFile,
     learnings: {
@@ -430,7 +430,9 @@ async function runIncremental(context: RunContext, state: SyncState): Promise<bo
         fingerprints: [...known.fingerprints],
         current: known.current,
       })),
-  });
+  };
+  // A sync that found nothing new leaves the state as it was.
+  if (JSON.stringify(next) !== JSON.stringify(state)) await writeSyncState(context.statePath, next);
   return true;
 }
 
