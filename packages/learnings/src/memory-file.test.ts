@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { LearningEntry } from "./learning-entry";
-import { parseMemoryFile, renderMemoryFile } from "./memory-file";
+import { parseMemoryFile, renderMemoryFile, renderMemoryFileBytes } from "./memory-file";
 import { parseLearningTitle, parseLearningTitleLeniently } from "./memory-section";
 
 const types = [
@@ -266,6 +266,25 @@ describe("parseLearningTitle", () => {
         },
       ),
       { numRuns: 2000 },
+    );
+  });
+});
+
+describe("renderMemoryFileBytes", () => {
+  it("gives the bytes of renderMemoryFile and where its sections start and end", () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(entry, { selector: (item) => `${item.key}|${item.type}`, maxLength: 8 }),
+        fc.array(fc.constantFrom("## Notes\nkept as is", "plain text\n\n"), { maxLength: 2 }),
+        (entries, keep) => {
+          const rendered = renderMemoryFileBytes("acme", entries, keep);
+          const text = renderMemoryFile("acme", entries, keep);
+          expect(rendered.bytes.equals(Buffer.from(text, "utf8"))).toBe(true);
+          const sections = rendered.bytes.toString("utf8", rendered.sectionsStart, rendered.sectionsEnd);
+          expect(sections).toBe(renderMemoryFile("acme", entries).slice(renderMemoryFile("acme", []).length));
+        },
+      ),
+      { numRuns: 300 },
     );
   });
 });
