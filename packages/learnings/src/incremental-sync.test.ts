@@ -332,6 +332,42 @@ describe("incremental sync", () => {
     ]);
   });
 
+  // Sequences the property below found against broken versions of the incremental sync.
+  it("keeps the current entry when an appended one is dated before it", async () => {
+    await playBoth([
+      append([
+        JSON.stringify({ type: "tool", key: "b", insight: "Use pnpm.", ts: "2026-02-01T00:00:00.000Z" }),
+      ]),
+      run(),
+      append(
+        [JSON.stringify({ type: "tool", key: "b", insight: "Use pnpm.", ts: "2025-12-01T00:00:00+01:00" })],
+        true,
+      ),
+      run(),
+    ]);
+  });
+
+  it("puts new sections of one key under different types in the file's order", async () => {
+    await playBoth([
+      run(),
+      append([JSON.stringify({ type: "tool", key: "a", insight: "Use pnpm." })]),
+      append([JSON.stringify({ type: "pattern", key: "a", insight: "Use pnpm." })]),
+      run(),
+      { kind: "truncate", fraction: 0 },
+      run(),
+    ]);
+  });
+
+  it("keeps reporting skipped lines read before the state was left", async () => {
+    await playBoth([
+      { kind: "rewrite", line: 0, text: "{not json" },
+      append([tool("a", "Use pnpm.")]),
+      run(),
+      append([tool("a", "Use pnpm.")], true),
+      run(),
+    ]);
+  });
+
   it("holds for any sequence of appends, edits, truncations and syncs", async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 14 }), async (steps) => {
