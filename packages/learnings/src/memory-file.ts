@@ -1,6 +1,6 @@
 import { type AuthoredLearning, parseAuthoredLearning } from "./authored-learning";
 import type { LearningEntry } from "./learning-entry";
-import { splitMarkdownBlocks } from "./markdown-blocks";
+import { eachMarkdownBlock } from "./markdown-blocks";
 import {
   decodeSection,
   findDataLine,
@@ -66,7 +66,7 @@ function blockText(heading: string | undefined, lines: readonly string[]): strin
  */
 export function parseMemoryFile(text: string, options: { editedOnly?: boolean } = {}): ParsedMemoryFile {
   const parsed: ParsedMemoryFile = { generated: [], authored: [], problems: [], other: [] };
-  for (const block of splitMarkdownBlocks(text)) {
+  for (const block of eachMarkdownBlock(text)) {
     const dataIndex =
       block.heading !== undefined && parseLearningTitle(block.title) !== undefined
         ? findDataLine(block.lines)
