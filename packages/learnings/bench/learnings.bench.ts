@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { gstackLayout, openClawLayout } from "@gstack/contracts";
 import { benchStartUp } from "../../../scripts/bench-start-up";
 import { exportProject, importProject, parseMemoryFile, syncProject } from "../src/index";
+import { syncStatePath } from "../src/sync-state";
 
 const count = Number(process.env.LEARNINGS_BENCH_COUNT ?? 100_000);
 const rounds = Number(process.env.LEARNINGS_BENCH_ROUNDS ?? 3);
@@ -30,26 +31,44 @@ function learning(index: number) {
   };
 }
 
+interface Sample {
+  ratio: number;
+  ms: number;
+  baselineMs: number;
+  cpuRatio: number;
+}
+
+function cpuMs(since: NodeJS.CpuUsage): number {
+  const used = process.cpuUsage(since);
+  return (used.user + used.system) / 1000;
+}
+
 /**
  * Runs the baseline right before the task in every round and keeps the median of the
- * ratios, so load from other processes on the machine shifts both sides alike.
+ * ratios, so load from other processes on the machine shifts both sides alike. The ratio of
+ * CPU time (this process, all threads) is kept too: on a busy machine it moves far less than
+ * the wall-clock one, though it leaves out time spent waiting for the disk.
  */
-async function ratioAgainst(
-  baseline: () => Promise<unknown>,
-  task: () => Promise<unknown>,
-): Promise<{ ratio: number; ms: number; baselineMs: number }> {
-  const samples: { ratio: number; ms: number; baselineMs: number }[] = [];
+async function ratioAgainst(baseline: () => Promise<unknown>, task: () => Promise<unknown>): Promise<Sample> {
+  const samples: Sample[] = [];
   for (let round = 0; round < rounds; round++) {
     let start = performance.now();
+    let cpu = process.cpuUsage();
     await baseline();
     const baselineMs = performance.now() - start;
+    const baselineCpu = cpuMs(cpu);
     start = performance.now();
+    cpu = process.cpuUsage();
     await task();
     const ms = performance.now() - start;
-    samples.push({ ratio: ms / baselineMs, ms, baselineMs });
+    samples.push({ ratio: ms / baselineMs, ms, baselineMs, cpuRatio: cpuMs(cpu) / baselineCpu });
   }
+  const cpuRatios = samples.map((sample) => sample.cpuRatio).sort((left, right) => left - right);
   samples.sort((left, right) => left.ratio - right.ratio);
-  return samples[Math.floor(samples.length / 2)]!;
+  return {
+    ...samples[Math.floor(samples.length / 2)]!,
+    cpuRatio: cpuRatios[Math.floor(cpuRatios.length / 2)]!,
+  };
 }
 
 const folder = await mkdtemp(join(tmpdir(), "learnings-bench-"));
@@ -77,6 +96,10 @@ try {
     await exportProject(options);
   });
   const reimported = await ratioAgainst(baseline, () => importProject(options));
+  const reimportedFully = await ratioAgainst(baseline, async () => {
+    await unlink(syncStatePath(learnings)).catch(() => undefined);
+    await importProject(options);
+  });
   const decoded = await ratioAgainst(baseline, async () =>
     parseMemoryFile(await readFile(memoryFile, "utf8")),
   );
@@ -89,9 +112,10 @@ try {
   });
 
   const size = (await readFile(memoryFile)).length;
-  const rows: [string, { ratio: number; ms: number; baselineMs: number }][] = [
+  const rows: [string, Sample][] = [
     ["export (jsonl → memory file, atomic write)", exported],
-    ["re-import (read memory file + jsonl, nothing new)", reimported],
+    ["re-import, nothing new (sync state holds)", reimported],
+    ["re-import, nothing new, no sync state (reads everything)", reimportedFully],
     ["decode memory file only (markdown → entries)", decoded],
     ["incremental sync after one new learning", incremental],
   ];
@@ -101,7 +125,7 @@ try {
   console.log("baseline: read learnings.jsonl + JSON.parse every line, run right before each measurement");
   for (const [name, value] of rows) {
     console.log(
-      `${name}: ${value.ratio.toFixed(2)}× raw JSON.parse (${value.ms.toFixed(0)} ms vs ${value.baselineMs.toFixed(0)} ms)`,
+      `${name}: ${value.ratio.toFixed(2)}× raw JSON.parse (${value.ms.toFixed(0)} ms vs ${value.baselineMs.toFixed(0)} ms), CPU time ${value.cpuRatio.toFixed(2)}×`,
     );
   }
 } finally {

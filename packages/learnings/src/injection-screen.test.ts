@@ -81,6 +81,13 @@ describe("the quick pre-check", () => {
       "function_calls",
       "email",
       ".env",
+      // Characters whose lowercase form is ASCII or longer, next to words the rules look for.
+      "\u212a",
+      "\u0130",
+      "\u017f",
+      "ONLOAD =",
+      "SeNd",
+      "\u212aon",
     );
     fc.assert(
       fc.property(fc.array(fc.oneof(fragments, fc.string({ maxLength: 3 })), { maxLength: 12 }), (parts) => {

@@ -56,16 +56,54 @@ const RULES: readonly Rule[] = [
 /** The rules, in the order findings are reported. */
 export const INJECTION_RULES: readonly { rule: string; pattern: RegExp }[] = RULES;
 
-// Words and characters without which no rule can match: one cheap pass lets harmless text
-// (nearly all of it) skip the rules. Every rule needs at least one of these.
-const CANDIDATE =
-  /ignor|disregard|forget|overrid|bypass|skip|instruction|prompt|you (?:are|must)|from now|act as|developer|jailbreak|\[\/?(?:inst|sys)|<|system|assistant|human|tool_|function_|\bon[a-z]+\s*=|javascript:|data:|[\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\udb40]|send|post|upload|exfiltrat|leak|email|forward|curl/i;
+// Characters, one pattern and words without which no rule can match: three cheap passes let
+// harmless text (nearly all of it) skip the rules. Every rule needs at least one of them. The
+// words are looked for in the lowercased text, which finds every place the rules' ASCII-only
+// case-insensitive matching would (lowercasing may only add places, never remove one).
+const CANDIDATE_CHARACTERS =
+  /[<\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\udb40]/;
+const CANDIDATE_HANDLER = /\bon[a-z]+\s*=/i;
+// Grouped by first letter, which the regular expression engine tries far faster than a flat
+// list of alternatives.
+const CANDIDATE_WORDS =
+  /a(?:ct as|ssistant)|bypass|curl|d(?:isregard|eveloper|ata:)|e(?:xfiltrat|mail)|f(?:orget|rom now|unction_|orward)|human|i(?:gnor|nstruction)|j(?:ailbreak|avascript:)|leak|overrid|p(?:rompt|ost)|s(?:kip|ystem|end)|tool_|upload|you (?:are|must)|\[\/?(?:inst|sys)/;
+
+/**
+ * False when no rule can match anywhere in `text` (nor in any part of it): the screen's
+ * cheap pre-check.
+ */
+export function mayBreakARule(text: string): boolean {
+  return (
+    CANDIDATE_CHARACTERS.test(text) ||
+    CANDIDATE_HANDLER.test(text) ||
+    CANDIDATE_WORDS.test(text.toLowerCase())
+  );
+}
+
+// Short values (skills, types, sources, file names) repeat across entries; the first few
+// thousand harmless ones met are remembered so each is checked once. The set never grows past
+// that, so unique values (keys, timestamps) add only a lookup to their check.
+const SHORT = 64;
+const REMEMBERED = 4096;
+const harmlessShort = new Set<string>();
+
+const NONE: readonly string[] = Object.freeze([]);
 
 /** Checks one text and returns the rules it breaks (empty when it looks harmless). */
 export function screenText(text: string): string[] {
-  if (!CANDIDATE.test(text)) return [];
+  return [...rulesBroken(text)];
+}
+
+function rulesBroken(text: string): readonly string[] {
+  const short = text.length <= SHORT;
+  if (short && harmlessShort.has(text)) return NONE;
+  if (!mayBreakARule(text)) {
+    if (short && harmlessShort.size < REMEMBERED) harmlessShort.add(text);
+    return NONE;
+  }
   const broken: string[] = [];
   for (const { rule, pattern } of RULES) if (pattern.test(text)) broken.push(rule);
+  if (short && broken.length === 0 && harmlessShort.size < REMEMBERED) harmlessShort.add(text);
   return broken;
 }
 
@@ -89,22 +127,33 @@ const KNOWN_FIELDS = new Set([
  */
 export function screenLearning(entry: Record<string, unknown>): InjectionFinding[] {
   const findings: InjectionFinding[] = [];
-  const visit = (value: unknown, field: string): void => {
-    if (typeof value === "string") {
-      for (const rule of screenText(value)) findings.push({ rule, field });
-    } else if (Array.isArray(value)) {
-      for (let index = 0; index < value.length; index++) visit(value[index], `${field}[${index}]`);
-    } else if (typeof value === "object" && value !== null) {
-      for (const [name, inner] of Object.entries(value)) {
-        // Field names are screened too, except gstack's own at the top level.
-        if (field !== "" || !KNOWN_FIELDS.has(name)) {
-          for (const rule of screenText(name))
-            findings.push({ rule, field: field ? `${field}.${name}` : name });
-        }
-        visit(inner, field ? `${field}.${name}` : name);
+  for (const name of Object.keys(entry)) {
+    // Field names are screened too, except gstack's own at the top level.
+    if (!KNOWN_FIELDS.has(name)) for (const rule of rulesBroken(name)) findings.push({ rule, field: name });
+    visit(entry[name], name, findings);
+  }
+  return findings;
+}
+
+function visit(value: unknown, field: string, findings: InjectionFinding[]): void {
+  if (typeof value === "string") {
+    for (const rule of rulesBroken(value)) findings.push({ rule, field });
+  } else if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      const item: unknown = value[index];
+      if (typeof item === "string") {
+        const rules = rulesBroken(item);
+        // The field's name is only spelled out for a finding.
+        for (const rule of rules) findings.push({ rule, field: `${field}[${index}]` });
+      } else if (typeof item === "object" && item !== null) {
+        visit(item, `${field}[${index}]`, findings);
       }
     }
-  };
-  visit(entry, "");
-  return findings;
+  } else if (typeof value === "object" && value !== null) {
+    for (const name of Object.keys(value)) {
+      const path = `${field}.${name}`;
+      for (const rule of rulesBroken(name)) findings.push({ rule, field: path });
+      visit((value as Record<string, unknown>)[name], path, findings);
+    }
+  }
 }

@@ -21,14 +21,23 @@ const FENCE = /^ {0,3}(`{3,}|~{3,})/;
  * mark is dropped. `#` lines inside fenced code do not start a block.
  */
 export function splitMarkdownBlocks(text: string): MarkdownBlock[] {
+  return [...eachMarkdownBlock(text)];
+}
+
+/**
+ * {@link splitMarkdownBlocks} one block at a time: a block's lines are only made when it is
+ * reached, so a reader that keeps few blocks keeps few lines alive.
+ */
+export function* eachMarkdownBlock(text: string): Generator<MarkdownBlock> {
   const source = text.startsWith("\ufeff") ? text.slice(1) : text;
-  const lines = source.split("\n");
-  if (lines.length > 0 && lines[lines.length - 1] === "") lines.pop();
-  const blocks: MarkdownBlock[] = [];
   let current: MarkdownBlock = { line: 1, heading: undefined, level: 0, title: "", lines: [] };
   let fence: string | undefined;
-  for (let index = 0; index < lines.length; index++) {
-    let line = lines[index]!;
+  let start = 0;
+  for (let index = 0; start < source.length; index++) {
+    let end = source.indexOf("\n", start);
+    if (end === -1) end = source.length;
+    let line = source.slice(start, end);
+    start = end + 1;
     if (line.endsWith("\r")) line = line.slice(0, -1);
     const first = line.charCodeAt(0);
     // Only lines starting with a space, '#', '`' or '~' can be a heading or a fence.
@@ -47,7 +56,7 @@ export function splitMarkdownBlocks(text: string): MarkdownBlock[] {
     }
     const heading = fence === undefined ? HEADING.exec(line) : null;
     if (heading) {
-      if (current.heading !== undefined || current.lines.length > 0) blocks.push(current);
+      if (current.heading !== undefined || current.lines.length > 0) yield current;
       current = {
         line: index + 1,
         heading: line,
@@ -59,6 +68,5 @@ export function splitMarkdownBlocks(text: string): MarkdownBlock[] {
     }
     current.lines.push(line);
   }
-  if (current.heading !== undefined || current.lines.length > 0) blocks.push(current);
-  return blocks;
+  if (current.heading !== undefined || current.lines.length > 0) yield current;
 }

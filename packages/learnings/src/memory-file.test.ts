@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { LearningEntry } from "./learning-entry";
-import { parseMemoryFile, renderMemoryFile } from "./memory-file";
+import { parseMemoryFile, renderMemoryFile, renderMemoryFileBytes } from "./memory-file";
+import { parseLearningTitle, parseLearningTitleLeniently } from "./memory-section";
 
 const types = [
   "pattern",
@@ -230,5 +231,60 @@ describe("memory file encoding", () => {
         },
       },
     ]);
+  });
+});
+
+describe("parseLearningTitle", () => {
+  it("reads the heading this package writes as the lenient pattern does", () => {
+    const piece = fc.constantFrom(
+      "Learning: ",
+      "learning:",
+      "tool",
+      "Tool",
+      "/",
+      "key-1",
+      "x",
+      " ",
+      "<!-- importance: ",
+      "7",
+      "10",
+      " -->",
+      "`",
+      "\t",
+    );
+    const written = fc
+      .tuple(fc.stringMatching(/^[a-z]{1,8}$/), fc.stringMatching(/^[A-Za-z0-9_-]{1,12}$/), fc.nat(99))
+      .map(([type, key, importance]) => `Learning: ${type}/${key} <!-- importance: ${importance} -->`);
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          written,
+          fc.array(piece, { maxLength: 8 }).map((parts) => parts.join("")),
+        ),
+        (title) => {
+          expect(parseLearningTitle(title)).toEqual(parseLearningTitleLeniently(title));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+describe("renderMemoryFileBytes", () => {
+  it("gives the bytes of renderMemoryFile and where its sections start and end", () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(entry, { selector: (item) => `${item.key}|${item.type}`, maxLength: 8 }),
+        fc.array(fc.constantFrom("## Notes\nkept as is", "plain text\n\n"), { maxLength: 2 }),
+        (entries, keep) => {
+          const rendered = renderMemoryFileBytes("acme", entries, keep);
+          const text = renderMemoryFile("acme", entries, keep);
+          expect(rendered.bytes.equals(Buffer.from(text, "utf8"))).toBe(true);
+          const sections = rendered.bytes.toString("utf8", rendered.sectionsStart, rendered.sectionsEnd);
+          expect(sections).toBe(renderMemoryFile("acme", entries).slice(renderMemoryFile("acme", []).length));
+        },
+      ),
+      { numRuns: 300 },
+    );
   });
 });

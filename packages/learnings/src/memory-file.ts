@@ -1,6 +1,6 @@
 import { type AuthoredLearning, parseAuthoredLearning } from "./authored-learning";
 import type { LearningEntry } from "./learning-entry";
-import { splitMarkdownBlocks } from "./markdown-blocks";
+import { eachMarkdownBlock } from "./markdown-blocks";
 import {
   decodeSection,
   findDataLine,
@@ -66,7 +66,7 @@ function blockText(heading: string | undefined, lines: readonly string[]): strin
  */
 export function parseMemoryFile(text: string, options: { editedOnly?: boolean } = {}): ParsedMemoryFile {
   const parsed: ParsedMemoryFile = { generated: [], authored: [], problems: [], other: [] };
-  for (const block of splitMarkdownBlocks(text)) {
+  for (const block of eachMarkdownBlock(text)) {
     const dataIndex =
       block.heading !== undefined && parseLearningTitle(block.title) !== undefined
         ? findDataLine(block.lines)
@@ -103,10 +103,42 @@ export function parseMemoryFile(text: string, options: { editedOnly?: boolean } 
   return parsed;
 }
 
-function compareEntries(left: LearningEntry, right: LearningEntry): number {
+/** The order of sections in a memory file: by type (gstack's order), then key. */
+export function compareEntries(
+  left: { type: string; key: string },
+  right: { type: string; key: string },
+): number {
   const byType = TYPE_ORDER.indexOf(left.type) - TYPE_ORDER.indexOf(right.type);
   if (byType !== 0) return byType;
   return left.key < right.key ? -1 : left.key > right.key ? 1 : 0;
+}
+
+/** The memory file's first lines: its title and the comment on how to edit it. */
+export function memoryFileHeader(slug: string): string {
+  return `# ${TITLE_PREFIX}${slug}\n\n${HEADER_COMMENT}\n`;
+}
+
+/** One kept block as it follows the sections. */
+export function keptBlockText(text: string): string {
+  return `\n${text.replace(/\n+$/, "")}\n`;
+}
+
+/** Entries in the order of their sections: by type (gstack's order), then key; stable. */
+function sortForFile(entries: readonly LearningEntry[]): LearningEntry[] {
+  const byType = new Map<number, LearningEntry[]>();
+  for (const entry of entries) {
+    const order = TYPE_ORDER.indexOf(entry.type);
+    const bucket = byType.get(order);
+    if (bucket === undefined) byType.set(order, [entry]);
+    else bucket.push(entry);
+  }
+  const sorted: LearningEntry[] = [];
+  for (const order of [...byType.keys()].sort((left, right) => left - right)) {
+    const bucket = byType.get(order)!;
+    bucket.sort((left, right) => (left.key < right.key ? -1 : left.key > right.key ? 1 : 0));
+    for (const entry of bucket) sorted.push(entry);
+  }
+  return sorted;
 }
 
 /**
@@ -120,9 +152,45 @@ export function renderMemoryFile(
   entries: readonly LearningEntry[],
   keep: readonly string[] = [],
 ): string {
-  const sorted = [...entries].sort(compareEntries);
-  const parts = [`# ${TITLE_PREFIX}${slug}\n\n${HEADER_COMMENT}\n`];
-  for (const entry of sorted) parts.push(renderSection(entry));
-  for (const text of keep) parts.push(`${text.replace(/\n+$/, "")}\n`);
-  return parts.join("\n");
+  const parts = [memoryFileHeader(slug)];
+  for (const entry of sortForFile(entries)) parts.push(`\n${renderSection(entry)}`);
+  for (const text of keep) parts.push(keptBlockText(text));
+  return parts.join("");
+}
+
+/**
+ * {@link renderMemoryFile} as UTF-8 bytes, with the byte offsets where the sections (each a
+ * blank line, then the section) start and end.
+ */
+export function renderMemoryFileBytes(
+  slug: string,
+  entries: readonly LearningEntry[],
+  keep: readonly string[] = [],
+): { bytes: Buffer; sectionsStart: number; sectionsEnd: number } {
+  // Sections are encoded a few hundred kilobytes at a time, so the rendered text never piles up
+  // on the JavaScript heap (where the collector would copy all 50 MB of it, more than once).
+  const header = Buffer.from(memoryFileHeader(slug), "utf8");
+  const chunks: Buffer[] = [header];
+  let pending: string[] = [];
+  let pendingLength = 0;
+  let length = header.length;
+  const flush = (): void => {
+    if (pending.length === 0) return;
+    const chunk = Buffer.from(pending.join(""), "utf8");
+    chunks.push(chunk);
+    length += chunk.length;
+    pending = [];
+    pendingLength = 0;
+  };
+  for (const entry of sortForFile(entries)) {
+    const section = `\n${renderSection(entry)}`;
+    pending.push(section);
+    pendingLength += section.length;
+    if (pendingLength >= 262_144) flush();
+  }
+  flush();
+  const sectionsEnd = length;
+  for (const text of keep) pending.push(keptBlockText(text));
+  flush();
+  return { bytes: Buffer.concat(chunks, length), sectionsStart: header.length, sectionsEnd };
 }

@@ -11,6 +11,8 @@ export const ENCODING_VERSION = 1;
 const LEARNING_TITLE =
   /^(?:gstack[ \t]+)?learning(?![a-z])[ \t]*[:\-–—·|]?[ \t]*([A-Za-z]+)[ \t]*[/:·|—–\-\s][ \t]*`?([A-Za-z0-9_-]+)`?[ \t]*(?:<!--[ \t]*importance:[ \t]*(\d+)[ \t]*-->)?[ \t]*$/i;
 
+const WRITTEN_TITLE = /^Learning: ([a-z]+)\/([A-Za-z0-9_-]+) <!-- importance: (\d+) -->$/;
+
 /** The parts of a `## Learning: type/key` heading; the type is checked by the caller. */
 export interface LearningTitle {
   type: string;
@@ -20,6 +22,14 @@ export interface LearningTitle {
 
 /** Reads a section title such as `Learning: pitfall/use-vitest <!-- importance: 7 -->`. */
 export function parseLearningTitle(title: string): LearningTitle | undefined {
+  // The heading this package writes reads the same under the lenient pattern, in one way only.
+  const written = WRITTEN_TITLE.exec(title);
+  if (written) return { type: written[1]!.toLowerCase(), key: written[2]!, importance: Number(written[3]) };
+  return parseLearningTitleLeniently(title);
+}
+
+/** {@link parseLearningTitle} by the lenient pattern alone. */
+export function parseLearningTitleLeniently(title: string): LearningTitle | undefined {
   const match = LEARNING_TITLE.exec(title.trim());
   if (!match) return undefined;
   const importance = match[3] === undefined ? undefined : Number(match[3]);
@@ -37,8 +47,14 @@ const TRAILING_SPACE = /[ \t]\n|[ \t]$/;
  * even after an editor strips trailing spaces or rewrites line endings.
  */
 export function insightFitsBody(insight: string): boolean {
-  return !NOT_BODY_SAFE.test(insight) && !TRAILING_SPACE.test(insight);
+  // Printable ASCII, newlines and tabs hold none of the characters above (the usual case).
+  if (!PLAIN_BODY.test(insight)) {
+    if (NOT_BODY_SAFE.test(insight)) return false;
+  }
+  return !TRAILING_SPACE.test(insight);
 }
+
+const PLAIN_BODY = /^[\t\n\x20-\x7e]*$/;
 
 /** Quotes text line by line (`> line`, `>` for an empty line). */
 export function quoteLines(text: string): string[] {
@@ -63,8 +79,11 @@ const COMMENT_UNSAFE: Record<string, string> = {
  * strings, where their `\\u` escapes mean the same, so `-->` and `<!--` can never appear.
  */
 export function escapeJsonForComment(json: string): string {
+  if (!COMMENT_UNSAFE_ANY.test(json)) return json;
   return json.replace(/[<>\u2028\u2029]/g, (character) => COMMENT_UNSAFE[character]!);
 }
+
+const COMMENT_UNSAFE_ANY = /[<>\u2028\u2029]/;
 
 function entryJson(entry: LearningEntry, insightInBody: boolean): string {
   // Spreading keeps every own key in place (an own `__proto__` included); overwriting
@@ -81,12 +100,13 @@ export function importanceOf(entry: { confidence?: unknown }): number {
   return Math.min(10, Math.max(1, Math.round(confidence)));
 }
 
-// Printable ASCII without '<', '>' or runs of spaces needs no cleaning (the usual case).
-const PLAIN_DISPLAY = /^[!-;=?-~](?:[!-;=?-~]| (?! ))*$/;
+// Printable ASCII without '<', '>', or spaces at either end or in runs needs no cleaning (the
+// usual case): words of those characters, single spaces between them.
+const PLAIN_DISPLAY = /^[!-;=?-~]+(?: [!-;=?-~]+)*$/;
 
 function display(value: unknown, limit = 80): string {
   const raw = String(value);
-  if (raw.length <= limit && PLAIN_DISPLAY.test(raw) && !raw.endsWith(" ")) return raw;
+  if (raw.length <= limit && PLAIN_DISPLAY.test(raw)) return raw;
   const text = raw
     .replace(
       /[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff]/gu,
@@ -131,14 +151,8 @@ export function renderSection(entry: LearningEntry): string {
     : `{"v":${ENCODING_VERSION},"entry":${entryJson(entry, false)}}`;
   const safePayload = escapeJsonForComment(payload);
   const heading = `## Learning: ${display(entry.type, 40)}/${display(entry.key, 120)} <!-- importance: ${importanceOf(entry)} -->`;
-  return [
-    heading,
-    ...quoteLines(shown),
-    "",
-    metadataLine(entry),
-    `<!-- ${DATA_MARKER} ${safePayload} -->`,
-    "",
-  ].join("\n");
+  const quoted = shown.includes("\n") ? quoteLines(shown).join("\n") : shown === "" ? ">" : `> ${shown}`;
+  return `${heading}\n${quoted}\n\n${metadataLine(entry)}\n<!-- ${DATA_MARKER} ${safePayload} -->\n`;
 }
 
 /** A section written by {@link renderSection}, read back. */

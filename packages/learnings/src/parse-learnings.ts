@@ -1,4 +1,5 @@
 import { checkValue } from "@gstack/contracts";
+import { isPlainValidLearning } from "./learning-check";
 import type { LearningEntry, LocatedLearning, ReadWarning } from "./learning-entry";
 
 /** The usable entries of a learnings.jsonl and the lines that were skipped. */
@@ -16,10 +17,23 @@ export interface ParsedLearnings {
  * fields and the line's key order survive untouched.
  */
 export function parseLearnings(text: string, file: string): ParsedLearnings {
+  const { entries, warnings } = parseLearningLines(text, file, 0);
+  return { entries, warnings };
+}
+
+/**
+ * {@link parseLearnings} for text that starts after `linesBefore` lines of the file (its
+ * lines are numbered from `linesBefore + 1`); also counts the newlines in `text`.
+ */
+export function parseLearningLines(
+  text: string,
+  file: string,
+  linesBefore: number,
+): ParsedLearnings & { newlines: number } {
   const entries: LocatedLearning[] = [];
   const warnings: ReadWarning[] = [];
   let start = 0;
-  let lineNumber = 0;
+  let lineNumber = linesBefore;
   const length = text.length;
   while (start <= length) {
     let end = text.indexOf("\n", start);
@@ -35,13 +49,19 @@ export function parseLearnings(text: string, file: string): ParsedLearnings {
       warnings.push({ file, line: lineNumber, message: `not valid JSON (${(error as Error).message})` });
       continue;
     }
-    const checked = checkValue("learning", value, { source: `${file}:${lineNumber}` });
-    if (!checked.ok) {
-      const issues = checked.error.issues.map((issue) => `${issue.path || "(line)"} ${issue.message}`);
+    // The schema itself runs only for lines the quick check cannot vouch for, so its messages
+    // (field and rule) are exactly what they always were.
+    const checked = isPlainValidLearning(value)
+      ? undefined
+      : checkValue("learning", value, { source: `${file}:${lineNumber}` });
+    if (checked !== undefined && !checked.ok) {
+      const issues = checked.error.issues.map(
+        (issue) => `${issue.path || "(line)"} ${issue.message} [${issue.rule}]`,
+      );
       warnings.push({ file, line: lineNumber, message: `not a learning: ${issues.join("; ")}` });
       continue;
     }
     entries.push({ file, line: lineNumber, entry: value as LearningEntry });
   }
-  return { entries, warnings };
+  return { entries, warnings, newlines: lineNumber - linesBefore - 1 };
 }

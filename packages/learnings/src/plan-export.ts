@@ -34,33 +34,54 @@ export function planExport(input: {
   /** The same, already parsed (saves parsing it again after an import). */
   previous?: ParsedMemoryFile | undefined;
 }): ExportPlan {
+  const { exported, keep, blocked, pending } = planExportParts(input);
+  return { text: renderMemoryFile(input.slug, exported, keep), exported: exported.length, blocked, pending };
+}
+
+/**
+ * {@link planExport} without rendering the file: the entries to write as sections and the
+ * blocks to keep after them, and for each blocked learning the entry that was blocked.
+ */
+export function planExportParts(input: {
+  slug: string;
+  learnings: readonly LocatedLearning[];
+  /** The current content of the memory file, if there is one. */
+  previousText?: string | undefined;
+  /** The same, already parsed (saves parsing it again after an import). */
+  previous?: ParsedMemoryFile | undefined;
+}): {
+  exported: LearningEntry[];
+  keep: string[];
+  blocked: BlockedLearning[];
+  blockedEntries: LearningEntry[];
+  pending: number;
+} {
   const previous: ParsedMemoryFile | undefined =
     input.previous ?? (input.previousText === undefined ? undefined : parseMemoryFile(input.previousText));
   const winners = latestPerIdentity(input.learnings);
-  const current = new Map(winners.map((item) => [identityOf(item.entry), item.entry]));
+  const edited = previous?.generated.some((section) => section.edited) ?? false;
+  const current = new Map(edited ? winners.map((item) => [identityOf(item.entry), item.entry]) : []);
   const pendingEdits = new Map<string, string>();
   for (const section of previous?.generated ?? []) {
     if (!section.edited) continue;
     const identity = identityOf(section.entry);
     if (current.get(identity)?.insight !== section.entry.insight) pendingEdits.set(identity, section.text);
   }
-  const blocked: BlockedLearning[] = [];
+  const held: { item: LocatedLearning; blocked: BlockedLearning }[] = [];
   const exported: LearningEntry[] = [];
   for (const item of winners) {
-    if (pendingEdits.has(identityOf(item.entry))) continue;
+    if (pendingEdits.size > 0 && pendingEdits.has(identityOf(item.entry))) continue;
     const findings = screenLearning(item.entry);
     if (findings.length > 0) {
-      blocked.push({
-        file: item.file,
-        line: item.line,
-        key: item.entry.key,
-        type: item.entry.type,
-        findings,
-      });
+      const { file, line, entry } = item;
+      held.push({ item, blocked: { file, line, key: entry.key, type: entry.type, findings } });
       continue;
     }
     exported.push(item.entry);
   }
+  // By line, so the report does not depend on the order identities first appeared in.
+  held.sort((left, right) => left.item.line - right.item.line);
+  const blocked = held.map((pair) => pair.blocked);
   const keep: { line: number; text: string }[] = [];
   for (const section of previous?.generated ?? []) {
     if (pendingEdits.get(identityOf(section.entry)) === section.text) keep.push(section);
@@ -81,10 +102,11 @@ export function planExport(input: {
     keep.push(...previous.problems, ...previous.other);
   }
   keep.sort((left, right) => left.line - right.line);
-  const text = renderMemoryFile(
-    input.slug,
+  return {
     exported,
-    keep.map((block) => block.text),
-  );
-  return { text, exported: exported.length, blocked, pending };
+    keep: keep.map((block) => block.text),
+    blocked,
+    blockedEntries: held.map((pair) => pair.item.entry),
+    pending,
+  };
 }

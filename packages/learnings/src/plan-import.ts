@@ -98,11 +98,45 @@ export function planImport(input: {
   sources: readonly MemorySource[];
   timestamp: string;
 }): ImportPlan {
+  return planImportFrom(input, historyOf(input.existing)).plan;
+}
+
+/** What an import needs to know of gstack's side, asked only for the identities it meets. */
+export interface LearningHistory {
+  /** The current entry of an identity under gstack's reading rules. */
+  current(identity: string): { insight: string; ts?: unknown } | undefined;
+  /** The content fingerprints of every entry ever held for these identities. */
+  fingerprints(identities: ReadonlySet<string>): Set<string>;
+}
+
+/** The history of a list of entries, worked out on first use. */
+export function historyOf(existing: readonly LocatedLearning[]): LearningHistory {
+  let currentMap: Map<string, LearningEntry> | undefined;
+  return {
+    current(identity) {
+      currentMap ??= new Map(latestPerIdentity(existing).map((item) => [identityOf(item.entry), item.entry]));
+      return currentMap.get(identity);
+    },
+    fingerprints(identities) {
+      const seen = new Set<string>();
+      for (const item of existing) {
+        if (identities.has(identityOf(item.entry))) seen.add(contentFingerprint(item.entry));
+      }
+      return seen;
+    },
+  };
+}
+
+/**
+ * {@link planImport} against any {@link LearningHistory}; also returns the identities of every
+ * candidate met (imported, blocked or already held).
+ */
+export function planImportFrom(
+  input: { slug: string; sources: readonly MemorySource[]; timestamp: string },
+  current: LearningHistory,
+): { plan: ImportPlan; wanted: Set<string> } {
   const plan: ImportPlan = { append: [], blocked: [], problems: [] };
   const ownFile = memoryFileNameOf(input.slug);
-  const current = new Map(
-    latestPerIdentity(input.existing).map((item) => [identityOf(item.entry), item.entry]),
-  );
   const candidates: { file: string; line: number; entry: LearningEntry; edit: boolean }[] = [];
 
   for (const source of input.sources) {
@@ -112,7 +146,7 @@ export function planImport(input: {
     if (source.relative === ownFile) {
       for (const section of source.parsed.generated) {
         if (!section.edited) continue;
-        const latest = current.get(identityOf(section.entry));
+        const latest = current.current(identityOf(section.entry));
         if (latest !== undefined && latest.insight === section.entry.insight) continue;
         const entry = {
           ...section.entry,
@@ -138,17 +172,14 @@ export function planImport(input: {
       });
     }
   }
-  if (candidates.length === 0) return plan;
-
   const wanted = new Set(candidates.map((candidate) => identityOf(candidate.entry)));
-  const seen = new Set<string>();
-  for (const item of input.existing) {
-    if (wanted.has(identityOf(item.entry))) seen.add(contentFingerprint(item.entry));
-  }
+  if (candidates.length === 0) return { plan, wanted };
+
+  const seen = current.fingerprints(wanted);
   for (const candidate of candidates) {
     const fingerprint = contentFingerprint(candidate.entry);
     // The new line must win under gstack's rules even if the current one is dated ahead of this clock.
-    candidate.entry.ts = timestampAfter(current.get(identityOf(candidate.entry))?.ts, input.timestamp);
+    candidate.entry.ts = timestampAfter(current.current(identityOf(candidate.entry))?.ts, input.timestamp);
     // An explicit edit of an exported section may restore an older text on purpose.
     if (seen.has(fingerprint) && !candidate.edit) continue;
     const findings = screenLearning(candidate.entry);
@@ -165,5 +196,5 @@ export function planImport(input: {
     seen.add(fingerprint);
     plan.append.push(candidate.entry);
   }
-  return plan;
+  return { plan, wanted };
 }

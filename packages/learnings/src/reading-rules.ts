@@ -31,6 +31,17 @@ function timeOf(entry: { ts?: unknown }): number {
 }
 
 /**
+ * True when `later`, read after `current` with the same `key|type`, becomes the current
+ * entry: always, unless both carry timestamps and the later one's is strictly older.
+ */
+export function replaces(current: { ts?: unknown }, later: { ts?: unknown }): boolean {
+  const before = timeOf(current);
+  if (Number.isNaN(before)) return true;
+  const after = timeOf(later);
+  return Number.isNaN(after) || after >= before;
+}
+
+/**
  * Keeps the current entry per `key|type`. The file is append-only, so a later line replaces
  * an earlier one, unless both carry timestamps and the later line's is strictly older (a
  * line copied in from elsewhere does not undo a newer edit). The result keeps the order in
@@ -41,11 +52,7 @@ export function latestPerIdentity<T extends LocatedLearning>(learnings: readonly
   for (const candidate of learnings) {
     const identity = identityOf(candidate.entry);
     const current = winners.get(identity);
-    if (current !== undefined) {
-      const before = timeOf(current.entry);
-      const after = timeOf(candidate.entry);
-      if (!Number.isNaN(before) && !Number.isNaN(after) && after < before) continue;
-    }
+    if (current !== undefined && !replaces(current.entry, candidate.entry)) continue;
     winners.set(identity, candidate);
   }
   return [...winners.values()];

@@ -14,6 +14,16 @@ export async function readTextIfPresent(path: string): Promise<string | undefine
   }
 }
 
+/** Reads a file's bytes, or returns undefined when it does not exist. */
+export async function readBytesIfPresent(path: string): Promise<Buffer | undefined> {
+  try {
+    return await readFile(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw error;
+  }
+}
+
 /** Reads and parses a gstack learnings.jsonl; a missing file has no entries. */
 export async function readLearningsFile(path: string): Promise<ParsedLearnings & { text: string }> {
   const text = (await readTextIfPresent(path)) ?? "";
