@@ -1,7 +1,8 @@
-import { parseDocument as parseYamlDocument } from "yaml";
+import type { parseDocument as parseYamlDocument } from "yaml";
 import { type DocumentKind, type DocumentOf, documentSchemas } from "./documents";
 import { ContractError } from "./errors";
 import { toContractIssues } from "./issues";
+import { loadYaml } from "./lazy";
 
 /** Where a document came from; used in error messages. Defaults to `<input>`. */
 export interface SourceOptions {
@@ -73,7 +74,7 @@ export function parseYaml<K extends DocumentKind>(
   options: SourceOptions = {},
 ): DocumentOf<K> {
   const source = options.source ?? "<input>";
-  const document = parseYamlDocument(text, { prettyErrors: true, uniqueKeys: true });
+  const document = loadYaml().parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (document.errors.length > 0) {
     throw new ContractError({
       kind,
