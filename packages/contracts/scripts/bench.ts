@@ -11,8 +11,7 @@ import { gstackLayout, isoWeekOf } from "../src/layout";
 import { parseJson, parseJsonLines } from "../src/parse";
 import { canonicalJson, signDocument } from "../src/signature";
 
-function measure(run: () => void, minimumMilliseconds = 300): number {
-  for (let index = 0; index < 50; index++) run();
+function measure(run: () => void, minimumMilliseconds: number): number {
   let iterations = 0;
   const start = performance.now();
   let elapsed = 0;
@@ -24,12 +23,27 @@ function measure(run: () => void, minimumMilliseconds = 300): number {
   return elapsed / iterations;
 }
 
-function compare(name: string, subject: () => void, baseline: () => void, baselineName: string) {
-  const baselineTime = measure(baseline);
-  const subjectTime = measure(subject);
-  const ratio = subjectTime / baselineTime;
+const median = (values: number[]): number =>
+  [...values].sort((first, second) => first - second)[Math.floor(values.length / 2)]!;
+
+/**
+ * The subject's time as a ratio to the baseline's: both warmed up, then timed in alternating
+ * rounds, and the median of the rounds' ratios reported, so a busy moment of a shared machine
+ * weighs on one round of both sides rather than on one side.
+ */
+function compare(name: string, subject: () => void, baseline: () => void, baselineName: string, rounds = 15) {
+  measure(baseline, 100);
+  measure(subject, 100);
+  const ratios: number[] = [];
+  const subjectTimes: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const baselineTime = measure(baseline, 40);
+    const subjectTime = measure(subject, 40);
+    ratios.push(subjectTime / baselineTime);
+    subjectTimes.push(subjectTime);
+  }
   console.log(
-    `${name.padEnd(34)} ${ratio.toFixed(2)}× ${baselineName}  (${(subjectTime * 1000).toFixed(1)} µs per run)`,
+    `${name.padEnd(34)} ${median(ratios).toFixed(2)}× ${baselineName}  (${(median(subjectTimes) * 1000).toFixed(1)} µs per run)`,
   );
 }
 

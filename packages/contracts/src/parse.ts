@@ -1,8 +1,9 @@
 import type { parseDocument as parseYamlDocument } from "yaml";
 import { type DocumentKind, type DocumentOf, documentSchemas } from "./documents";
 import { ContractError } from "./errors";
+import { DECLINED, fastChecks } from "./fast-checks";
 import { toContractIssues } from "./issues";
-import { loadYaml } from "./lazy";
+import { builtSchema, loadYaml } from "./lazy";
 
 /** Where a document came from; used in error messages. Defaults to `<input>`. */
 export interface SourceOptions {
@@ -18,9 +19,14 @@ export function parseValue<K extends DocumentKind>(
   value: unknown,
   options: SourceOptions = {},
 ): DocumentOf<K> {
+  const fastCheck = fastChecks[kind];
+  if (fastCheck !== undefined) {
+    const checked = fastCheck(value);
+    if (checked !== DECLINED) return checked as DocumentOf<K>;
+  }
   // reportInput: the messages say what was found ("got number 3"); without it zod drops the
   // input and a wrong type reads like a missing field.
-  const result = documentSchemas[kind].safeParse(value, { reportInput: true });
+  const result = builtSchema(documentSchemas[kind]).safeParse(value, { reportInput: true });
   if (result.success) return result.data as DocumentOf<K>;
   throw new ContractError({
     kind,

@@ -2,6 +2,8 @@ import type { z } from "zod";
 import { lazySchema } from "../lazy";
 import { nonEmptyString, projectSlugSchema, timestampSchema } from "./common";
 
+export const activitySources = ["timeline", "daemon", "manual", "openclaw"] as const;
+
 /**
  * One line of a weekly activity file `activity/activity-YYYY-WNN.jsonl`: a piece of work
  * that finished, in either runtime.
@@ -22,10 +24,7 @@ export const activityEntrySchema = lazySchema((z) =>
       branch: nonEmptyString.optional(),
       outcome: nonEmptyString.optional().describe("e.g. 'success', 'failed'."),
       session: nonEmptyString.optional(),
-      source: z
-        .enum(["timeline", "daemon", "manual", "openclaw"])
-        .optional()
-        .describe("Which writer recorded it."),
+      source: z.enum(activitySources).optional().describe("Which writer recorded it."),
     })
     .describe("One finished piece of work in the weekly activity index."),
 );

@@ -6,26 +6,28 @@ export const timestampSchema = lazySchema((z) => z.iso.datetime({ offset: true }
 /** A name that is safe as a file name on every platform: no separators, no dot segments. */
 export const safeNamePattern = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
+/** The characters of a project slug (its length is checked apart: 1 to 200). */
+export const projectSlugPattern = /^(?!\.{1,2}$)[A-Za-z0-9._-]+$/;
+
 /** A gstack project slug: letters, digits, `.`, `_` and `-`, never `.` or `..` alone. */
 export const projectSlugSchema = lazySchema((z) =>
-  z
-    .string()
-    .min(1)
-    .max(200)
-    .regex(/^(?!\.{1,2}$)[A-Za-z0-9._-]+$/, {
-      message: "must be a project slug (letters, digits, '.', '_' and '-' only)",
-    }),
+  z.string().min(1).max(200).regex(projectSlugPattern, {
+    message: "must be a project slug (letters, digits, '.', '_' and '-' only)",
+  }),
 );
+
+export const dispatchIdPattern = /^dispatch-[A-Za-z0-9_-]{1,120}$/;
 
 /** Dispatch ids name files, so they are restricted to a safe alphabet. */
 export const dispatchIdSchema = lazySchema((z) =>
-  z.string().regex(/^dispatch-[A-Za-z0-9_-]{1,120}$/, {
+  z.string().regex(dispatchIdPattern, {
     message: "must start with 'dispatch-' followed by 1 to 120 letters, digits, '_' or '-'",
   }),
 );
 
 /** The coding agents a dispatch may target. */
-export const targetAgentSchema = lazySchema((z) => z.enum(["claude", "codex", "cursor", "gemini"]));
+export const targetAgents = ["claude", "codex", "cursor", "gemini"] as const;
+export const targetAgentSchema = lazySchema((z) => z.enum(targetAgents));
 
 const h16 = "[0-9A-Fa-f]{1,4}";
 const octet = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";

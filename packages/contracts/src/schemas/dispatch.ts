@@ -11,6 +11,8 @@ import {
   timestampSchema,
 } from "./common";
 
+export const sourceSignaturePattern = /^[0-9a-f]{64}$/;
+
 /**
  * A coding task that the OpenClaw agent hands to the dispatch daemon, written as
  * `dispatch/{id}.json` under the gstack state root.
@@ -36,7 +38,7 @@ export const dispatchSchema = lazySchema((z) =>
       target_agent: targetAgentSchema.default("claude").describe("Which coding agent runs the task."),
       source_signature: z
         .string()
-        .regex(/^[0-9a-f]{64}$/, { message: "must be 64 lowercase hex digits (HMAC-SHA256)" })
+        .regex(sourceSignaturePattern, { message: "must be 64 lowercase hex digits (HMAC-SHA256)" })
         .optional()
         .describe("HMAC-SHA256 over the canonical JSON of every other field; see COMPATIBILITY.md."),
       ttl_seconds: z

@@ -2,15 +2,23 @@ import type { z } from "zod";
 import { lazySchema } from "../lazy";
 import { timestampSchema } from "./common";
 
-export const learningTypeSchema = lazySchema((z) =>
-  z.enum(["pattern", "pitfall", "preference", "architecture", "tool", "operational", "investigation"]),
-);
+export const learningTypes = [
+  "pattern",
+  "pitfall",
+  "preference",
+  "architecture",
+  "tool",
+  "operational",
+  "investigation",
+] as const;
+export const learningTypeSchema = lazySchema((z) => z.enum(learningTypes));
 export type LearningType = z.infer<typeof learningTypeSchema>;
 
-export const learningSourceSchema = lazySchema((z) =>
-  z.enum(["observed", "user-stated", "inferred", "cross-model"]),
-);
+export const learningSources = ["observed", "user-stated", "inferred", "cross-model"] as const;
+export const learningSourceSchema = lazySchema((z) => z.enum(learningSources));
 export type LearningSource = z.infer<typeof learningSourceSchema>;
+
+export const learningKeyPattern = /^[a-zA-Z0-9_-]+$/;
 
 /**
  * One line of gstack's `projects/{slug}/learnings.jsonl`. Older lines may lack fields, so
@@ -24,7 +32,7 @@ export const learningSchema = lazySchema((z) =>
       type: learningTypeSchema,
       key: z
         .string()
-        .regex(/^[a-zA-Z0-9_-]+$/, { message: "must contain only letters, digits, '_' and '-'" }),
+        .regex(learningKeyPattern, { message: "must contain only letters, digits, '_' and '-'" }),
       insight: z.string(),
       confidence: z.int().min(1).max(10).optional(),
       source: learningSourceSchema.optional(),

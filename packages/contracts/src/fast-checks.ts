@@ -1,0 +1,234 @@
+import type { DocumentKind } from "./documents";
+import { activitySources } from "./schemas/activity";
+import {
+  codePointLength,
+  dispatchIdPattern,
+  HTTP_URL_PATTERN,
+  projectSlugPattern,
+  targetAgents,
+} from "./schemas/common";
+import { sourceSignaturePattern } from "./schemas/dispatch";
+import { learningKeyPattern, learningSources, learningTypes } from "./schemas/learning";
+
+/**
+ * Fast checks: for the kinds read most often (dispatches, activity and learnings lines), a
+ * check written out by hand that says "valid" for an ordinary valid document and builds the
+ * same value the zod schema would (same fields, same order, defaults filled in). It never
+ * says "invalid": anything it does not accept, valid or not, is left to the zod schema, which
+ * stays the only source of results for unusual documents and of every error message.
+ * `fast-checks.test.ts` holds the two to the same answers.
+ */
+
+/** What a check returns for a value it does not accept. */
+export const DECLINED: unique symbol = Symbol("declined");
+
+/** A value's parsed form, or {@link DECLINED}. */
+export type FastCheck = (value: unknown) => unknown;
+
+const isString = (value: unknown): value is string => typeof value === "string";
+
+const text: FastCheck = (value) => (isString(value) ? value : DECLINED);
+
+const nonEmptyText: FastCheck = (value) => (isString(value) && value.length > 0 ? value : DECLINED);
+
+function matching(pattern: RegExp): FastCheck {
+  return (value) => (isString(value) && pattern.test(value) ? value : DECLINED);
+}
+
+/** `boundedString(maximum, minimum)`: UTF-16 length at least `minimum`, code points at most `maximum`. */
+function bounded(maximum: number, minimum = 0): FastCheck {
+  return (value) =>
+    isString(value) &&
+    value.length >= minimum &&
+    (value.length <= maximum || codePointLength(value) <= maximum)
+      ? value
+      : DECLINED;
+}
+
+function integer(minimum: number, maximum = Number.MAX_SAFE_INTEGER): FastCheck {
+  return (value) =>
+    typeof value === "number" && Number.isSafeInteger(value) && value >= minimum && value <= maximum
+      ? value
+      : DECLINED;
+}
+
+const boolean: FastCheck = (value) => (typeof value === "boolean" ? value : DECLINED);
+
+function oneOf(values: readonly string[]): FastCheck {
+  const allowed = new Set(values);
+  return (value) => (isString(value) && allowed.has(value) ? value : DECLINED);
+}
+
+const projectSlug: FastCheck = (value) =>
+  isString(value) && value.length <= 200 && projectSlugPattern.test(value) ? value : DECLINED;
+
+/** Characters `0`-`9` from `start` (inclusive) to `end` (exclusive) as a number, or -1. */
+function digitsAt(value: string, start: number, end: number): number {
+  let number = 0;
+  for (let index = start; index < end; index++) {
+    const digit = value.charCodeAt(index) - 48;
+    if (digit < 0 || digit > 9) return -1;
+    number = number * 10 + digit;
+  }
+  return number;
+}
+
+const daysInMonth = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
+
+/**
+ * `timestampSchema` (an ISO 8601 date and time with seconds and a zone):
+ * `YYYY-MM-DDTHH:MM:SS`, optional fraction, then `Z` or `±HH:MM`; real calendar dates only.
+ */
+export function isTimestamp(value: string): boolean {
+  if (value.length < 20 || value[4] !== "-" || value[7] !== "-" || value[10] !== "T") return false;
+  if (value[13] !== ":" || value[16] !== ":") return false;
+  const year = digitsAt(value, 0, 4);
+  const month = digitsAt(value, 5, 7);
+  const day = digitsAt(value, 8, 10);
+  if (year < 0 || month < 1 || month > 12 || day < 1) return false;
+  const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
+  if (day > daysInMonth[month - 1]! + (leap ? 1 : 0)) return false;
+  const hour = digitsAt(value, 11, 13);
+  const minute = digitsAt(value, 14, 16);
+  const second = digitsAt(value, 17, 19);
+  if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return false;
+  let index = 19;
+  if (value[index] === ".") {
+    const fractionStart = ++index;
+    while (index < value.length && digitsAt(value, index, index + 1) >= 0) index++;
+    if (index === fractionStart) return false;
+  }
+  if (value[index] === "Z") return index + 1 === value.length;
+  if ((value[index] !== "+" && value[index] !== "-") || index + 6 !== value.length) return false;
+  if (value[index + 3] !== ":") return false;
+  const offsetHour = digitsAt(value, index + 1, index + 3);
+  const offsetMinute = digitsAt(value, index + 4, index + 6);
+  return offsetHour >= 0 && offsetHour <= 23 && offsetMinute >= 0 && offsetMinute <= 59;
+}
+
+const timestamp: FastCheck = (value) => (isString(value) && isTimestamp(value) ? value : DECLINED);
+
+/** A list, copied (as zod copies it) with each item checked. */
+function list(item: FastCheck): FastCheck {
+  return (value) => {
+    if (!Array.isArray(value)) return DECLINED;
+    const output = new Array(value.length);
+    for (let index = 0; index < value.length; index++) {
+      const checked = item(value[index]);
+      if (checked === DECLINED) return DECLINED;
+      output[index] = checked;
+    }
+    return output;
+  };
+}
+
+const textList = list(text);
+
+interface Field {
+  key: string;
+  check: FastCheck;
+  /** Absent is allowed: the key stays absent, or gets `fallback` when there is one. */
+  optional: boolean;
+  fallback?: string;
+}
+
+const required = (check: FastCheck) => ({ check, optional: false });
+const optional = (check: FastCheck) => ({ check, optional: true });
+
+/**
+ * A `z.looseObject`: the fields of `shape` in its order, then every other key of the input in
+ * the input's order, kept as they are. Only plain objects are taken, without `__proto__` keys
+ * and without keys whose value is `undefined` (which JSON cannot carry).
+ */
+function looseObject(
+  shape: Record<string, { check: FastCheck; optional: boolean; fallback?: string }>,
+): FastCheck {
+  const fields: Field[] = Object.entries(shape).map(([key, field]) => ({ key, ...field }));
+  const known = new Set(Object.keys(shape));
+  return (value) => {
+    if (typeof value !== "object" || value === null || Object.getPrototypeOf(value) !== Object.prototype)
+      return DECLINED;
+    const input = value as Record<string, unknown>;
+    const output: Record<string, unknown> = {};
+    for (const field of fields) {
+      const fieldValue = input[field.key];
+      if (fieldValue === undefined) {
+        if (!field.optional || Object.hasOwn(input, field.key)) return DECLINED;
+        if (field.fallback !== undefined) output[field.key] = field.fallback;
+        continue;
+      }
+      const checked = field.check(fieldValue);
+      if (checked === DECLINED) return DECLINED;
+      output[field.key] = checked;
+    }
+    for (const key in input) {
+      if (known.has(key)) continue;
+      const other = input[key];
+      if (other === undefined || key === "__proto__") return DECLINED;
+      output[key] = other;
+    }
+    return output;
+  };
+}
+
+const replyTo = looseObject({
+  runtime: required(oneOf(["openclaw"])),
+  session_key: required(bounded(512, 1)),
+  agent_id: optional(bounded(128, 1)),
+  session_id: optional(bounded(512, 1)),
+});
+
+const dispatch = looseObject({
+  id: required(matching(dispatchIdPattern)),
+  dispatched_by: required(nonEmptyText),
+  task: required(bounded(100_000, 1)),
+  project: required(projectSlug),
+  project_dir: required(nonEmptyText),
+  learnings: optional(textList),
+  constraints: optional(textList),
+  callback_url: optional(matching(HTTP_URL_PATTERN)),
+  clawvisor_task_id: optional(nonEmptyText),
+  target_agent: { check: oneOf(targetAgents), optional: true, fallback: "claude" },
+  source_signature: optional(matching(sourceSignaturePattern)),
+  ttl_seconds: optional(integer(60, 86_400)),
+  created_at: optional(timestamp),
+  branch: optional(nonEmptyText),
+  task_type: optional(nonEmptyText),
+  files: optional(textList),
+  handoff_id: optional(nonEmptyText),
+  reply_to: optional(replyTo),
+});
+
+const activityEntry = looseObject({
+  ts: required(timestamp),
+  project: required(projectSlug),
+  skill: required(nonEmptyText),
+  artifacts: optional(textList),
+  duration: required(integer(0)),
+  dispatch: optional(nonEmptyText),
+  dispatch_id: optional(nonEmptyText),
+  branch: optional(nonEmptyText),
+  outcome: optional(nonEmptyText),
+  session: optional(nonEmptyText),
+  source: optional(oneOf(activitySources)),
+});
+
+const learning = looseObject({
+  skill: optional(text),
+  type: required(oneOf(learningTypes)),
+  key: required(matching(learningKeyPattern)),
+  insight: required(text),
+  confidence: optional(integer(1, 10)),
+  source: optional(oneOf(learningSources)),
+  files: optional(textList),
+  ts: optional(timestamp),
+  trusted: optional(boolean),
+  origin: optional(text),
+});
+
+/** The kinds with a fast check. */
+export const fastChecks: Partial<Record<DocumentKind, FastCheck>> = {
+  dispatch,
+  "activity-entry": activityEntry,
+  learning,
+};
