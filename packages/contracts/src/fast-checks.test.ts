@@ -124,6 +124,34 @@ const edgeValues: unknown[] = [
   null,
   true,
   false,
+  // handoffs, timeline events and routing tables
+  "gstack",
+  "Wintermute",
+  "-x",
+  "pending",
+  "picked_up",
+  "done",
+  "started",
+  "completed",
+  "847",
+  "847s",
+  "x".repeat(4096),
+  "x".repeat(4097),
+  "🔐".repeat(4096),
+  2,
+  [{ match: { task_type: "security" }, skills: ["gstack-cso"] }],
+  [{ name: "docs", match: {}, load: ["docs/x.md"], note: "kept" }],
+  [{ match: { task_type: ["a", "b"], files: ["src/**"] }, load: [], skills: ["s"] }],
+  [{ match: { task_type: ["a", "b"] }, skills: [] }],
+  [{ match: { misspelt: "x" }, skills: ["s"] }],
+  [{ match: { files: [] }, skills: ["s"] }],
+  [{ match: { project: "" }, skills: ["s"] }],
+  [{ match: { agent: [""] }, skills: ["s"] }],
+  [{ name: "", match: {}, skills: ["s"] }],
+  [
+    { match: { agent: ["gstack"] }, skills: ["s"] },
+    { match: {}, skills: [""] },
+  ],
 ];
 
 const interesting = fc.oneof(
@@ -246,6 +274,56 @@ describe.each(kinds)("the fast check of %s", (kind) => {
   });
 });
 
+describe("the fast check of routing tables", () => {
+  const texts = fc.constantFrom<unknown>("", "x", "security", "src/**", 3, null);
+  const oneOrMany = fc.oneof(texts, fc.array(texts, { maxLength: 2 }));
+  const match = fc.record(
+    {
+      project: oneOrMany,
+      task_type: oneOrMany,
+      files: fc.array(texts, { maxLength: 2 }),
+      branch: oneOrMany,
+      agent: oneOrMany,
+      misspelt: texts,
+    },
+    { requiredKeys: [] },
+  );
+  const route = fc.record(
+    {
+      name: texts,
+      description: texts,
+      match,
+      load: fc.array(texts, { maxLength: 2 }),
+      skills: fc.array(texts, { maxLength: 2 }),
+      note: texts,
+    },
+    { requiredKeys: ["match"] },
+  );
+  const table = fc.record(
+    { version: fc.constantFrom<unknown>(1, 2, "1"), routes: fc.array(route, { maxLength: 3 }) },
+    { requiredKeys: ["routes"] },
+  );
+
+  it("accepts exactly the generated tables zod accepts, with the same value", () => {
+    let accepted = 0;
+    fc.assert(
+      fc.property(table, (generated) => {
+        const document = JSON.parse(JSON.stringify(generated)) as unknown;
+        const zod = byZod("routing", document);
+        const fast = fastChecks.routing!(document);
+        const label = JSON.stringify(document);
+        expect(fast !== DECLINED, label).toBe(zod.ok);
+        if (zod.ok) {
+          accepted++;
+          expectSameValue(fast, zod.value, label);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+    expect(accepted).toBeGreaterThan(100);
+  });
+});
+
 describe("isTimestamp", () => {
   it.each(timestamps)("agrees with timestampSchema on %s", (text) => {
     expect(isTimestamp(text)).toBe(timestampSchema.safeParse(text).success);
@@ -321,6 +399,12 @@ describe("documents the fast checks leave to zod", () => {
     expect(parseJson("learning", text)).toEqual(
       byZod("learning", document).ok && byZod("learning", document).value,
     );
+  });
+
+  it("parses an object without a prototype as zod does", () => {
+    const document = Object.assign(Object.create(null), { routes: [] }) as unknown;
+    expect(fastChecks.routing!(document)).toBe(DECLINED);
+    expect(byPackage("routing", document)).toEqual(byZod("routing", document));
   });
 
   it("reads -0 as zod does", () => {

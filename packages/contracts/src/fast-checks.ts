@@ -1,13 +1,15 @@
 import type { DocumentKind } from "./documents";
-import { activitySources } from "./schemas/activity";
+import { activitySources, timelineDurationPattern, timelineEvents } from "./schemas/activity";
 import {
   codePointLength,
   dispatchIdPattern,
   HTTP_URL_PATTERN,
   projectSlugPattern,
+  safeNamePattern,
   targetAgents,
 } from "./schemas/common";
 import { sourceSignaturePattern } from "./schemas/dispatch";
+import { handoffStatuses, RESUME_PROMPT_MAX, runtimeNamePattern } from "./schemas/handoff";
 import { learningKeyPattern, learningSources, learningTypes } from "./schemas/learning";
 
 /**
@@ -109,9 +111,9 @@ export function isTimestamp(value: string): boolean {
 const timestamp: FastCheck = (value) => (isString(value) && isTimestamp(value) ? value : DECLINED);
 
 /** A list, copied (as zod copies it) with each item checked. */
-function list(item: FastCheck): FastCheck {
+function list(item: FastCheck, minimumLength = 0): FastCheck {
   return (value) => {
-    if (!Array.isArray(value)) return DECLINED;
+    if (!Array.isArray(value) || value.length < minimumLength) return DECLINED;
     const output = new Array(value.length);
     for (let index = 0; index < value.length; index++) {
       const checked = item(value[index]);
@@ -138,10 +140,12 @@ const optional = (check: FastCheck) => ({ check, optional: true });
 /**
  * A `z.looseObject`: the fields of `shape` in its order, then every other key of the input in
  * the input's order, kept as they are. Only plain objects are taken, without `__proto__` keys
- * and without keys whose value is `undefined` (which JSON cannot carry).
+ * and without keys whose value is `undefined` (which JSON cannot carry). With `strict`, a
+ * `z.strictObject`: any other key is left to zod (which refuses it).
  */
 function looseObject(
   shape: Record<string, { check: FastCheck; optional: boolean; fallback?: string }>,
+  strict = false,
 ): FastCheck {
   const fields: Field[] = Object.entries(shape).map(([key, field]) => ({ key, ...field }));
   const known = new Set(Object.keys(shape));
@@ -163,6 +167,7 @@ function looseObject(
     }
     for (const key in input) {
       if (known.has(key)) continue;
+      if (strict) return DECLINED;
       const other = input[key];
       if (other === undefined || key === "__proto__") return DECLINED;
       output[key] = other;
@@ -226,9 +231,76 @@ const learning = looseObject({
   origin: optional(text),
 });
 
+const handoff = looseObject({
+  id: optional(matching(safeNamePattern)),
+  from: required(matching(runtimeNamePattern)),
+  to: required(matching(runtimeNamePattern)),
+  project: required(projectSlug),
+  branch: optional(nonEmptyText),
+  timestamp: required(timestamp),
+  status: { check: oneOf(handoffStatuses), optional: true, fallback: "pending" },
+  picked_up_at: optional(timestamp),
+  picked_up_by: optional(nonEmptyText),
+  project_dir: optional(nonEmptyText),
+  source: optional(nonEmptyText),
+  context: optional(text),
+  state: optional(text),
+  what_i_need: optional(text),
+  resume_prompt: optional(bounded(RESUME_PROMPT_MAX)),
+});
+
+const nonEmptyTexts = list(nonEmptyText, 1);
+/** `z.union([nonEmpty, nonEmpty[] with at least one])`: a string stays, a list is copied. */
+const oneOrMany: FastCheck = (value) => (isString(value) ? nonEmptyText(value) : nonEmptyTexts(value));
+
+const routeMatch = looseObject(
+  {
+    project: optional(oneOrMany),
+    task_type: optional(oneOrMany),
+    files: optional(nonEmptyTexts),
+    branch: optional(oneOrMany),
+    agent: optional(oneOrMany),
+  },
+  true,
+);
+
+const routeFields = looseObject({
+  name: optional(nonEmptyText),
+  description: optional(text),
+  match: required(routeMatch),
+  load: optional(list(nonEmptyText)),
+  skills: optional(list(nonEmptyText)),
+});
+
+/** A route names at least one thing to load or use; zod words the refusal. */
+const route: FastCheck = (value) => {
+  const checked = routeFields(value);
+  if (checked === DECLINED) return DECLINED;
+  const { load, skills } = checked as { load?: string[]; skills?: string[] };
+  return (load?.length ?? 0) + (skills?.length ?? 0) > 0 ? checked : DECLINED;
+};
+
+const routing = looseObject({
+  version: optional((value) => (value === 1 ? value : DECLINED)),
+  routes: required(list(route)),
+});
+
+const timelineEvent = looseObject({
+  skill: required(nonEmptyText),
+  event: required(oneOf(timelineEvents)),
+  branch: optional(text),
+  outcome: optional(text),
+  duration_s: optional(matching(timelineDurationPattern)),
+  session: optional(text),
+  ts: required(timestamp),
+});
+
 /** The kinds with a fast check. */
 export const fastChecks: Partial<Record<DocumentKind, FastCheck>> = {
   dispatch,
   "activity-entry": activityEntry,
   learning,
+  handoff,
+  routing,
+  "timeline-event": timelineEvent,
 };

@@ -31,16 +31,19 @@ export const activityEntrySchema = lazySchema((z) =>
 
 export type ActivityEntry = z.output<typeof activityEntrySchema>;
 
+export const timelineEvents = ["started", "completed"] as const;
+export const timelineDurationPattern = /^[0-9]+$/;
+
 /** One line of gstack's `projects/{slug}/timeline.jsonl`. */
 export const timelineEventSchema = lazySchema((z) =>
   z.looseObject({
     skill: nonEmptyString,
-    event: z.enum(["started", "completed"]),
+    event: z.enum(timelineEvents),
     branch: z.string().optional(),
     outcome: z.string().optional(),
     duration_s: z
       .string()
-      .regex(/^[0-9]+$/, { message: "must be a string of digits" })
+      .regex(timelineDurationPattern, { message: "must be a string of digits" })
       .optional(),
     session: z.string().optional(),
     ts: timestampSchema,

@@ -4,9 +4,13 @@ import { boundedString, nonEmptyString, projectSlugSchema, safeNamePattern, time
 
 export const RESUME_PROMPT_MAX = 4096;
 
+export const handoffStatuses = ["pending", "picked_up"] as const;
+
+export const runtimeNamePattern = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
 /** Which runtime wrote a handoff, or the name of the OpenClaw agent (e.g. 'wintermute'). */
 export const runtimeNameSchema = lazySchema((z) =>
-  z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: "must be a lower-case runtime or agent name" }),
+  z.string().regex(runtimeNamePattern, { message: "must be a lower-case runtime or agent name" }),
 );
 
 /**
@@ -24,7 +28,7 @@ export const handoffSchema = lazySchema((z) =>
       project: projectSlugSchema,
       branch: nonEmptyString.optional(),
       timestamp: timestampSchema,
-      status: z.enum(["pending", "picked_up"]).default("pending"),
+      status: z.enum(handoffStatuses).default("pending"),
       picked_up_at: timestampSchema.optional(),
       picked_up_by: nonEmptyString.optional(),
       project_dir: nonEmptyString.optional(),
