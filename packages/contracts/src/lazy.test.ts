@@ -13,7 +13,10 @@ function inFreshProcess(body: string): unknown {
   const script = `
 import { createRequire, registerHooks } from "node:module";
 const loaded = [];
-registerHooks({ load(url, context, next) { loaded.push(url); return next(url, context); } });
+registerHooks({
+  resolve(specifier, context, next) { if (specifier.startsWith("node:")) loaded.push(specifier); return next(specifier, context); },
+  load(url, context, next) { loaded.push(url); return next(url, context); },
+});
 const required = createRequire(import.meta.url).cache;
 // Modules seen by the loader or in the require cache, and zod's mark on the global object.
 const dependencies = () => {
@@ -21,6 +24,7 @@ const dependencies = () => {
   const found = [];
   if (globalThis.__zod_globalRegistry || /\\/node_modules\\/zod\\//.test(paths)) found.push("zod");
   if (/\\/node_modules\\/yaml\\//.test(paths)) found.push("yaml");
+  if (loaded.includes("node:crypto")) found.push("node:crypto");
   return found.sort();
 };
 const contracts = await import(${JSON.stringify(pathToFileURL(join(packageDir, "src", "index.ts")).href)});
@@ -39,7 +43,7 @@ const exportedSchemas = Object.entries(contracts).filter(
 ) as [string, z.ZodType][];
 
 describe("loading on first use", () => {
-  it("imports without evaluating zod or yaml, and loads each when first needed", () => {
+  it("imports without evaluating zod, yaml or node:crypto, and loads each when first needed", () => {
     const steps = inFreshProcess(`
 const steps = { imported: dependencies() };
 contracts.gstackLayout("/tmp/state").activity.week(contracts.isoWeekOf(new Date(0)));
