@@ -5,7 +5,7 @@ import { ContractError } from "./errors";
 import { DECLINED, fastChecks, isTimestamp } from "./fast-checks";
 import { toContractIssues } from "./issues";
 import { builtSchema } from "./lazy";
-import { checkValue, parseJson } from "./parse";
+import { checkValue, parseJson, parseJsonLines } from "./parse";
 import { corpus } from "./schema-corpus.test-data";
 import { timestampSchema } from "./schemas/common";
 
@@ -266,6 +266,53 @@ describe.each(kinds)("the fast check of %s", (kind) => {
         expect(byPackage(kind, document)).toEqual(byZod(kind, document));
       }),
       { numRuns: 500 },
+    );
+  });
+
+  it("reads JSON Lines as zod alone reads each line", () => {
+    const line = fc.oneof(
+      {
+        arbitrary: editedDocuments(kind, interesting).map((document) => JSON.stringify(document)),
+        weight: 8,
+      },
+      { arbitrary: fc.constantFrom("", "   ", "{", "not json", "[]", "null", '{"__proto__":{}}'), weight: 2 },
+    );
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 6 }), (lines) => {
+        const source = "file.jsonl";
+        const expected = {
+          entries: [] as { line: number; value: unknown }[],
+          problems: [] as { line: number; message: string }[],
+        };
+        lines.forEach((text, index) => {
+          const raw = text.trim();
+          if (raw === "") return;
+          let value: unknown;
+          try {
+            value = JSON.parse(raw);
+          } catch {
+            expect(() => parseJson(kind, raw, { source: `${source}:${index + 1}` })).toThrow(ContractError);
+            expected.problems.push({ line: index + 1, message: "json" });
+            return;
+          }
+          const zod = byZod(kind, value);
+          if (zod.ok) expected.entries.push({ line: index + 1, value: zod.value });
+          else
+            expected.problems.push({
+              line: index + 1,
+              message: zod.message.replace("<input>", `${source}:${index + 1}`),
+            });
+        });
+        const actual = parseJsonLines(kind, lines.join("\n"), { source });
+        expect(actual.entries).toEqual(expected.entries);
+        expect(
+          actual.problems.map(({ line, error }) => ({
+            line,
+            message: error.issues[0]?.rule === "json" ? "json" : error.message,
+          })),
+        ).toEqual(expected.problems);
+      }),
+      { numRuns: 300 },
     );
   });
 
