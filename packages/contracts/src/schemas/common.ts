@@ -25,8 +25,9 @@ export const dispatchIdSchema = lazySchema((z) =>
   }),
 );
 
-/** The coding agents a dispatch may target. */
 export const targetAgents = ["claude", "codex", "cursor", "gemini"] as const;
+
+/** The coding agents a dispatch may target. */
 export const targetAgentSchema = lazySchema((z) => z.enum(targetAgents));
 
 const h16 = "[0-9A-Fa-f]{1,4}";
