@@ -1,6 +1,7 @@
 import { spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { inspect } from "node:util";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import * as contracts from "./index";
@@ -96,6 +97,12 @@ describe("a schema built on first use", () => {
     for (const sample of [undefined, null, "x", 3, [], {}]) {
       expect(schema.safeParse(sample)).toEqual(built.safeParse(sample));
     }
+  });
+
+  it("prints as the schema it stands for", () => {
+    const schema = contracts.targetAgentSchema;
+    expect(inspect(schema, { depth: 4 })).toBe(inspect(builtSchema(schema), { depth: 4 }));
+    expect(inspect(schema)).toContain("claude");
   });
 
   it("lists the schema's own keys and descriptors", () => {

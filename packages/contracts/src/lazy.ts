@@ -60,6 +60,13 @@ export function lazySchema<T extends object>(build: (z: ZodNamespace) => T): T {
     }
     return built;
   };
+  // util.inspect (console.log) shows a proxy's placeholder without asking the proxy; this makes
+  // it show the schema instead.
+  Object.defineProperty(placeholder, Symbol.for("nodejs.util.inspect.custom"), {
+    configurable: true,
+    value: (_depth: number, options: object, inspect: (value: unknown, options: object) => string) =>
+      inspect(target(), options),
+  });
   const proxy: T = new Proxy(placeholder, {
     get: (_, key) => (key === targetKey ? target() : Reflect.get(target(), key)),
     set: (_, key, value) => Reflect.set(target(), key, value),
