@@ -6,18 +6,29 @@ import type * as Zod from "zod";
 
 const requireHere = createRequire(import.meta.url);
 
+const provided: Record<string, unknown> = {};
+
 /**
- * A dependency loaded the first time it is asked for, not when this package is imported.
- * It is resolved as an `import` would resolve it and loaded with `require()`, which Node
- * (22.12 and later) answers for an ES module from the same module cache `import` uses, so a
- * program that also imports it statically shares one copy with this package.
+ * Hands over dependencies already imported, for the build bundlers pick (`index-bundled.ts`):
+ * a bundle has no node_modules to load them from later.
+ */
+export function provideDependencies(dependencies: { zod: typeof Zod; yaml: typeof Yaml }): void {
+  Object.assign(provided, dependencies);
+}
+
+/**
+ * A dependency loaded the first time it is asked for, not when this package is imported: it
+ * is resolved as an `import` would resolve it and loaded with Node's `require()`, which (22.12
+ * and later) answers for an ES module from the same module cache `import` uses, so a program
+ * that also imports it statically shares one copy with this package.
  */
 function loadOnFirstUse<T>(specifier: string): () => T {
   let loaded: T | undefined;
   return () => {
+    loaded ??= provided[specifier] as T | undefined;
     if (loaded === undefined) {
-      const resolved = typeof import.meta.resolve === "function" ? import.meta.resolve(specifier) : undefined;
-      loaded = requireHere(resolved?.startsWith("file:") ? fileURLToPath(resolved) : specifier) as T;
+      const resolved = import.meta.resolve(specifier);
+      loaded = requireHere(resolved.startsWith("file:") ? fileURLToPath(resolved) : specifier) as T;
     }
     return loaded;
   };
