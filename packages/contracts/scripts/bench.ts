@@ -3,11 +3,15 @@
  * measured in this process (higher than 1× means slower than the baseline).
  */
 import { createHmac } from "node:crypto";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { benchStartUp } from "../../../scripts/bench-start-up";
+import { gstackLayout, isoWeekOf } from "../src/layout";
 import { parseJson, parseJsonLines } from "../src/parse";
 import { canonicalJson, signDocument } from "../src/signature";
 
-function measure(run: () => void, minimumMilliseconds = 300): number {
-  for (let index = 0; index < 50; index++) run();
+function measure(run: () => void, minimumMilliseconds: number): number {
   let iterations = 0;
   const start = performance.now();
   let elapsed = 0;
@@ -19,12 +23,27 @@ function measure(run: () => void, minimumMilliseconds = 300): number {
   return elapsed / iterations;
 }
 
-function compare(name: string, subject: () => void, baseline: () => void, baselineName: string) {
-  const baselineTime = measure(baseline);
-  const subjectTime = measure(subject);
-  const ratio = subjectTime / baselineTime;
+const median = (values: number[]): number =>
+  [...values].sort((first, second) => first - second)[Math.floor(values.length / 2)]!;
+
+/**
+ * The subject's time as a ratio to the baseline's: both warmed up, then timed in alternating
+ * rounds, and the median of the rounds' ratios reported, so a busy moment of a shared machine
+ * weighs on one round of both sides rather than on one side.
+ */
+function compare(name: string, subject: () => void, baseline: () => void, baselineName: string, rounds = 15) {
+  measure(baseline, 100);
+  measure(subject, 100);
+  const ratios: number[] = [];
+  const subjectTimes: number[] = [];
+  for (let round = 0; round < rounds; round++) {
+    const baselineTime = measure(baseline, 40);
+    const subjectTime = measure(subject, 40);
+    ratios.push(subjectTime / baselineTime);
+    subjectTimes.push(subjectTime);
+  }
   console.log(
-    `${name.padEnd(34)} ${ratio.toFixed(2)}× ${baselineName}  (${(subjectTime * 1000).toFixed(1)} µs per run)`,
+    `${name.padEnd(34)} ${median(ratios).toFixed(2)}× ${baselineName}  (${(median(subjectTimes) * 1000).toFixed(1)} µs per run)`,
   );
 }
 
@@ -84,3 +103,49 @@ compare(
   () => createHmac("sha256", secret).update(JSON.stringify(dispatch)).digest("hex"),
   "HMAC over JSON.stringify",
 );
+
+// Start-up: what importing the package costs a command, and the read commands of the packages
+// built on it (skipped when they are not built). Each is a ratio to `node -e 0` in this run.
+const packagesDir = join(import.meta.dirname, "..", "..");
+const root = mkdtempSync(join(tmpdir(), "contracts-bench-"));
+try {
+  const layout = gstackLayout(root);
+  mkdirSync(layout.activity.dir, { recursive: true });
+  const now = new Date();
+  writeFileSync(
+    layout.activity.week(isoWeekOf(now)),
+    `${Array.from({ length: 50 }, (_, index) =>
+      JSON.stringify({
+        ts: new Date(now.getTime() - index * 60_000).toISOString(),
+        project: "baku",
+        skill: index % 2 ? "ship" : "review",
+        artifacts: [`pr:${index}`],
+        duration: 60 + index,
+        source: "daemon",
+      }),
+    ).join("\n")}\n`,
+  );
+  writeFileSync(
+    join(root, "routing.yaml"),
+    'routes:\n  - name: security\n    match: { task_type: "security" }\n    skills: ["gstack-cso"]\n',
+  );
+  console.log();
+  benchStartUp(join(import.meta.dirname, "..", "dist", "index.js"), [
+    { label: "import @gstack/contracts", args: [] },
+  ]);
+  const commands: [string, string[]][] = [
+    ["activity", ["week", "--root", root]],
+    ["handoff", ["list", "--root", root]],
+    ["routing", ["check", "--root", root]],
+  ];
+  for (const [name, args] of commands) {
+    const cli = join(packagesDir, name, "dist", "cli.js");
+    if (!existsSync(cli)) {
+      console.log(`  gstack-${name}: not built, skipped`);
+      continue;
+    }
+    benchStartUp(cli, [{ label: `gstack-${name} ${args[0]}`, args }]);
+  }
+} finally {
+  rmSync(root, { recursive: true, force: true });
+}

@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { nodeCrypto } from "./lazy";
 
 /** Header carrying the Unix time (seconds) at which a callback was signed. */
 export const CALLBACK_TIMESTAMP_HEADER = "x-gstack-timestamp";
@@ -26,7 +26,10 @@ export function signCallback(
   now: Date = new Date(),
 ): Record<typeof CALLBACK_TIMESTAMP_HEADER | typeof CALLBACK_SIGNATURE_HEADER, string> {
   const timestamp = Math.floor(now.getTime() / 1000);
-  const digest = createHmac("sha256", secret).update(callbackSignedBytes(timestamp, body)).digest("hex");
+  const digest = nodeCrypto()
+    .createHmac("sha256", secret)
+    .update(callbackSignedBytes(timestamp, body))
+    .digest("hex");
   return {
     [CALLBACK_TIMESTAMP_HEADER]: String(timestamp),
     [CALLBACK_SIGNATURE_HEADER]: `v1=${digest}`,
@@ -80,11 +83,12 @@ export function verifyCallback(options: {
       message: `the signature is ${Math.abs(nowSeconds - seconds)} s from this clock, more than ${tolerance} s`,
     };
   }
-  const expected = createHmac("sha256", options.secret)
+  const expected = nodeCrypto()
+    .createHmac("sha256", options.secret)
     .update(callbackSignedBytes(seconds, options.body))
     .digest();
   const given = Buffer.from(match[1], "hex");
-  if (!timingSafeEqual(expected, given)) {
+  if (!nodeCrypto().timingSafeEqual(expected, given)) {
     return { ok: false, reason: "mismatch", message: "the signature does not match the body" };
   }
   return { ok: true, timestamp: seconds };

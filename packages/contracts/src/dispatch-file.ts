@@ -1,9 +1,9 @@
-import { randomBytes } from "node:crypto";
 import { link, mkdir, open, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { ContractError } from "./errors";
 import type { GstackLayout } from "./layout";
 import { childPath } from "./layout";
+import { nodeCrypto } from "./lazy";
 import { parseValue } from "./parse";
 import type { DispatchInput } from "./schemas/dispatch";
 import { withSignature } from "./signature";
@@ -51,7 +51,10 @@ export async function writeDispatchFile(
   }
 
   await mkdir(layout.dispatch.tmp, { recursive: true });
-  const temporary = join(layout.dispatch.tmp, `${id}.${process.pid}.${randomBytes(6).toString("hex")}.json`);
+  const temporary = join(
+    layout.dispatch.tmp,
+    `${id}.${process.pid}.${nodeCrypto().randomBytes(6).toString("hex")}.json`,
+  );
   const handle = await open(temporary, "wx", 0o600);
   try {
     await handle.writeFile(`${JSON.stringify(document, null, 2)}\n`);

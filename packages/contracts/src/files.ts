@@ -1,6 +1,6 @@
-import { randomBytes } from "node:crypto";
 import { mkdir, open, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { nodeCrypto } from "./lazy";
 
 /**
  * Writes a file so that readers see either the old content or the new, never a mix: the
@@ -14,7 +14,10 @@ export async function writeFileAtomic(
 ): Promise<void> {
   const folder = dirname(path);
   await mkdir(folder, { recursive: true });
-  const temporary = join(folder, `.${basename(path)}.${process.pid}.${randomBytes(6).toString("hex")}.tmp`);
+  const temporary = join(
+    folder,
+    `.${basename(path)}.${process.pid}.${nodeCrypto().randomBytes(6).toString("hex")}.tmp`,
+  );
   const handle = await open(temporary, "wx", options.mode ?? 0o644);
   try {
     await handle.writeFile(data);

@@ -1,7 +1,9 @@
-import { parseDocument as parseYamlDocument } from "yaml";
+import type { parseDocument as parseYamlDocument } from "yaml";
 import { type DocumentKind, type DocumentOf, documentSchemas } from "./documents";
 import { ContractError } from "./errors";
+import { DECLINED, fastChecks } from "./fast-checks";
 import { toContractIssues } from "./issues";
+import { builtSchema, loadYaml } from "./lazy";
 
 /** Where a document came from; used in error messages. Defaults to `<input>`. */
 export interface SourceOptions {
@@ -17,9 +19,14 @@ export function parseValue<K extends DocumentKind>(
   value: unknown,
   options: SourceOptions = {},
 ): DocumentOf<K> {
+  const fastCheck = fastChecks[kind];
+  if (fastCheck !== undefined) {
+    const checked = fastCheck(value);
+    if (checked !== DECLINED) return checked as DocumentOf<K>;
+  }
   // reportInput: the messages say what was found ("got number 3"); without it zod drops the
   // input and a wrong type reads like a missing field.
-  const result = documentSchemas[kind].safeParse(value, { reportInput: true });
+  const result = builtSchema(documentSchemas[kind]).safeParse(value, { reportInput: true });
   if (result.success) return result.data as DocumentOf<K>;
   throw new ContractError({
     kind,
@@ -73,7 +80,7 @@ export function parseYaml<K extends DocumentKind>(
   options: SourceOptions = {},
 ): DocumentOf<K> {
   const source = options.source ?? "<input>";
-  const document = parseYamlDocument(text, { prettyErrors: true, uniqueKeys: true });
+  const document = loadYaml().parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (document.errors.length > 0) {
     throw new ContractError({
       kind,
@@ -170,15 +177,33 @@ export function parseJsonLines<K extends DocumentKind>(
   const source = options.source ?? "<input>";
   const entries: { line: number; value: DocumentOf<K> }[] = [];
   const problems: JsonLineProblem[] = [];
+  const fastCheck = fastChecks[kind];
   const lines = text.split("\n");
   for (let index = 0; index < lines.length; index++) {
     const raw = lines[index]!.trim();
     if (raw === "") continue;
+    // An ordinary line is taken straight away; the line's source text is only needed for an error.
+    if (fastCheck !== undefined) {
+      const checked = fastCheck(decodeOrDecline(raw));
+      if (checked !== DECLINED) {
+        entries.push({ line: index + 1, value: checked as DocumentOf<K> });
+        continue;
+      }
+    }
     const result = checkValueFromJson(kind, raw, `${source}:${index + 1}`);
     if (result.ok) entries.push({ line: index + 1, value: result.value });
     else problems.push({ line: index + 1, error: result.error });
   }
   return { entries, problems };
+}
+
+/** The decoded JSON, or {@link DECLINED} for text that is not JSON (parseJson then says why). */
+function decodeOrDecline(raw: string): unknown {
+  try {
+    return JSON.parse(raw);
+  } catch {
+    return DECLINED;
+  }
 }
 
 function checkValueFromJson<K extends DocumentKind>(kind: K, raw: string, source: string) {

@@ -1,6 +1,6 @@
-import { createHmac, timingSafeEqual } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { ContractError } from "./errors";
+import { nodeCrypto } from "./lazy";
 
 /** The field that carries the signature; it is the one field left out of the signed bytes. */
 export const SIGNATURE_FIELD = "source_signature";
@@ -38,7 +38,7 @@ export function signedBytes(document: Record<string, unknown>): Buffer {
 
 /** HMAC-SHA256 of {@link signedBytes}, as 64 lowercase hex digits. */
 export function signDocument(document: Record<string, unknown>, secret: string | Buffer): string {
-  return createHmac("sha256", secret).update(signedBytes(document)).digest("hex");
+  return nodeCrypto().createHmac("sha256", secret).update(signedBytes(document)).digest("hex");
 }
 
 /** Returns a copy of the document with `source_signature` set. */
@@ -58,7 +58,7 @@ export function verifyDocument(document: Record<string, unknown>, secret: string
   if (typeof given !== "string" || !/^[0-9a-f]{64}$/.test(given)) return { ok: false, reason: "malformed" };
   const expected = Buffer.from(signDocument(document, secret), "hex");
   const actual = Buffer.from(given, "hex");
-  return timingSafeEqual(expected, actual) ? { ok: true } : { ok: false, reason: "mismatch" };
+  return nodeCrypto().timingSafeEqual(expected, actual) ? { ok: true } : { ok: false, reason: "mismatch" };
 }
 
 /**

@@ -1,27 +1,34 @@
-import { z } from "zod";
+import { lazySchema, loadZod } from "../lazy";
 
 /** An ISO 8601 timestamp with a timezone (`Z` or an offset), as every shared file writes it. */
-export const timestampSchema = z.iso.datetime({ offset: true });
+export const timestampSchema = lazySchema((z) => z.iso.datetime({ offset: true }));
 
 /** A name that is safe as a file name on every platform: no separators, no dot segments. */
 export const safeNamePattern = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
 
+/** The characters of a project slug (its length is checked apart: 1 to 200). */
+export const projectSlugPattern = /^(?!\.{1,2}$)[A-Za-z0-9._-]+$/;
+
 /** A gstack project slug: letters, digits, `.`, `_` and `-`, never `.` or `..` alone. */
-export const projectSlugSchema = z
-  .string()
-  .min(1)
-  .max(200)
-  .regex(/^(?!\.{1,2}$)[A-Za-z0-9._-]+$/, {
+export const projectSlugSchema = lazySchema((z) =>
+  z.string().min(1).max(200).regex(projectSlugPattern, {
     message: "must be a project slug (letters, digits, '.', '_' and '-' only)",
-  });
+  }),
+);
+
+export const dispatchIdPattern = /^dispatch-[A-Za-z0-9_-]{1,120}$/;
 
 /** Dispatch ids name files, so they are restricted to a safe alphabet. */
-export const dispatchIdSchema = z.string().regex(/^dispatch-[A-Za-z0-9_-]{1,120}$/, {
-  message: "must start with 'dispatch-' followed by 1 to 120 letters, digits, '_' or '-'",
-});
+export const dispatchIdSchema = lazySchema((z) =>
+  z.string().regex(dispatchIdPattern, {
+    message: "must start with 'dispatch-' followed by 1 to 120 letters, digits, '_' or '-'",
+  }),
+);
+
+export const targetAgents = ["claude", "codex", "cursor", "gemini"] as const;
 
 /** The coding agents a dispatch may target. */
-export const targetAgentSchema = z.enum(["claude", "codex", "cursor", "gemini"]);
+export const targetAgentSchema = lazySchema((z) => z.enum(targetAgents));
 
 const h16 = "[0-9A-Fa-f]{1,4}";
 const octet = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
@@ -56,12 +63,14 @@ export const HTTP_URL_PATTERN = new RegExp(
 );
 
 /** An http(s) URL, such as a callback or a Clawvisor address (see {@link HTTP_URL_PATTERN}). */
-export const httpUrlSchema = z
-  .string()
-  .regex(HTTP_URL_PATTERN, {
-    message: "must be an http(s) URL such as https://host.example/path (no user name or password)",
-  })
-  .meta({ format: "uri" });
+export const httpUrlSchema = lazySchema((z) =>
+  z
+    .string()
+    .regex(HTTP_URL_PATTERN, {
+      message: "must be an http(s) URL such as https://host.example/path (no user name or password)",
+    })
+    .meta({ format: "uri" }),
+);
 
 /**
  * A string of at most `maximum` characters, counted as Unicode code points the way JSON
@@ -69,6 +78,7 @@ export const httpUrlSchema = z
  * would count twice and the two schemas would disagree).
  */
 export function boundedString(maximum: number, minimum = 0) {
+  const { z } = loadZod();
   return (
     (minimum > 0 ? z.string().min(minimum) : z.string())
       // A string of at most `maximum` UTF-16 units has at most that many code points, so only
@@ -99,5 +109,5 @@ export function codePointLength(text: string): number {
   return count;
 }
 
-export const nonEmptyString = z.string().min(1);
-export const stringList = z.array(z.string());
+export const nonEmptyString = lazySchema((z) => z.string().min(1));
+export const stringList = lazySchema((z) => z.array(z.string()));

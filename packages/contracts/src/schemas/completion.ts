@@ -1,21 +1,26 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { lazySchema } from "../lazy";
 import { dispatchIdSchema, nonEmptyString, targetAgentSchema, timestampSchema } from "./common";
 
 /** Why a dispatch failed, as classified from the agent's structured output. */
-export const failureKindSchema = z.enum([
-  "rate_limit",
-  "context_overflow",
-  "tool_failure",
-  "logic_error",
-  "auth",
-  "spawn_error",
-  "timeout",
-  "cancelled",
-  "unknown",
-]);
+export const failureKindSchema = lazySchema((z) =>
+  z.enum([
+    "rate_limit",
+    "context_overflow",
+    "tool_failure",
+    "logic_error",
+    "auth",
+    "spawn_error",
+    "timeout",
+    "cancelled",
+    "unknown",
+  ]),
+);
 export type FailureKind = z.infer<typeof failureKindSchema>;
 
-export const completionStatusSchema = z.enum(["completed", "failed", "cancelled", "timeout"]);
+export const completionStatusSchema = lazySchema((z) =>
+  z.enum(["completed", "failed", "cancelled", "timeout"]),
+);
 export type CompletionStatus = z.infer<typeof completionStatusSchema>;
 
 /**
@@ -26,46 +31,51 @@ export type CompletionStatus = z.infer<typeof completionStatusSchema>;
  * `artifacts`, `retries`, `error_kind` and the timing fields are optional additions so a
  * reader can answer "what happened" without opening the git log.
  */
-export const completionSchema = z
-  .looseObject({
-    dispatch_id: dispatchIdSchema,
-    status: completionStatusSchema,
-    duration: z.int().min(0).describe("Wall-clock seconds from first spawn to the end."),
-    commits: z.int().min(0).optional().describe("Commits made on the working branch during the dispatch."),
-    pr: z
-      .string()
-      .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+#[0-9]+$/, { message: "must look like owner/repo#123" })
-      .optional(),
-    error: z.string().optional().describe("Present only when the dispatch did not complete."),
-    error_kind: failureKindSchema.optional(),
-    retries: z.int().min(0).optional(),
-    project: nonEmptyString.optional(),
-    agent: targetAgentSchema.optional(),
-    session_id: nonEmptyString.optional().describe("The agent's session id, for resuming."),
-    started_at: timestampSchema.optional(),
-    finished_at: timestampSchema.optional(),
-    branch: nonEmptyString.optional(),
-    commit_shas: z
-      .array(z.string().regex(/^[0-9a-f]{7,64}$/, { message: "must be a git commit hash" }))
-      .optional(),
-    artifacts: z.array(z.string()).optional().describe("Things produced, e.g. 'pr:47', 'file:docs/auth.md'."),
-    attempt: z
-      .int()
-      .min(1)
-      .optional()
-      .describe("The attempt whose end this report is (1 unless retried or re-run)."),
-    run_commit_shas: z
-      .array(z.string().regex(/^[0-9a-f]{7,64}$/, { message: "must be a git commit hash" }))
-      .optional()
-      .describe("The commits of `commit_shas` made by that last attempt alone."),
-    turns: z.int().min(0).optional(),
-    cost_usd: z.number().min(0).optional(),
-    reply_to: z
-      .looseObject({ runtime: z.literal("openclaw"), session_key: z.string().min(1) })
-      .optional()
-      .describe("Copied from the dispatch: the OpenClaw session the completion goes back to."),
-  })
-  .describe("The report written when a dispatch ends.");
+export const completionSchema = lazySchema((z) =>
+  z
+    .looseObject({
+      dispatch_id: dispatchIdSchema,
+      status: completionStatusSchema,
+      duration: z.int().min(0).describe("Wall-clock seconds from first spawn to the end."),
+      commits: z.int().min(0).optional().describe("Commits made on the working branch during the dispatch."),
+      pr: z
+        .string()
+        .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+#[0-9]+$/, { message: "must look like owner/repo#123" })
+        .optional(),
+      error: z.string().optional().describe("Present only when the dispatch did not complete."),
+      error_kind: failureKindSchema.optional(),
+      retries: z.int().min(0).optional(),
+      project: nonEmptyString.optional(),
+      agent: targetAgentSchema.optional(),
+      session_id: nonEmptyString.optional().describe("The agent's session id, for resuming."),
+      started_at: timestampSchema.optional(),
+      finished_at: timestampSchema.optional(),
+      branch: nonEmptyString.optional(),
+      commit_shas: z
+        .array(z.string().regex(/^[0-9a-f]{7,64}$/, { message: "must be a git commit hash" }))
+        .optional(),
+      artifacts: z
+        .array(z.string())
+        .optional()
+        .describe("Things produced, e.g. 'pr:47', 'file:docs/auth.md'."),
+      attempt: z
+        .int()
+        .min(1)
+        .optional()
+        .describe("The attempt whose end this report is (1 unless retried or re-run)."),
+      run_commit_shas: z
+        .array(z.string().regex(/^[0-9a-f]{7,64}$/, { message: "must be a git commit hash" }))
+        .optional()
+        .describe("The commits of `commit_shas` made by that last attempt alone."),
+      turns: z.int().min(0).optional(),
+      cost_usd: z.number().min(0).optional(),
+      reply_to: z
+        .looseObject({ runtime: z.literal("openclaw"), session_key: z.string().min(1) })
+        .optional()
+        .describe("Copied from the dispatch: the OpenClaw session the completion goes back to."),
+    })
+    .describe("The report written when a dispatch ends."),
+);
 
 export type Completion = z.output<typeof completionSchema>;
 export type CompletionInput = z.input<typeof completionSchema>;

@@ -1,28 +1,35 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { lazySchema, lazyValue } from "../lazy";
 import { httpUrlSchema, nonEmptyString, targetAgentSchema } from "./common";
 
 /** How the daemon starts one kind of coding agent. `{prompt}` in an argument is replaced by the prompt. */
-export const agentCommandSchema = z.looseObject({
-  command: z
-    .array(z.string().min(1))
-    .min(1)
-    .describe("Program and arguments, e.g. ['codex', 'exec', '{prompt}']."),
-  env: z.record(z.string(), z.string()).optional(),
-});
+export const agentCommandSchema = lazySchema((z) =>
+  z.looseObject({
+    command: z
+      .array(z.string().min(1))
+      .min(1)
+      .describe("Program and arguments, e.g. ['codex', 'exec', '{prompt}']."),
+    env: z.record(z.string(), z.string()).optional(),
+  }),
+);
 export type AgentCommand = z.output<typeof agentCommandSchema>;
 
-const maxConcurrent = z.int().min(1).max(32);
-const trustedRepos = z
-  .array(z.string().min(1))
-  .describe("Project folders (globs allowed, '~' expands) that dispatches may work in.");
-const sessionTimeoutSeconds = z.int().min(60).max(86_400);
-const heartbeatSeconds = z.int().min(5).max(3600);
-const shutdownGraceSeconds = z.int().min(0).max(3600);
-const maxQueued = z
-  .int()
-  .min(1)
-  .max(100_000)
-  .describe("Dispatches that may wait in the queue before the service API answers queue_full.");
+const maxConcurrent = lazySchema((z) => z.int().min(1).max(32));
+const trustedRepos = lazySchema((z) =>
+  z
+    .array(z.string().min(1))
+    .describe("Project folders (globs allowed, '~' expands) that dispatches may work in."),
+);
+const sessionTimeoutSeconds = lazySchema((z) => z.int().min(60).max(86_400));
+const heartbeatSeconds = lazySchema((z) => z.int().min(5).max(3600));
+const shutdownGraceSeconds = lazySchema((z) => z.int().min(0).max(3600));
+const maxQueued = lazySchema((z) =>
+  z
+    .int()
+    .min(1)
+    .max(100_000)
+    .describe("Dispatches that may wait in the queue before the service API answers queue_full."),
+);
 
 const defaults = {
   max_concurrent: 2,
@@ -33,7 +40,7 @@ const defaults = {
   max_queued: 1000,
 };
 
-const settingsWithoutDefaults = {
+const settingsWithoutDefaults = lazyValue((z) => ({
   clawvisor_url: httpUrlSchema.optional(),
   openclaw_hooks_url: httpUrlSchema
     .optional()
@@ -69,23 +76,27 @@ const settingsWithoutDefaults = {
   api_host: nonEmptyString
     .optional()
     .describe("Address the TCP service API binds to; 127.0.0.1 unless set. Only used with api_port."),
-};
+}));
 
 /** The daemon's dispatch settings, with defaults applied (see `resolveDispatchSettings`). */
-export const dispatchSettingsSchema = z.looseObject({
-  max_concurrent: maxConcurrent.default(defaults.max_concurrent),
-  trusted_repos: trustedRepos.default(defaults.trusted_repos),
-  session_timeout_seconds: sessionTimeoutSeconds.default(defaults.session_timeout_seconds),
-  heartbeat_seconds: heartbeatSeconds.default(defaults.heartbeat_seconds),
-  shutdown_grace_seconds: shutdownGraceSeconds.default(defaults.shutdown_grace_seconds),
-  max_queued: maxQueued.default(defaults.max_queued),
-  ...settingsWithoutDefaults,
-});
+export const dispatchSettingsSchema = lazySchema((z) =>
+  z.looseObject({
+    max_concurrent: maxConcurrent.default(defaults.max_concurrent),
+    trusted_repos: trustedRepos.default(defaults.trusted_repos),
+    session_timeout_seconds: sessionTimeoutSeconds.default(defaults.session_timeout_seconds),
+    heartbeat_seconds: heartbeatSeconds.default(defaults.heartbeat_seconds),
+    shutdown_grace_seconds: shutdownGraceSeconds.default(defaults.shutdown_grace_seconds),
+    max_queued: maxQueued.default(defaults.max_queued),
+    ...settingsWithoutDefaults(),
+  }),
+);
 export type DispatchSettings = z.output<typeof dispatchSettingsSchema>;
 
-const flatInteger = z.union([z.int(), z.string().regex(/^[0-9]+$/, { message: "must be a whole number" })]);
-const flatBoolean = z.union([z.boolean(), z.enum(["true", "false"])]);
-const flatList = z.union([z.array(z.string()), z.string()]);
+const flatInteger = lazySchema((z) =>
+  z.union([z.int(), z.string().regex(/^[0-9]+$/, { message: "must be a whole number" })]),
+);
+const flatBoolean = lazySchema((z) => z.union([z.boolean(), z.enum(["true", "false"])]));
+const flatList = lazySchema((z) => z.union([z.array(z.string()), z.string()]));
 
 /**
  * `config.yaml` under the gstack state root. gstack's own `gstack-config` writes flat keys
@@ -98,35 +109,41 @@ const flatList = z.union([z.array(z.string()), z.string()]);
  * `resolveDispatchSettings` sees only what the user wrote and a default is never mistaken
  * for a nested value that conflicts with a flat key; the defaults appear as annotations.
  */
-const dispatchBlockSchema = z.looseObject({
-  max_concurrent: maxConcurrent.optional().meta({ default: defaults.max_concurrent }),
-  trusted_repos: trustedRepos.optional().meta({ default: defaults.trusted_repos }),
-  session_timeout_seconds: sessionTimeoutSeconds
-    .optional()
-    .meta({ default: defaults.session_timeout_seconds }),
-  heartbeat_seconds: heartbeatSeconds.optional().meta({ default: defaults.heartbeat_seconds }),
-  shutdown_grace_seconds: shutdownGraceSeconds.optional().meta({ default: defaults.shutdown_grace_seconds }),
-  max_queued: maxQueued.optional().meta({ default: defaults.max_queued }),
-  ...settingsWithoutDefaults,
-});
+const dispatchBlockSchema = lazySchema((z) =>
+  z.looseObject({
+    max_concurrent: maxConcurrent.optional().meta({ default: defaults.max_concurrent }),
+    trusted_repos: trustedRepos.optional().meta({ default: defaults.trusted_repos }),
+    session_timeout_seconds: sessionTimeoutSeconds
+      .optional()
+      .meta({ default: defaults.session_timeout_seconds }),
+    heartbeat_seconds: heartbeatSeconds.optional().meta({ default: defaults.heartbeat_seconds }),
+    shutdown_grace_seconds: shutdownGraceSeconds
+      .optional()
+      .meta({ default: defaults.shutdown_grace_seconds }),
+    max_queued: maxQueued.optional().meta({ default: defaults.max_queued }),
+    ...settingsWithoutDefaults(),
+  }),
+);
 
-export const daemonConfigFileSchema = z
-  .looseObject({
-    dispatch: dispatchBlockSchema.optional(),
-    dispatch_max_concurrent: flatInteger.optional(),
-    dispatch_trusted_repos: flatList.optional(),
-    dispatch_session_timeout_seconds: flatInteger.optional(),
-    dispatch_heartbeat_seconds: flatInteger.optional(),
-    dispatch_shutdown_grace_seconds: flatInteger.optional(),
-    dispatch_max_queued: flatInteger.optional(),
-    dispatch_api_port: flatInteger.optional(),
-    dispatch_api_host: z.string().optional(),
-    dispatch_clawvisor_url: z.string().optional(),
-    dispatch_openclaw_hooks_url: z.string().optional(),
-    dispatch_openclaw_callback_url: z.string().optional(),
-    dispatch_require_signature: flatBoolean.optional(),
-    dispatch_allowed_tools: flatList.optional(),
-    dispatch_disallowed_tools: flatList.optional(),
-  })
-  .describe("gstack's config.yaml, as far as the dispatch daemon reads it.");
+export const daemonConfigFileSchema = lazySchema((z) =>
+  z
+    .looseObject({
+      dispatch: dispatchBlockSchema.optional(),
+      dispatch_max_concurrent: flatInteger.optional(),
+      dispatch_trusted_repos: flatList.optional(),
+      dispatch_session_timeout_seconds: flatInteger.optional(),
+      dispatch_heartbeat_seconds: flatInteger.optional(),
+      dispatch_shutdown_grace_seconds: flatInteger.optional(),
+      dispatch_max_queued: flatInteger.optional(),
+      dispatch_api_port: flatInteger.optional(),
+      dispatch_api_host: z.string().optional(),
+      dispatch_clawvisor_url: z.string().optional(),
+      dispatch_openclaw_hooks_url: z.string().optional(),
+      dispatch_openclaw_callback_url: z.string().optional(),
+      dispatch_require_signature: flatBoolean.optional(),
+      dispatch_allowed_tools: flatList.optional(),
+      dispatch_disallowed_tools: flatList.optional(),
+    })
+    .describe("gstack's config.yaml, as far as the dispatch daemon reads it."),
+);
 export type DaemonConfigFile = z.output<typeof daemonConfigFileSchema>;

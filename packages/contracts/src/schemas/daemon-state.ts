@@ -1,119 +1,128 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { lazySchema } from "../lazy";
 import { dispatchIdSchema, nonEmptyString, targetAgentSchema, timestampSchema } from "./common";
 
 /** `dispatch/.daemon-heartbeat`, rewritten every `heartbeat_seconds` while the daemon runs. */
-export const heartbeatSchema = z
-  .looseObject({
-    ts: timestampSchema,
-    active: z.int().min(0),
-    queued: z.int().min(0),
-    pid: z.int().min(1),
-    started_at: timestampSchema.optional(),
-    version: z.string().optional(),
-    mode: z.enum(["local-only", "clawvisor"]).optional(),
-    max_concurrent: z.int().min(1).optional(),
-    interval_seconds: z
-      .int()
-      .min(1)
-      .optional()
-      .describe(
-        "Seconds between heartbeats; a heartbeat older than three intervals means the daemon is gone.",
-      ),
-    delivery: z
-      .looseObject({
-        endpoints: z.array(
-          z.looseObject({
-            url: z.string(),
-            kind: z.string(),
-            reachable: z.boolean(),
-            detail: z.string(),
-          }),
+export const heartbeatSchema = lazySchema((z) =>
+  z
+    .looseObject({
+      ts: timestampSchema,
+      active: z.int().min(0),
+      queued: z.int().min(0),
+      pid: z.int().min(1),
+      started_at: timestampSchema.optional(),
+      version: z.string().optional(),
+      mode: z.enum(["local-only", "clawvisor"]).optional(),
+      max_concurrent: z.int().min(1).optional(),
+      interval_seconds: z
+        .int()
+        .min(1)
+        .optional()
+        .describe(
+          "Seconds between heartbeats; a heartbeat older than three intervals means the daemon is gone.",
         ),
-        pending: z.int().min(0),
-        failed: z.array(z.looseObject({ dispatch_id: z.string(), url: z.string(), reason: z.string() })),
-      })
-      .optional()
-      .describe("What the completion delivery found at start-up and what it is still sending."),
-    api: z
-      .looseObject({
-        socket: z.string().optional(),
-        tcp: z.string().optional(),
-        error: z.string().optional(),
-      })
-      .optional()
-      .describe("Where the service API listens, or why it could not."),
-  })
-  .describe("Proof of life written by the dispatch daemon.");
+      delivery: z
+        .looseObject({
+          endpoints: z.array(
+            z.looseObject({
+              url: z.string(),
+              kind: z.string(),
+              reachable: z.boolean(),
+              detail: z.string(),
+            }),
+          ),
+          pending: z.int().min(0),
+          failed: z.array(z.looseObject({ dispatch_id: z.string(), url: z.string(), reason: z.string() })),
+        })
+        .optional()
+        .describe("What the completion delivery found at start-up and what it is still sending."),
+      api: z
+        .looseObject({
+          socket: z.string().optional(),
+          tcp: z.string().optional(),
+          error: z.string().optional(),
+        })
+        .optional()
+        .describe("Where the service API listens, or why it could not."),
+    })
+    .describe("Proof of life written by the dispatch daemon."),
+);
 export type Heartbeat = z.output<typeof heartbeatSchema>;
 
-export const auditEventNameSchema = z.enum([
-  "daemon_started",
-  "daemon_stopping",
-  "daemon_stopped",
-  "received",
-  "validated",
-  "rejected",
-  "expired",
-  "queued",
-  "spawned",
-  "progress",
-  "retried",
-  "completed",
-  "failed",
-  "cancelled",
-  "timeout",
-  "recovered",
-  "orphan_killed",
-  "callback_sent",
-  "callback_failed",
-  "callback_refused",
-  "endpoint_checked",
-  "learnings_recorded",
-  "activity_recorded",
-]);
+export const auditEventNameSchema = lazySchema((z) =>
+  z.enum([
+    "daemon_started",
+    "daemon_stopping",
+    "daemon_stopped",
+    "received",
+    "validated",
+    "rejected",
+    "expired",
+    "queued",
+    "spawned",
+    "progress",
+    "retried",
+    "completed",
+    "failed",
+    "cancelled",
+    "timeout",
+    "recovered",
+    "orphan_killed",
+    "callback_sent",
+    "callback_failed",
+    "callback_refused",
+    "endpoint_checked",
+    "learnings_recorded",
+    "activity_recorded",
+  ]),
+);
 export type AuditEventName = z.infer<typeof auditEventNameSchema>;
 
 /** One line of `dispatch/audit.jsonl`. */
-export const auditEventSchema = z
-  .looseObject({
-    ts: timestampSchema,
-    event: auditEventNameSchema,
-    dispatch_id: z
-      .string()
-      .optional()
-      .describe("Absent for daemon-wide events; may be unsafe text for rejects."),
-    pid: z.int().optional(),
-    reason: z.string().optional(),
-    detail: z.record(z.string(), z.unknown()).optional(),
-  })
-  .describe("An event in the dispatch audit log.");
+export const auditEventSchema = lazySchema((z) =>
+  z
+    .looseObject({
+      ts: timestampSchema,
+      event: auditEventNameSchema,
+      dispatch_id: z
+        .string()
+        .optional()
+        .describe("Absent for daemon-wide events; may be unsafe text for rejects."),
+      pid: z.int().optional(),
+      reason: z.string().optional(),
+      detail: z.record(z.string(), z.unknown()).optional(),
+    })
+    .describe("An event in the dispatch audit log."),
+);
 export type AuditEvent = z.output<typeof auditEventSchema>;
 
-export const sessionStateSchema = z.enum(["queued", "running", "retrying", "finished"]);
+export const sessionStateSchema = lazySchema((z) => z.enum(["queued", "running", "retrying", "finished"]));
 
 /** The answer to Clawvisor's `list-sessions` action and the daemon's `status` command. */
-export const listSessionsResponseSchema = z
-  .looseObject({
-    active: z.int().min(0),
-    max_concurrent: z.int().min(1),
-    queued: z.int().min(0),
-    sessions: z.array(
-      z.looseObject({
-        id: dispatchIdSchema,
-        project: nonEmptyString,
-        elapsed: z.int().min(0).describe("Seconds since the session was spawned."),
-        agent: targetAgentSchema.optional(),
-        turns: z.int().min(0).optional(),
-        tool_uses: z.int().min(0).optional(),
-        commits: z.int().min(0).optional(),
-        last_action: z.string().optional(),
-        attempt: z.int().min(1).optional(),
-      }),
-    ),
-    queue: z
-      .array(z.looseObject({ id: dispatchIdSchema, project: nonEmptyString, waiting: z.int().min(0) }))
-      .optional()
-      .describe("Queued dispatches in the order they will start."),
-  })
-  .describe("Running and queued sessions of the dispatch daemon.");
+export const listSessionsResponseSchema = lazySchema((z) =>
+  z
+    .looseObject({
+      active: z.int().min(0),
+      max_concurrent: z.int().min(1),
+      queued: z.int().min(0),
+      sessions: z.array(
+        z.looseObject({
+          id: dispatchIdSchema,
+          project: nonEmptyString,
+          elapsed: z.int().min(0).describe("Seconds since the session was spawned."),
+          agent: targetAgentSchema.optional(),
+          turns: z.int().min(0).optional(),
+          tool_uses: z.int().min(0).optional(),
+          commits: z.int().min(0).optional(),
+          last_action: z.string().optional(),
+          attempt: z.int().min(1).optional(),
+        }),
+      ),
+      queue: z
+        .array(z.looseObject({ id: dispatchIdSchema, project: nonEmptyString, waiting: z.int().min(0) }))
+        .optional()
+        .describe("Queued dispatches in the order they will start."),
+    })
+    .describe("Running and queued sessions of the dispatch daemon."),
+);
 export type ListSessionsResponse = z.output<typeof listSessionsResponseSchema>;

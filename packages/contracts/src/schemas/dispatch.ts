@@ -1,4 +1,5 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { lazySchema } from "../lazy";
 import { replyToSchema } from "./callback";
 import {
   boundedString,
@@ -10,6 +11,8 @@ import {
   timestampSchema,
 } from "./common";
 
+export const sourceSignaturePattern = /^[0-9a-f]{64}$/;
+
 /**
  * A coding task that the OpenClaw agent hands to the dispatch daemon, written as
  * `dispatch/{id}.json` under the gstack state root.
@@ -18,43 +21,45 @@ import {
  * uses the time it first saw the file), and `branch`, `task_type`, `files` and `handoff_id`
  * let a dispatch carry what routing and handoffs already know.
  */
-export const dispatchSchema = z
-  .looseObject({
-    id: dispatchIdSchema.describe("Unique id; also the file name. Starts with 'dispatch-'."),
-    dispatched_by: nonEmptyString.describe("The agent that created the dispatch, e.g. 'wintermute'."),
-    task: boundedString(100_000, 1).describe("What the coding agent should do."),
-    project: projectSlugSchema.describe("gstack project slug."),
-    project_dir: nonEmptyString.describe("Working directory of the agent; '~' expands to the home folder."),
-    learnings: z.array(z.string()).optional().describe("Memories the dispatcher thinks are relevant."),
-    constraints: z.array(z.string()).optional().describe("Requirements the work must respect."),
-    callback_url: httpUrlSchema
-      .optional()
-      .describe("Where the completion report is POSTed (Clawvisor or an OpenClaw hook)."),
-    clawvisor_task_id: nonEmptyString.optional(),
-    target_agent: targetAgentSchema.default("claude").describe("Which coding agent runs the task."),
-    source_signature: z
-      .string()
-      .regex(/^[0-9a-f]{64}$/, { message: "must be 64 lowercase hex digits (HMAC-SHA256)" })
-      .optional()
-      .describe("HMAC-SHA256 over the canonical JSON of every other field; see COMPATIBILITY.md."),
-    ttl_seconds: z
-      .int()
-      .min(60)
-      .max(86_400)
-      .optional()
-      .describe("Seconds after created_at the dispatch expires."),
-    created_at: timestampSchema.optional().describe("When the dispatch was written; anchors ttl_seconds."),
-    branch: nonEmptyString.optional().describe("Branch the work should happen on."),
-    task_type: nonEmptyString
-      .optional()
-      .describe("Kind of work (e.g. 'security', 'shipping'), used by routing."),
-    files: z.array(z.string()).optional().describe("Paths the task is expected to touch, used by routing."),
-    handoff_id: nonEmptyString.optional().describe("The handoff this dispatch continues, if any."),
-    reply_to: replyToSchema
-      .optional()
-      .describe("The OpenClaw session that asked; its completion goes back there."),
-  })
-  .describe("A coding task dispatched from OpenClaw to the gstack dispatch daemon.");
+export const dispatchSchema = lazySchema((z) =>
+  z
+    .looseObject({
+      id: dispatchIdSchema.describe("Unique id; also the file name. Starts with 'dispatch-'."),
+      dispatched_by: nonEmptyString.describe("The agent that created the dispatch, e.g. 'wintermute'."),
+      task: boundedString(100_000, 1).describe("What the coding agent should do."),
+      project: projectSlugSchema.describe("gstack project slug."),
+      project_dir: nonEmptyString.describe("Working directory of the agent; '~' expands to the home folder."),
+      learnings: z.array(z.string()).optional().describe("Memories the dispatcher thinks are relevant."),
+      constraints: z.array(z.string()).optional().describe("Requirements the work must respect."),
+      callback_url: httpUrlSchema
+        .optional()
+        .describe("Where the completion report is POSTed (Clawvisor or an OpenClaw hook)."),
+      clawvisor_task_id: nonEmptyString.optional(),
+      target_agent: targetAgentSchema.default("claude").describe("Which coding agent runs the task."),
+      source_signature: z
+        .string()
+        .regex(sourceSignaturePattern, { message: "must be 64 lowercase hex digits (HMAC-SHA256)" })
+        .optional()
+        .describe("HMAC-SHA256 over the canonical JSON of every other field; see COMPATIBILITY.md."),
+      ttl_seconds: z
+        .int()
+        .min(60)
+        .max(86_400)
+        .optional()
+        .describe("Seconds after created_at the dispatch expires."),
+      created_at: timestampSchema.optional().describe("When the dispatch was written; anchors ttl_seconds."),
+      branch: nonEmptyString.optional().describe("Branch the work should happen on."),
+      task_type: nonEmptyString
+        .optional()
+        .describe("Kind of work (e.g. 'security', 'shipping'), used by routing."),
+      files: z.array(z.string()).optional().describe("Paths the task is expected to touch, used by routing."),
+      handoff_id: nonEmptyString.optional().describe("The handoff this dispatch continues, if any."),
+      reply_to: replyToSchema
+        .optional()
+        .describe("The OpenClaw session that asked; its completion goes back there."),
+    })
+    .describe("A coding task dispatched from OpenClaw to the gstack dispatch daemon."),
+);
 
 export type Dispatch = z.output<typeof dispatchSchema>;
 export type DispatchInput = z.input<typeof dispatchSchema>;

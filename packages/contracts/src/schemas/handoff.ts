@@ -1,12 +1,17 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { lazySchema } from "../lazy";
 import { boundedString, nonEmptyString, projectSlugSchema, safeNamePattern, timestampSchema } from "./common";
 
 export const RESUME_PROMPT_MAX = 4096;
 
+export const handoffStatuses = ["pending", "picked_up"] as const;
+
+export const runtimeNamePattern = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+
 /** Which runtime wrote a handoff, or the name of the OpenClaw agent (e.g. 'wintermute'). */
-export const runtimeNameSchema = z
-  .string()
-  .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: "must be a lower-case runtime or agent name" });
+export const runtimeNameSchema = lazySchema((z) =>
+  z.string().regex(runtimeNamePattern, { message: "must be a lower-case runtime or agent name" }),
+);
 
 /**
  * A handoff: work carried from one runtime to the other, stored as `handoff/{id}.md`
@@ -14,37 +19,41 @@ export const runtimeNameSchema = z
  * This schema describes the whole handoff as one object; the Markdown sections map to
  * `context`, `state`, `what_i_need` and `resume_prompt`.
  */
-export const handoffSchema = z
-  .looseObject({
-    id: z.string().regex(safeNamePattern, { message: "must be a safe file name" }).optional(),
-    from: runtimeNameSchema.describe("'gstack' for the coding runtime, or the OpenClaw agent's name."),
-    to: runtimeNameSchema,
-    project: projectSlugSchema,
-    branch: nonEmptyString.optional(),
-    timestamp: timestampSchema,
-    status: z.enum(["pending", "picked_up"]).default("pending"),
-    picked_up_at: timestampSchema.optional(),
-    picked_up_by: nonEmptyString.optional(),
-    project_dir: nonEmptyString.optional(),
-    source: nonEmptyString.optional().describe("Where the handoff came from, e.g. a checkpoint file."),
-    context: z.string().optional(),
-    state: z.string().optional(),
-    what_i_need: z.string().optional(),
-    resume_prompt: boundedString(RESUME_PROMPT_MAX)
-      .optional()
-      .describe("Exact prompt that resumes the work."),
-  })
-  .describe("Work handed from one runtime to the other.");
+export const handoffSchema = lazySchema((z) =>
+  z
+    .looseObject({
+      id: z.string().regex(safeNamePattern, { message: "must be a safe file name" }).optional(),
+      from: runtimeNameSchema.describe("'gstack' for the coding runtime, or the OpenClaw agent's name."),
+      to: runtimeNameSchema,
+      project: projectSlugSchema,
+      branch: nonEmptyString.optional(),
+      timestamp: timestampSchema,
+      status: z.enum(handoffStatuses).default("pending"),
+      picked_up_at: timestampSchema.optional(),
+      picked_up_by: nonEmptyString.optional(),
+      project_dir: nonEmptyString.optional(),
+      source: nonEmptyString.optional().describe("Where the handoff came from, e.g. a checkpoint file."),
+      context: z.string().optional(),
+      state: z.string().optional(),
+      what_i_need: z.string().optional(),
+      resume_prompt: boundedString(RESUME_PROMPT_MAX)
+        .optional()
+        .describe("Exact prompt that resumes the work."),
+    })
+    .describe("Work handed from one runtime to the other."),
+);
 
 export type Handoff = z.output<typeof handoffSchema>;
 export type HandoffInput = z.input<typeof handoffSchema>;
 
 /** Frontmatter of a gstack `/context-save` checkpoint file. */
-export const checkpointFrontmatterSchema = z.looseObject({
-  status: z.string().optional(),
-  branch: z.string().optional(),
-  timestamp: z.union([timestampSchema, z.string()]).optional(),
-  session_duration_s: z.union([z.int().min(0), z.string().regex(/^[0-9]+$/)]).optional(),
-  files_modified: z.array(z.string()).optional(),
-});
+export const checkpointFrontmatterSchema = lazySchema((z) =>
+  z.looseObject({
+    status: z.string().optional(),
+    branch: z.string().optional(),
+    timestamp: z.union([timestampSchema, z.string()]).optional(),
+    session_duration_s: z.union([z.int().min(0), z.string().regex(/^[0-9]+$/)]).optional(),
+    files_modified: z.array(z.string()).optional(),
+  }),
+);
 export type CheckpointFrontmatter = z.output<typeof checkpointFrontmatterSchema>;

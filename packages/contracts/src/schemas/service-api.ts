@@ -1,4 +1,5 @@
-import { z } from "zod";
+import type { z } from "zod";
+import { lazySchema } from "../lazy";
 import { callbackErrorCodeSchema } from "./clawvisor";
 import { dispatchIdSchema, nonEmptyString, targetAgentSchema, timestampSchema } from "./common";
 import { completionSchema, completionStatusSchema } from "./completion";
@@ -28,95 +29,98 @@ export const SERVICE_API_VERSION = 1;
  * `spawn-session`: one dispatch, either as the JSON text of the dispatch file (what a
  * template-built request sends, and what signatures are checked against) or as an object.
  */
-export const spawnRequestSchema = z
-  .looseObject({
-    dispatch: z
-      .union([z.string().min(2), z.record(z.string(), z.unknown())])
-      .describe("The dispatch document, as JSON text or as an object."),
-  })
-  .describe("The body of a spawn-session request.");
+export const spawnRequestSchema = lazySchema((z) =>
+  z
+    .looseObject({
+      dispatch: z
+        .union([z.string().min(2), z.record(z.string(), z.unknown())])
+        .describe("The dispatch document, as JSON text or as an object."),
+    })
+    .describe("The body of a spawn-session request."),
+);
 export type SpawnRequest = z.output<typeof spawnRequestSchema>;
 
 /** The answer to an accepted spawn: durable on disk, queued at `position` (1 is next). */
-export const spawnAnswerSchema = z
-  .looseObject({
-    accepted: z.literal(true),
-    dispatch_id: dispatchIdSchema,
-    position: z.int().min(1).describe("Place in the queue when taken; 1 starts first."),
-    status: z.literal("queued"),
-  })
-  .describe("A dispatch taken by the daemon.");
+export const spawnAnswerSchema = lazySchema((z) =>
+  z
+    .looseObject({
+      accepted: z.literal(true),
+      dispatch_id: dispatchIdSchema,
+      position: z.int().min(1).describe("Place in the queue when taken; 1 starts first."),
+      status: z.literal("queued"),
+    })
+    .describe("A dispatch taken by the daemon."),
+);
 export type SpawnAnswer = z.output<typeof spawnAnswerSchema>;
 
 /** Where a dispatch is: waiting to be taken, in the queue, running, or ended (the four ends). */
-export const snapshotStatusSchema = z.enum([
-  "pending",
-  "queued",
-  "running",
-  "retrying",
-  "completed",
-  "failed",
-  "cancelled",
-  "timeout",
-]);
+export const snapshotStatusSchema = lazySchema((z) =>
+  z.enum(["pending", "queued", "running", "retrying", "completed", "failed", "cancelled", "timeout"]),
+);
 export type SnapshotStatus = z.infer<typeof snapshotStatusSchema>;
 
-const commitShaSchema = z.string().regex(/^[0-9a-f]{7,64}$/, { message: "must be a git commit hash" });
+const commitShaSchema = lazySchema((z) =>
+  z.string().regex(/^[0-9a-f]{7,64}$/, { message: "must be a git commit hash" }),
+);
 
 /**
  * One dispatch at one moment: the answer to `check-status` and `get-completion`. A snapshot
  * that is not `terminal` is never a result: `report` is present only when it is. `run` holds
  * only what the current attempt made; what earlier attempts made is under `earlier_runs`.
  */
-export const dispatchSnapshotSchema = z
-  .looseObject({
-    dispatch_id: dispatchIdSchema,
-    status: snapshotStatusSchema,
-    terminal: z.boolean().describe("True once the dispatch has ended; the snapshot then never changes."),
-    message: nonEmptyString.describe("One sentence a person can read, e.g. 'still running (turn 4)'."),
-    project: nonEmptyString.optional(),
-    agent: targetAgentSchema.optional(),
-    position: z.int().min(1).optional().describe("Place in the queue while queued."),
-    attempt: z.int().min(1).optional().describe("The run this snapshot is about, counting from 1."),
-    queued_at: timestampSchema.optional(),
-    started_at: timestampSchema.optional(),
-    finished_at: timestampSchema.optional(),
-    elapsed: z.int().min(0).optional().describe("Seconds since the first start (or since queued)."),
-    progress: z
-      .looseObject({
-        turns: z.int().min(0),
-        tool_uses: z.int().min(0),
-        last_action: z.string().optional(),
-      })
-      .optional()
-      .describe("Live progress of a running attempt."),
-    run: z
-      .looseObject({
-        attempt: z.int().min(1),
-        commit_shas: z.array(commitShaSchema),
-        artifacts: z.array(z.string()),
-      })
-      .optional()
-      .describe("What this attempt of this dispatch made, and nothing an earlier attempt made."),
-    earlier_runs: z
-      .looseObject({ attempts: z.int().min(1), commit_shas: z.array(commitShaSchema) })
-      .optional()
-      .describe("Commits made by attempts before the current one, when there were any."),
-    report: completionSchema
-      .optional()
-      .describe("The completion report; present only when the snapshot is terminal."),
-    report_markdown: z.string().optional().describe("The Markdown report, with get-completion."),
-  })
-  .describe("The state of one dispatch: still going, or its terminal result.");
+export const dispatchSnapshotSchema = lazySchema((z) =>
+  z
+    .looseObject({
+      dispatch_id: dispatchIdSchema,
+      status: snapshotStatusSchema,
+      terminal: z.boolean().describe("True once the dispatch has ended; the snapshot then never changes."),
+      message: nonEmptyString.describe("One sentence a person can read, e.g. 'still running (turn 4)'."),
+      project: nonEmptyString.optional(),
+      agent: targetAgentSchema.optional(),
+      position: z.int().min(1).optional().describe("Place in the queue while queued."),
+      attempt: z.int().min(1).optional().describe("The run this snapshot is about, counting from 1."),
+      queued_at: timestampSchema.optional(),
+      started_at: timestampSchema.optional(),
+      finished_at: timestampSchema.optional(),
+      elapsed: z.int().min(0).optional().describe("Seconds since the first start (or since queued)."),
+      progress: z
+        .looseObject({
+          turns: z.int().min(0),
+          tool_uses: z.int().min(0),
+          last_action: z.string().optional(),
+        })
+        .optional()
+        .describe("Live progress of a running attempt."),
+      run: z
+        .looseObject({
+          attempt: z.int().min(1),
+          commit_shas: z.array(commitShaSchema),
+          artifacts: z.array(z.string()),
+        })
+        .optional()
+        .describe("What this attempt of this dispatch made, and nothing an earlier attempt made."),
+      earlier_runs: z
+        .looseObject({ attempts: z.int().min(1), commit_shas: z.array(commitShaSchema) })
+        .optional()
+        .describe("Commits made by attempts before the current one, when there were any."),
+      report: completionSchema
+        .optional()
+        .describe("The completion report; present only when the snapshot is terminal."),
+      report_markdown: z.string().optional().describe("The Markdown report, with get-completion."),
+    })
+    .describe("The state of one dispatch: still going, or its terminal result."),
+);
 export type DispatchSnapshot = z.output<typeof dispatchSnapshotSchema>;
 
 /** `cancel-session`. */
-export const cancelRequestSchema = z
-  .looseObject({
-    dispatch_id: dispatchIdSchema,
-    reason: z.string().max(2000).optional(),
-  })
-  .describe("The body of a cancel-session request.");
+export const cancelRequestSchema = lazySchema((z) =>
+  z
+    .looseObject({
+      dispatch_id: dispatchIdSchema,
+      reason: z.string().max(2000).optional(),
+    })
+    .describe("The body of a cancel-session request."),
+);
 export type CancelRequest = z.output<typeof cancelRequestSchema>;
 
 /**
@@ -124,27 +128,31 @@ export type CancelRequest = z.output<typeof cancelRequestSchema>;
  * queued and is now ended), `pending` (not taken yet; it ends cancelled when taken), or
  * `finished` (it had already ended with `status`; nothing changed).
  */
-export const cancelAnswerSchema = z
-  .looseObject({
-    dispatch_id: dispatchIdSchema,
-    outcome: z.enum(["cancelling", "cancelled", "pending", "finished"]),
-    changed: z.boolean().describe("False when the dispatch had already ended."),
-    status: completionStatusSchema.optional().describe("How a finished dispatch ended."),
-  })
-  .describe("The answer to a cancel-session request.");
+export const cancelAnswerSchema = lazySchema((z) =>
+  z
+    .looseObject({
+      dispatch_id: dispatchIdSchema,
+      outcome: z.enum(["cancelling", "cancelled", "pending", "finished"]),
+      changed: z.boolean().describe("False when the dispatch had already ended."),
+      status: completionStatusSchema.optional().describe("How a finished dispatch ended."),
+    })
+    .describe("The answer to a cancel-session request."),
+);
 export type CancelAnswer = z.output<typeof cancelAnswerSchema>;
 
 /** `GET /health`: the service front answers even while the daemon is down. */
-export const serviceHealthSchema = z
-  .looseObject({
-    ok: z.boolean(),
-    daemon: z.enum(["running", "not_running", "stopping"]),
-    api_version: z.int().min(1),
-    pid: z.int().min(1).optional(),
-    version: z.string().optional(),
-    mode: z.enum(["local-only", "clawvisor"]).optional(),
-    error: callbackErrorCodeSchema.optional().describe("Why the daemon cannot take work right now."),
-    message: z.string().optional(),
-  })
-  .describe("Whether the dispatch service can take work.");
+export const serviceHealthSchema = lazySchema((z) =>
+  z
+    .looseObject({
+      ok: z.boolean(),
+      daemon: z.enum(["running", "not_running", "stopping"]),
+      api_version: z.int().min(1),
+      pid: z.int().min(1).optional(),
+      version: z.string().optional(),
+      mode: z.enum(["local-only", "clawvisor"]).optional(),
+      error: callbackErrorCodeSchema.optional().describe("Why the daemon cannot take work right now."),
+      message: z.string().optional(),
+    })
+    .describe("Whether the dispatch service can take work."),
+);
 export type ServiceHealth = z.output<typeof serviceHealthSchema>;

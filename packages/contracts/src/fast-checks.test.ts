@@ -1,0 +1,473 @@
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { type DocumentKind, documentSchemas } from "./documents";
+import { ContractError } from "./errors";
+import { DECLINED, fastChecks, isTimestamp } from "./fast-checks";
+import { toContractIssues } from "./issues";
+import { builtSchema } from "./lazy";
+import { checkValue, parseJson, parseJsonLines } from "./parse";
+import { corpus } from "./schema-corpus.test-data";
+import { timestampSchema } from "./schemas/common";
+
+const kinds = Object.keys(fastChecks) as DocumentKind[];
+
+/** What the zod schema alone makes of a value: the parsed value, or the error parseValue throws. */
+function byZod(kind: DocumentKind, value: unknown) {
+  const result = builtSchema(documentSchemas[kind]).safeParse(value, { reportInput: true });
+  return result.success
+    ? { ok: true as const, value: result.data }
+    : {
+        ok: false as const,
+        message: new ContractError({ kind, source: "<input>", issues: toContractIssues(result.error.issues) })
+          .message,
+      };
+}
+
+/** The same answer through the package, fast check first. */
+function byPackage(kind: DocumentKind, value: unknown) {
+  const result = checkValue(kind, value);
+  return result.ok
+    ? { ok: true as const, value: result.value }
+    : { ok: false as const, message: result.error.message };
+}
+
+/** Equal values with their keys in the same order (JSON.stringify keeps the order). */
+function expectSameValue(actual: unknown, expected: unknown, label: string) {
+  expect(actual, label).toEqual(expected);
+  expect(JSON.stringify(actual), label).toBe(JSON.stringify(expected));
+}
+
+const timestamps = [
+  "2026-04-03T14:30:00Z",
+  "2026-04-03T14:30:00.5Z",
+  "2026-04-03T14:30:00.123456789+05:30",
+  "2024-02-29T23:59:59-23:59",
+  "2000-02-29T00:00:00Z",
+  "1900-02-29T00:00:00Z",
+  "2023-02-29T00:00:00Z",
+  "2026-04-31T00:00:00Z",
+  "2026-04-03T14:30Z",
+  "2026-04-03T24:00:00Z",
+  "2026-04-03T14:60:00Z",
+  "2026-04-03T14:30:60Z",
+  "2026-04-03T14:30:00+24:00",
+  "2026-04-03T14:30:00+05:60",
+  "2026-04-03T14:30:00+0530",
+  "2026-04-03T14:30:00.Z",
+  "2026-04-03T14:30:00",
+  "2026-04-03t14:30:00z",
+  "2026-04-03 14:30:00Z",
+  "2026-13-03T14:30:00Z",
+  "2026-00-03T14:30:00Z",
+  "2026-04-00T14:30:00Z",
+  "２026-04-03T14:30:00Z",
+];
+
+/** Field values chosen to sit on both sides of each rule of the fast-checked kinds. */
+const edgeValues: unknown[] = [
+  ...timestamps,
+  0,
+  -1,
+  1,
+  10,
+  11,
+  59,
+  60,
+  3600,
+  86_400,
+  86_401,
+  1.5,
+  2 ** 53,
+  1e21,
+  "",
+  "x",
+  "🔐",
+  "🔐".repeat(128),
+  "🔐".repeat(129),
+  "x".repeat(129),
+  ".",
+  "..",
+  "a..b",
+  "x".repeat(200),
+  "x".repeat(201),
+  "two words",
+  "clé",
+  "drizzle-not-prisma",
+  "dispatch-x",
+  "dispatch-",
+  "claude",
+  "codex",
+  "cursor",
+  "gemini",
+  "pattern",
+  "pitfall",
+  "observed",
+  "cross-model",
+  "timeline",
+  "daemon",
+  "openclaw",
+  "https://host.example/x",
+  "http://[::1]:8080/callback",
+  "ftp://host.example/x",
+  "https://user:secret@host.example/",
+  "a".repeat(64),
+  "A".repeat(64),
+  [],
+  [""],
+  ["x", "y"],
+  ["x", 1],
+  {},
+  { runtime: "openclaw", session_key: "agent:main:main" },
+  { runtime: "openclaw", session_key: "agent:main:main", agent_id: "🔐".repeat(128), note: 1 },
+  { runtime: "openclaw", session_key: "", session_id: "s" },
+  { runtime: "other", session_key: "k" },
+  null,
+  true,
+  false,
+  // handoffs, timeline events and routing tables
+  "gstack",
+  "Wintermute",
+  "-x",
+  "pending",
+  "picked_up",
+  "done",
+  "started",
+  "completed",
+  "847",
+  "847s",
+  "x".repeat(4096),
+  "x".repeat(4097),
+  "🔐".repeat(4096),
+  2,
+  [{ match: { task_type: "security" }, skills: ["gstack-cso"] }],
+  [{ name: "docs", match: {}, load: ["docs/x.md"], note: "kept" }],
+  [{ match: { task_type: ["a", "b"], files: ["src/**"] }, load: [], skills: ["s"] }],
+  [{ match: { task_type: ["a", "b"] }, skills: [] }],
+  [{ match: { misspelt: "x" }, skills: ["s"] }],
+  [{ match: { files: [] }, skills: ["s"] }],
+  [{ match: { project: "" }, skills: ["s"] }],
+  [{ match: { agent: [""] }, skills: ["s"] }],
+  [{ name: "", match: {}, skills: ["s"] }],
+  [
+    { match: { agent: ["gstack"] }, skills: ["s"] },
+    { match: {}, skills: [""] },
+  ],
+];
+
+const interesting = fc.oneof(
+  { arbitrary: fc.jsonValue({ maxDepth: 2 }), weight: 2 },
+  { arbitrary: fc.constantFrom(...edgeValues), weight: 5 },
+);
+
+/** Valid documents of a kind from the shared corpus, each edited at a few fields. */
+function editedDocuments(kind: DocumentKind, values: fc.Arbitrary<unknown>) {
+  const bases = Object.values(corpus[kind].valid) as Record<string, unknown>[];
+  const fields = [
+    ...new Set([
+      ...bases.flatMap((document) => Object.keys(document)),
+      "reply_to",
+      "target_agent",
+      "extra_field",
+    ]),
+  ];
+  return fc
+    .tuple(
+      fc.constantFrom(...bases),
+      fc.array(fc.tuple(fc.constantFrom(...fields), fc.option(values, { nil: undefined })), { maxLength: 3 }),
+    )
+    .map(([base, edits]) => {
+      const document: Record<string, unknown> = structuredClone(base);
+      for (const [field, value] of edits) {
+        if (value === undefined) delete document[field];
+        else document[field] = value;
+      }
+      return document;
+    });
+}
+
+describe.each(kinds)("the fast check of %s", (kind) => {
+  const fastCheck = fastChecks[kind]!;
+
+  it("accepts exactly the JSON documents zod accepts, with the same value", () => {
+    let accepted = 0;
+    let refused = 0;
+    fc.assert(
+      fc.property(editedDocuments(kind, interesting), (edited) => {
+        const document = JSON.parse(JSON.stringify(edited)) as unknown;
+        const zod = byZod(kind, document);
+        const fast = fastCheck(document);
+        const label = JSON.stringify(document).slice(0, 400);
+        expect(fast !== DECLINED, label).toBe(zod.ok);
+        if (zod.ok) {
+          accepted++;
+          expectSameValue(fast, zod.value, label);
+        } else refused++;
+      }),
+      { numRuns: 2000 },
+    );
+    // Both verdicts are exercised, so the agreement says something.
+    expect(accepted).toBeGreaterThan(200);
+    expect(refused).toBeGreaterThan(200);
+  });
+
+  it("agrees with zod on every valid document with one field set to each edge value", () => {
+    // The 100 000-character tasks are left to the property above; here they would only cost time.
+    const bases = (Object.values(corpus[kind].valid) as Record<string, unknown>[]).filter(
+      (document) => JSON.stringify(document).length < 10_000,
+    );
+    const fields = [
+      ...new Set([...bases.flatMap((document) => Object.keys(document)), "reply_to", "target_agent"]),
+    ];
+    for (const base of bases)
+      for (const field of fields)
+        for (const value of edgeValues) {
+          const document = JSON.parse(JSON.stringify({ ...base, [field]: value })) as unknown;
+          const zod = byZod(kind, document);
+          const fast = fastCheck(document);
+          const label = `${field}: ${JSON.stringify(value).slice(0, 60)}`;
+          expect(fast !== DECLINED, label).toBe(zod.ok);
+          if (zod.ok) expectSameValue(fast, zod.value, label);
+        }
+  });
+
+  it("accepts nothing zod refuses, and gives zod's value, for values JSON cannot carry", () => {
+    const odd = fc.oneof(
+      interesting,
+      fc.constantFrom<unknown>(
+        undefined,
+        Number.NaN,
+        Number.POSITIVE_INFINITY,
+        -0,
+        new Date(0),
+        Object.create(null),
+        Object.assign(Object.create(null), { runtime: "openclaw", session_key: "k" }),
+        new String("x"),
+        [undefined],
+        ["x", undefined],
+      ),
+      fc.anything({ maxDepth: 1 }),
+    );
+    fc.assert(
+      fc.property(editedDocuments(kind, odd), (document) => {
+        const fast = fastCheck(document);
+        if (fast === DECLINED) return;
+        const zod = byZod(kind, document);
+        const label = String(Object.keys(document));
+        expect(zod.ok, label).toBe(true);
+        if (zod.ok) expectSameValue(fast, zod.value, label);
+      }),
+      { numRuns: 1000 },
+    );
+  });
+
+  it("leaves every result and every error message as zod alone gives them", () => {
+    fc.assert(
+      fc.property(editedDocuments(kind, interesting), (document) => {
+        expect(byPackage(kind, document)).toEqual(byZod(kind, document));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it("reads JSON Lines as zod alone reads each line", () => {
+    const line = fc.oneof(
+      {
+        arbitrary: editedDocuments(kind, interesting).map((document) => JSON.stringify(document)),
+        weight: 8,
+      },
+      { arbitrary: fc.constantFrom("", "   ", "{", "not json", "[]", "null", '{"__proto__":{}}'), weight: 2 },
+    );
+    fc.assert(
+      fc.property(fc.array(line, { maxLength: 6 }), (lines) => {
+        const source = "file.jsonl";
+        const expected = {
+          entries: [] as { line: number; value: unknown }[],
+          problems: [] as { line: number; message: string }[],
+        };
+        lines.forEach((text, index) => {
+          const raw = text.trim();
+          if (raw === "") return;
+          let value: unknown;
+          try {
+            value = JSON.parse(raw);
+          } catch {
+            expect(() => parseJson(kind, raw, { source: `${source}:${index + 1}` })).toThrow(ContractError);
+            expected.problems.push({ line: index + 1, message: "json" });
+            return;
+          }
+          const zod = byZod(kind, value);
+          if (zod.ok) expected.entries.push({ line: index + 1, value: zod.value });
+          else
+            expected.problems.push({
+              line: index + 1,
+              message: zod.message.replace("<input>", `${source}:${index + 1}`),
+            });
+        });
+        const actual = parseJsonLines(kind, lines.join("\n"), { source });
+        expect(actual.entries).toEqual(expected.entries);
+        expect(
+          actual.problems.map(({ line, error }) => ({
+            line,
+            message: error.issues[0]?.rule === "json" ? "json" : error.message,
+          })),
+        ).toEqual(expected.problems);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it.each(Object.entries(corpus[kind].valid))("accepts the corpus document %s", (_name, document) => {
+    expect(fastCheck(JSON.parse(JSON.stringify(document)))).not.toBe(DECLINED);
+  });
+});
+
+describe("the fast check of routing tables", () => {
+  const texts = fc.constantFrom<unknown>("", "x", "security", "src/**", 3, null);
+  const oneOrMany = fc.oneof(texts, fc.array(texts, { maxLength: 2 }));
+  const match = fc.record(
+    {
+      project: oneOrMany,
+      task_type: oneOrMany,
+      files: fc.array(texts, { maxLength: 2 }),
+      branch: oneOrMany,
+      agent: oneOrMany,
+      misspelt: texts,
+    },
+    { requiredKeys: [] },
+  );
+  const route = fc.record(
+    {
+      name: texts,
+      description: texts,
+      match,
+      load: fc.array(texts, { maxLength: 2 }),
+      skills: fc.array(texts, { maxLength: 2 }),
+      note: texts,
+    },
+    { requiredKeys: ["match"] },
+  );
+  const table = fc.record(
+    { version: fc.constantFrom<unknown>(1, 2, "1"), routes: fc.array(route, { maxLength: 3 }) },
+    { requiredKeys: ["routes"] },
+  );
+
+  it("accepts exactly the generated tables zod accepts, with the same value", () => {
+    let accepted = 0;
+    fc.assert(
+      fc.property(table, (generated) => {
+        const document = JSON.parse(JSON.stringify(generated)) as unknown;
+        const zod = byZod("routing", document);
+        const fast = fastChecks.routing!(document);
+        const label = JSON.stringify(document);
+        expect(fast !== DECLINED, label).toBe(zod.ok);
+        if (zod.ok) {
+          accepted++;
+          expectSameValue(fast, zod.value, label);
+        }
+      }),
+      { numRuns: 2000 },
+    );
+    expect(accepted).toBeGreaterThan(100);
+  });
+});
+
+describe("isTimestamp", () => {
+  it.each(timestamps)("agrees with timestampSchema on %s", (text) => {
+    expect(isTimestamp(text)).toBe(timestampSchema.safeParse(text).success);
+  });
+
+  it("agrees with timestampSchema on generated date-times", () => {
+    // Numbers a little beyond each field's range, now and then text that is not digits.
+    const number = (maximum: number, width: number) =>
+      fc.oneof(
+        {
+          arbitrary: fc.integer({ min: 0, max: maximum }).map((value) => String(value).padStart(width, "0")),
+          weight: 30,
+        },
+        { arbitrary: fc.integer({ min: 0, max: maximum }).map(String), weight: 1 },
+        {
+          arbitrary: fc.string({ unit: fc.constantFrom(..."0123456789 a:-+.TZ"), maxLength: width + 1 }),
+          weight: 1,
+        },
+      );
+    const separator = (usual: string) =>
+      fc.oneof(
+        { arbitrary: fc.constant(usual), weight: 30 },
+        { arbitrary: fc.constantFrom("", " ", "t", "z", ":", "-", "."), weight: 1 },
+      );
+    const candidate = fc
+      .tuple(
+        fc.oneof(number(9999, 4), fc.constantFrom("2000", "1900", "2024", "2100", "0000", "0400")),
+        separator("-"),
+        number(13, 2),
+        separator("-"),
+        number(32, 2),
+        separator("T"),
+        number(25, 2),
+        separator(":"),
+        number(61, 2),
+        fc.oneof(
+          { arbitrary: fc.tuple(separator(":"), number(61, 2)).map((pieces) => pieces.join("")), weight: 10 },
+          { arbitrary: fc.constant(""), weight: 1 },
+        ),
+        fc.option(
+          fc
+            .string({ unit: fc.constantFrom(..."0123456789"), maxLength: 10 })
+            .map((fraction) => `.${fraction}`),
+          { nil: "" },
+        ),
+        fc.oneof(
+          fc.constant("Z"),
+          fc
+            .tuple(fc.constantFrom("+", "-"), number(25, 2), separator(":"), number(61, 2))
+            .map((pieces) => pieces.join("")),
+          fc.constantFrom("", "z", "+05", "Z "),
+        ),
+      )
+      .map((pieces) => pieces.join(""));
+    let valid = 0;
+    fc.assert(
+      fc.property(candidate, (text) => {
+        const expected = timestampSchema.safeParse(text).success;
+        if (expected) valid++;
+        expect(isTimestamp(text), text).toBe(expected);
+      }),
+      { numRuns: 5000 },
+    );
+    expect(valid).toBeGreaterThan(500);
+  });
+});
+
+describe("documents the fast checks leave to zod", () => {
+  it("parses a document with a __proto__ key as zod does", () => {
+    const text = '{"type":"pattern","key":"k","insight":"i","__proto__":{"polluted":true}}';
+    const document = JSON.parse(text) as unknown;
+    expect(fastChecks.learning!(document)).toBe(DECLINED);
+    expect(parseJson("learning", text)).toEqual(
+      byZod("learning", document).ok && byZod("learning", document).value,
+    );
+  });
+
+  it("parses an object without a prototype as zod does", () => {
+    const document = Object.assign(Object.create(null), { routes: [] }) as unknown;
+    expect(fastChecks.routing!(document)).toBe(DECLINED);
+    expect(byPackage("routing", document)).toEqual(byZod("routing", document));
+  });
+
+  it("reads -0 as zod does", () => {
+    const text = '{"ts":"2026-04-03T14:30:00Z","project":"baku","skill":"ship","duration":-0}';
+    expect(Object.is(parseJson("activity-entry", text).duration, -0)).toBe(
+      Object.is(
+        (byZod("activity-entry", JSON.parse(text)) as { value: { duration: number } }).value.duration,
+        -0,
+      ),
+    );
+  });
+
+  it("fills in target_agent as zod does", () => {
+    const text = JSON.stringify(corpus.dispatch.valid.minimal ?? Object.values(corpus.dispatch.valid)[0]);
+    const parsed = parseJson("dispatch", text);
+    expect(parsed.target_agent).toBe("claude");
+    expectSameValue(parsed, (byZod("dispatch", JSON.parse(text)) as { value: unknown }).value, text);
+  });
+});
