@@ -109,7 +109,8 @@ async function benchPickup() {
   await rm(base, { recursive: true, force: true });
   const pickup = median(latencies);
   const spawnTime = median(bare);
-  const p99 = (values: number[]) => [...values].sort((a, b) => a - b)[Math.ceil(values.length * 0.99) - 1] ?? 0;
+  const p99 = (values: number[]) =>
+    [...values].sort((a, b) => a - b)[Math.ceil(values.length * 0.99) - 1] ?? 0;
   console.log(
     `pickup latency (rename → agent start), median of ${pickups}: ${format(pickup)} = ${(pickup / spawnTime).toFixed(1)}× a bare spawn (${format(spawnTime)}); p99 ${format(p99(latencies))} (bare spawn p99 ${format(p99(bare))})`,
   );
