@@ -67,7 +67,9 @@ export async function readStatus(layout: GstackLayout, now = new Date()): Promis
       attempt: state.attempt,
     })),
   );
-  const response = parseValue("list-sessions", {
+  // Built here from the daemon's own files, in the list-sessions shape (the service API checks
+  // its answers against the schema); not parsed again, so a status loads no schema.
+  const response: ListSessionsResponse = {
     active: sessions.length,
     max_concurrent: heartbeat?.max_concurrent ?? 2,
     queued: queued.length,
@@ -77,7 +79,7 @@ export async function readStatus(layout: GstackLayout, now = new Date()): Promis
       project: state.project,
       waiting: Math.max(0, Math.round((now.getTime() - new Date(state.queued_at).getTime()) / 1000)),
     })),
-  });
+  };
   // Three missed heartbeats mean the daemon is gone (or hung); older daemons did not write
   // their interval, and wrote every 30 seconds by default.
   const staleAfterMs = 3 * (heartbeat?.interval_seconds ?? 30) * 1000;

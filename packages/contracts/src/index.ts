@@ -96,7 +96,13 @@ export {
   runtimeNameSchema,
 } from "./schemas/handoff";
 export type { Learning, LearningSource, LearningType } from "./schemas/learning";
-export { learningSchema, learningSourceSchema, learningTypeSchema } from "./schemas/learning";
+export {
+  learningSchema,
+  learningSourceSchema,
+  learningSources,
+  learningTypeSchema,
+  learningTypes,
+} from "./schemas/learning";
 export type { Route, RouteMatch, RoutingConfig } from "./schemas/routing";
 export { routeMatchSchema, routeSchema, routingConfigSchema } from "./schemas/routing";
 export type {

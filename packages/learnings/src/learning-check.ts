@@ -1,7 +1,8 @@
-import { learningSourceSchema, learningTypeSchema, timestampSchema } from "@gstack/contracts";
+import { learningSources, learningTypes, timestampSchema } from "@gstack/contracts";
 
-const TYPES: ReadonlySet<unknown> = new Set(learningTypeSchema.options);
-const SOURCES: ReadonlySet<unknown> = new Set(learningSourceSchema.options);
+// Plain lists, so reading them does not build a schema (or load zod) at start-up.
+const TYPES: ReadonlySet<unknown> = new Set(learningTypes);
+const SOURCES: ReadonlySet<unknown> = new Set(learningSources);
 const KEY = /^[a-zA-Z0-9_-]+$/;
 
 /** The pattern the contracts' timestamp schema checks, read from the schema itself. */
@@ -11,7 +12,12 @@ function timestampPattern(): RegExp | undefined {
   return pattern instanceof RegExp ? pattern : undefined;
 }
 
-const TIMESTAMP = timestampPattern();
+// Read from the schema on first use, so importing this module loads no zod.
+let timestamp: RegExp | null | undefined;
+function timestampRule(): RegExp | undefined {
+  if (timestamp === undefined) timestamp = timestampPattern() ?? null;
+  return timestamp ?? undefined;
+}
 
 function optionalString(value: unknown): boolean {
   return value === undefined || typeof value === "string";
@@ -24,6 +30,7 @@ function optionalString(value: unknown): boolean {
  * fault and the rule it broke), so validation is exactly the schema's.
  */
 export function isPlainValidLearning(value: unknown): boolean {
+  const TIMESTAMP = timestampRule();
   if (TIMESTAMP === undefined || typeof value !== "object" || value === null || Array.isArray(value))
     return false;
   const entry = value as Record<string, unknown>;

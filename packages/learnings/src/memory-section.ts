@@ -1,4 +1,4 @@
-import { learningTypeSchema } from "@gstack/contracts";
+import { learningTypes } from "@gstack/contracts";
 import { digestOf } from "./fingerprint";
 import type { LearningEntry } from "./learning-entry";
 import { DEFAULT_CONFIDENCE } from "./reading-rules";
@@ -226,4 +226,4 @@ export function isUneditedSection(lines: readonly string[], dataIndex: number): 
 }
 
 /** The learning types in gstack's order, used to order sections. */
-export const TYPE_ORDER: readonly string[] = learningTypeSchema.options;
+export const TYPE_ORDER: readonly string[] = learningTypes;

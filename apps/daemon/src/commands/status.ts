@@ -3,7 +3,6 @@ import { join } from "node:path";
 import { type DispatchSnapshot, type GstackLayout, parseValue } from "@gstack/contracts";
 import { defineCommand } from "citty";
 import { DaemonError } from "../errors";
-import { apiRequest } from "../service-api/client";
 import { reachDaemonApi } from "../service-api/local-api";
 import { dispatchSnapshot } from "../service-api/snapshot";
 import { readQueueFile } from "../session-state";
@@ -25,11 +24,12 @@ export const status = defineCommand({
     try {
       const layout = layoutOf(args);
       const api = await reachDaemonApi(layout);
+      const apiRequest = api ? (await import("../service-api/client")).apiRequest : undefined;
       if (args.id) {
         const id = String(args.id);
         layout.dispatch.claimedFile(id);
         let snapshot: DispatchSnapshot | undefined;
-        if (api) {
+        if (api && apiRequest) {
           const answer = await apiRequest(api, "GET", `/v1/status?dispatch_id=${encodeURIComponent(id)}`);
           if (answer.status === 404) throw new DaemonError(`no dispatch ${id} is known here`);
           if (answer.status !== 200) throw new DaemonError(refusalLine(answer.body, answer.status));
@@ -44,7 +44,7 @@ export const status = defineCommand({
         return;
       }
       const current = await readStatus(layout);
-      if (api) {
+      if (api && apiRequest) {
         // The live list from the daemon's memory; heartbeat and delivery still come from disk.
         const answer = await apiRequest(api, "GET", "/v1/sessions");
         if (answer.status === 200) {

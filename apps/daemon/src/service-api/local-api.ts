@@ -1,6 +1,6 @@
 import { access } from "node:fs/promises";
 import type { GstackLayout } from "@gstack/contracts";
-import { type ApiTarget, ApiUnreachableError, apiRequest } from "./client";
+import type { ApiTarget } from "./client";
 
 /**
  * The running daemon's service API on this machine, or undefined when no daemon answers on
@@ -10,10 +10,16 @@ export async function reachDaemonApi(layout: GstackLayout): Promise<ApiTarget | 
   const target: ApiTarget = { socketPath: layout.dispatch.apiSocket };
   try {
     await access(target.socketPath);
+  } catch {
+    return undefined;
+  }
+  // The HTTP client is loaded only when there is a socket to talk to.
+  const { ApiUnreachableError, apiRequest } = await import("./client");
+  try {
     const health = await apiRequest(target, "GET", "/health", { timeoutMs: 3000 });
     return health.status === 200 ? target : undefined;
   } catch (error) {
-    if (error instanceof ApiUnreachableError || (error as NodeJS.ErrnoException).code === "ENOENT") {
+    if (error instanceof ApiUnreachableError) {
       return undefined;
     }
     throw error;
