@@ -1,5 +1,6 @@
 import type { Nodes, Parents, Root } from "mdast";
 import { fromMarkdown } from "mdast-util-from-markdown";
+import { scanMarkdown } from "./markdown-scanner";
 
 /** A node of the parsed Markdown with its offsets in the source. */
 export interface MarkdownBlock {
@@ -174,7 +175,7 @@ export function clearParseCache(): void {
 function parseSection(text: string): MarkdownStructure {
   const cached = sectionCache.get(text);
   if (cached) return cached;
-  const parsed = parseWhole(text);
+  const parsed = scanMarkdown(text) ?? parseWhole(text);
   if (cachedCharacters + text.length > CACHE_LIMIT) {
     sectionCache.clear();
     cachedCharacters = 0;
