@@ -9,10 +9,13 @@ import type { CodeSpan, MarkdownBlock, MarkdownStructure } from "./markdown-stru
  * HTML over two lines, lists or quotes without content) it gives up and returns
  * `undefined`, and the caller parses with the full parser instead.
  */
-export function scanMarkdown(markdown: string): MarkdownStructure | undefined {
+export function scanMarkdown(
+  markdown: string,
+  parseParagraph?: (text: string) => MarkdownStructure,
+): MarkdownStructure | undefined {
   if (markdown.includes("\t") || markdown.includes("\r") || markdown.includes("\0")) return undefined;
   try {
-    return new Scanner(markdown).run();
+    return new Scanner(markdown, parseParagraph).run();
   } catch (error) {
     if (error === UNSURE) return undefined;
     throw error;
@@ -102,7 +105,14 @@ class Scanner {
   /** Offset within the source the line is read from, after the matched container prefixes. */
   private offset = 0;
 
-  constructor(private readonly source: string) {}
+  /**
+   * @param parseParagraph The full parser, for a top-level paragraph holding a link: the
+   *   scanner does not read links, and such a paragraph parses alone as it does in place.
+   */
+  constructor(
+    private readonly source: string,
+    private readonly parseParagraph?: (text: string) => MarkdownStructure,
+  ) {}
 
   run(): MarkdownStructure {
     const source = this.source;
@@ -300,8 +310,8 @@ class Scanner {
     // 4. Text: a paragraph continues (perhaps lazily) or begins.
     const first = this.nonspace(this.offset);
     if ((paragraphHere || lazyPossible) && !openedContainer) {
-      // A lazy line that looks like the start of a block: the parser reads some as blocks.
-      if (!paragraphHere && SPECIAL_START.test(source.slice(first, first + 1))) unsure();
+      // A lazy line opening with HTML: the parser reads some as HTML blocks.
+      if (!paragraphHere && source.charCodeAt(first) === 0x3c) unsure();
       const paragraph = this.leaf as Extract<Leaf, { kind: "paragraph" }>;
       paragraph.lines.push({ from: first, to: this.line.end, prefix: this.offset });
       if (paragraphHere) this.noteQuoteLine();
@@ -497,7 +507,7 @@ class Scanner {
           if (text.includes("]:")) unsure();
         }
         this.push({ type: "paragraph", start: leaf.start, end });
-        this.inline(leaf.lines);
+        this.inline(leaf.lines, true);
         return;
       }
       case "fence":
@@ -555,38 +565,80 @@ class Scanner {
     this.inline(paragraph.lines);
   }
 
+  /**
+   * A paragraph holding a link, read by the full parser. Only a top-level one: there the
+   * paragraph's source is exactly its text, so it parses alone as it does in place.
+   */
+  private paragraphWithLink(lines: readonly InlineLine[], paragraph: boolean): void {
+    if (!paragraph || !this.topLevel || this.parseParagraph === undefined) unsure();
+    const start = lines[0]!.from;
+    const end = lines[lines.length - 1]!.to;
+    const parsed = this.parseParagraph(this.source.slice(start, end));
+    const first = parsed.blocks[0];
+    if (first?.type !== "paragraph" || first.start !== 0 || first.end !== end - start) unsure();
+    for (const block of parsed.blocks.slice(1)) {
+      if (block.type !== "html") unsure();
+      this.blocks.push({ ...block, start: block.start + start, end: block.end + start });
+    }
+    for (const span of parsed.spans) {
+      this.spans.push({ ...span, start: span.start + start, end: span.end + start });
+    }
+  }
+
+  private mayHoldSpans(lines: readonly InlineLine[]): boolean {
+    const source = this.source;
+    for (const line of lines) {
+      for (let at = line.from; at < line.to; at++) {
+        const code = source.charCodeAt(at);
+        if (code === 0x60 || code === 0x3c || code === 0x5d) return true;
+      }
+    }
+    return false;
+  }
+
+  /** Offset in the source of a point of the inline text the lines make, joined by newlines. */
+  private toSource(lines: readonly InlineLine[], at: number): number {
+    let base = 0;
+    for (const line of lines) {
+      const length = line.to - line.from;
+      if (at <= base + length) return line.from + (at - base);
+      base += length + 1;
+    }
+    return unsure();
+  }
+
+  /**
+   * The source between two points of the inline text, as the parser gives a code span's
+   * value over lines: each further line from where its container prefixes end.
+   */
+  private sourceBetween(lines: readonly InlineLine[], from: number, to: number): string {
+    const parts: string[] = [];
+    let base = 0;
+    for (const line of lines) {
+      const length = line.to - line.from;
+      const lineEnd = base + length;
+      if (lineEnd >= from && base <= to) {
+        const start = from >= base ? line.from + (from - base) : line.prefix;
+        const end = to <= lineEnd ? line.from + (to - base) : line.to;
+        parts.push(this.source.slice(start, end));
+      }
+      base = lineEnd + 1;
+    }
+    return parts.join("\n");
+  }
+
   /** Code spans and inline HTML of inline text given as line pieces of the source. */
-  private inline(lines: readonly InlineLine[]): void {
-    const text = lines.map((line) => this.source.slice(line.from, line.to)).join("\n");
-    if (text.includes("](")) unsure();
-    const toSource = (at: number): number => {
-      let base = 0;
-      for (const line of lines) {
-        const length = line.to - line.from;
-        if (at <= base + length) return line.from + (at - base);
-        base += length + 1;
-      }
-      return unsure();
-    };
-    /**
-     * The source between two points of the text, as the parser gives a code span's value
-     * over lines: each further line from where its container prefixes end.
-     */
-    const sourceBetween = (from: number, to: number): string => {
-      const parts: string[] = [];
-      let base = 0;
-      for (const line of lines) {
-        const length = line.to - line.from;
-        const lineEnd = base + length;
-        if (lineEnd >= from && base <= to) {
-          const start = from >= base ? line.from + (from - base) : line.prefix;
-          const end = to <= lineEnd ? line.from + (to - base) : line.to;
-          parts.push(this.source.slice(start, end));
-        }
-        base = lineEnd + 1;
-      }
-      return parts.join("\n");
-    };
+  private inline(lines: readonly InlineLine[], paragraph = false): void {
+    // Most lines hold no backtick, `<` or `]`: nothing to find in them.
+    if (!this.mayHoldSpans(lines)) return;
+    const text =
+      lines.length === 1
+        ? this.source.slice(lines[0]!.from, lines[0]!.to)
+        : lines.map((line) => this.source.slice(line.from, line.to)).join("\n");
+    if (text.includes("](")) {
+      this.paragraphWithLink(lines, paragraph);
+      return;
+    }
     const topLevel = this.topLevel;
     let at = 0;
     while (at < text.length) {
@@ -617,11 +669,16 @@ class Scanner {
           continue;
         }
         let value = text.slice(runEnd, closer);
-        if (value.includes("\n")) value = sourceBetween(runEnd, closer);
+        if (value.includes("\n")) value = this.sourceBetween(lines, runEnd, closer);
         if (value.length > 2 && /^[ \n]/.test(value) && /[ \n]$/.test(value) && /[^ \n]/.test(value)) {
           value = value.slice(1, -1);
         }
-        this.spans.push({ kind: "inline-code", start: toSource(at), end: toSource(closer + length), value });
+        this.spans.push({
+          kind: "inline-code",
+          start: this.toSource(lines, at),
+          end: this.toSource(lines, closer + length),
+          value,
+        });
         at = closer + length;
         continue;
       }
@@ -636,7 +693,7 @@ class Scanner {
         const html = INLINE_HTML.exec(text);
         if (html) {
           if (html[0].includes("\n")) unsure();
-          const start = toSource(at);
+          const start = this.toSource(lines, at);
           const end = start + html[0].length;
           this.spans.push({ kind: "html", start, end, value: html[0] });
           if (topLevel) this.blocks.push({ type: "html", start, end });
