@@ -296,9 +296,12 @@ function subagentRule(text: string): string {
   );
 }
 
+const MARKED_SKILL = new RegExp(`${SKILL_OPEN}([a-z0-9-]+)${SKILL_CLOSE}`, "g");
+
 function skillReferences(text: string, context: RewriteContext): string {
+  if (!text.includes("/") && !text.includes(SKILL_OPEN)) return text;
   return text
-    .replace(new RegExp(`${SKILL_OPEN}([a-z0-9-]+)${SKILL_CLOSE}`, "g"), (_match, name: string) =>
+    .replace(MARKED_SKILL, (_match, name: string) =>
       context.skillNames.has(name) ? `\`/${slashCommandOf(openClawSkillName(name))}\`` : `\`/${name}\``,
     )
     .replace(
@@ -337,17 +340,23 @@ export function rewriteProse(text: string, context: RewriteContext, flags: Prose
   if (output !== beforePlan) flags.plansOnly = true;
   if (output.includes("TodoWrite")) apply(TODO_RULES);
   if (TOOL_WORD.test(output)) apply(TOOL_RULES);
-  output = output
-    .replace(/\bClaude ((?:[A-Za-z-]+ )?)sub-?agent(s?)\b/g, "$1sub-agent$2")
-    .replace(/\b(?:Claude|Claude's own)(?= and Codex\b)/g, "you");
-  output = subagentRule(output);
+  if (output.includes("Claude")) {
+    output = output
+      .replace(/\bClaude ((?:[A-Za-z-]+ )?)sub-?agent(s?)\b/g, "$1sub-agent$2")
+      .replace(/\b(?:Claude|Claude's own)(?= and Codex\b)/g, "you");
+  }
+  if (output.includes("subagent") || output.includes("sub-agent")) output = subagentRule(output);
   if (output.includes("sessions_spawn")) flags.spawnsSessions = true;
   // A version or date of Claude Code is a fact about Claude Code, never restated for OpenClaw.
-  output = output
-    .replace(/\s+with run_in_background: false —[^)]*(?=\))/g, "")
-    .replace(/,?\s+(?:since|as of|from|in|starting with|before)\s+Claude Code v?\d[\w.]*/g, "")
-    // Telling another agent what Claude Code's own files are stays true as written.
-    .replace(/\bClaude Code(?! v?\d)(?! skill definitions)/g, "OpenClaw");
+  if (output.includes("run_in_background")) {
+    output = output.replace(/\s+with run_in_background: false —[^)]*(?=\))/g, "");
+  }
+  if (output.includes("Claude Code")) {
+    output = output
+      .replace(/,?\s+(?:since|as of|from|in|starting with|before)\s+Claude Code v?\d[\w.]*/g, "")
+      // Telling another agent what Claude Code's own files are stays true as written.
+      .replace(/\bClaude Code(?! v?\d)(?! skill definitions)/g, "OpenClaw");
+  }
   output = skillReferences(output, context);
   return rewritePaths(output, context);
 }

@@ -76,9 +76,19 @@ interface ShellState {
   labels: Set<string>;
 }
 
+/** Patterns of a variable's use (`$NAME`, `${NAME}`), by name. */
+const variableUse = new Map<string, RegExp>();
+
 function referencesTainted(line: string, variables: Set<string>): boolean {
+  if (variables.size === 0 || !line.includes("$")) return false;
   for (const variable of variables) {
-    if (new RegExp(`\\$\\{?${escapeRegExp(variable)}\\b`).test(line)) return true;
+    if (!line.includes(variable)) continue;
+    let pattern = variableUse.get(variable);
+    if (pattern === undefined) {
+      pattern = new RegExp(`\\$\\{?${escapeRegExp(variable)}\\b`);
+      variableUse.set(variable, pattern);
+    }
+    if (pattern.test(line)) return true;
   }
   return false;
 }
