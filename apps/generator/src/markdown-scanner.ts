@@ -94,6 +94,12 @@ const INLINE_HTML = new RegExp(
 const AUTOLINK =
   /<[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\0- <>\x7f]*>|<[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*>/y;
 const ASCII_PUNCTUATION = /[!-/:-@[-`{-~]/;
+const INLINE_START = /[\\`<]/g;
+/**
+ * The first line of a paragraph that opens like a link definition but certainly is not one:
+ * a plain label and destination followed on the line by text that cannot open a title.
+ */
+const NOT_A_DEFINITION = /^\[[^[\]\\\n]+\]: *[^\s<]\S* +[^\s"'(]/;
 
 class Scanner {
   private readonly blocks: MarkdownBlock[] = [];
@@ -504,7 +510,7 @@ class Scanner {
         const end = leaf.lines[leaf.lines.length - 1]!.to;
         if (this.source.charCodeAt(leaf.start) === 0x5b) {
           const text = this.source.slice(leaf.start, end);
-          if (text.includes("]:")) unsure();
+          if (text.includes("]:") && !NOT_A_DEFINITION.test(text)) unsure();
         }
         this.push({ type: "paragraph", start: leaf.start, end });
         this.inline(leaf.lines, true);
@@ -642,6 +648,10 @@ class Scanner {
     const topLevel = this.topLevel;
     let at = 0;
     while (at < text.length) {
+      // Only a backslash, a backtick or `<` starts anything read here.
+      INLINE_START.lastIndex = at;
+      if (!INLINE_START.test(text)) break;
+      at = INLINE_START.lastIndex - 1;
       const code = text.charCodeAt(at);
       if (code === 0x5c) {
         at += at + 1 < text.length && ASCII_PUNCTUATION.test(text[at + 1]!) ? 2 : 1;
