@@ -200,7 +200,8 @@ class Scanner {
       const indented = indent >= 4;
       if (blank) {
         // A blank line: it ends a paragraph; containers not matched close.
-        if (openedContainer) unsure();
+        // A list item opened with nothing in it was declined above; a quote may be empty.
+        if (openedContainer && this.open[this.open.length - 1]?.kind !== "quote") unsure();
         if (!allMatched || this.leaf?.kind === "paragraph") this.closeLeaf();
         this.closeContainers(matched);
         this.noteQuoteLine();
@@ -427,42 +428,15 @@ class Scanner {
     this.closeContainers(matched);
   }
 
-  /** The line was read inside every open container: quotes end no earlier than their marker. */
+  /**
+   * The line was read inside every open container (its markers are all on it): a quote
+   * ends no earlier than the end of its last line, blank or not.
+   */
   private noteQuoteLine(): void {
     for (const container of this.open) {
       container.hasContent = true;
+      if (container.kind === "quote" && this.line.end > container.end) container.end = this.line.end;
     }
-    for (let index = this.open.length - 1; index >= 0; index--) {
-      const container = this.open[index]!;
-      if (container.kind !== "quote") continue;
-      // A quote line with nothing after the marker ends the quote there, unless spaces follow.
-      const markerEnd = this.quoteMarkerEnd(index);
-      if (markerEnd !== undefined && markerEnd > container.end) container.end = markerEnd;
-    }
-  }
-
-  /** Offset just after the `>` of the quote at `index` on the current line. */
-  private quoteMarkerEnd(index: number): number | undefined {
-    // Walk the prefixes again: quote markers are `>` after up to three spaces.
-    let offset = this.line.start;
-    for (let at = 0; at <= index; at++) {
-      const container = this.open[at]!;
-      const first = this.nonspace(offset);
-      if (container.kind === "quote") {
-        if (this.source.charCodeAt(first) !== 0x3e) return undefined;
-        if (at === index) {
-          // Trailing spaces after an empty quote line: where its end falls is not read here.
-          if (this.nonspace(first + 1) === this.line.end && first + 1 < this.line.end) unsure();
-          return first + 1;
-        }
-        offset = first + 1;
-        if (this.source.charCodeAt(offset) === 0x20) offset++;
-      } else {
-        if (first === this.line.end) offset = first;
-        else offset += container.contentIndent;
-      }
-    }
-    return undefined;
   }
 
   private closeContainers(keep: number): void {
