@@ -22,6 +22,23 @@ export function scanMarkdown(
   }
 }
 
+/**
+ * Sections read before, by their text: a section runs from a heading that ends everything
+ * open before it to the next heading at the margin, and reads the same in any text (gstack's
+ * skills share long sections, and each stage changes few of them).
+ */
+const sectionCache = new Map<string, MarkdownStructure>();
+let sectionCacheCharacters = 0;
+const SECTION_CACHE_LIMIT = 16 * 1024 * 1024;
+/** The start of the next line that may be a heading at the margin. */
+const HEADING_AFTER = /\n#{1,6}(?=[ \n]|$)/g;
+
+/** Forgets every section read (for measuring a cold run). */
+export function clearScanCache(): void {
+  sectionCache.clear();
+  sectionCacheCharacters = 0;
+}
+
 /** Thrown inside the scanner when the text takes a form it does not read with certainty. */
 const UNSURE = Symbol("unsure");
 
@@ -123,7 +140,33 @@ class Scanner {
   run(): MarkdownStructure {
     const source = this.source;
     let lineStart = 0;
+    /** The section being read since its heading, to be remembered once the next one is reached. */
+    let reading: { start: number; blocks: number; spans: number } | undefined;
     while (lineStart < source.length) {
+      if (source.charCodeAt(lineStart) === 0x23 && this.atSectionStart(lineStart)) {
+        // The heading ends every open block, as reading its line would: close them now.
+        this.closeLeaf();
+        this.closeContainers(0);
+        if (reading) this.remember(reading, lineStart);
+        reading = undefined;
+        HEADING_AFTER.lastIndex = lineStart;
+        const next = HEADING_AFTER.exec(source);
+        if (next) {
+          const end = next.index + 1;
+          const known = sectionCache.get(source.slice(lineStart, end));
+          if (known) {
+            for (const block of known.blocks) {
+              this.blocks.push({ ...block, start: block.start + lineStart, end: block.end + lineStart });
+            }
+            for (const span of known.spans) {
+              this.spans.push({ ...span, start: span.start + lineStart, end: span.end + lineStart });
+            }
+            lineStart = end;
+            continue;
+          }
+          reading = { start: lineStart, blocks: this.blocks.length, spans: this.spans.length };
+        }
+      }
       const newline = source.indexOf("\n", lineStart);
       const lineEnd = newline === -1 ? source.length : newline;
       this.line = { start: lineStart, end: lineEnd };
@@ -134,6 +177,39 @@ class Scanner {
     this.closeContainers(0);
     this.spans.sort((left, right) => left.start - right.start);
     return { blocks: this.blocks, spans: this.spans };
+  }
+
+  /**
+   * Whether the line at `start` is a heading at the margin that ends everything open
+   * before it: one outside a fence or HTML block. From there on, what is read depends only
+   * on the text from there.
+   */
+  private atSectionStart(start: number): boolean {
+    const kind = this.leaf?.kind;
+    if (kind === "fence" || kind === "html") return false;
+    let at = start;
+    while (at < this.source.length && at - start < 7 && this.source.charCodeAt(at) === 0x23) at++;
+    const hashes = at - start;
+    if (hashes > 6) return false;
+    return (
+      at === this.source.length || this.source.charCodeAt(at) === 0x20 || this.source.charCodeAt(at) === 0x0a
+    );
+  }
+
+  /** Remembers what a section read, relative to its start, for the next text holding it. */
+  private remember(reading: { start: number; blocks: number; spans: number }, end: number): void {
+    const text = this.source.slice(reading.start, end);
+    if (sectionCacheCharacters + text.length > SECTION_CACHE_LIMIT) clearScanCache();
+    const shift = reading.start;
+    sectionCache.set(text, {
+      blocks: this.blocks
+        .slice(reading.blocks)
+        .map((block) => ({ ...block, start: block.start - shift, end: block.end - shift })),
+      spans: this.spans
+        .slice(reading.spans)
+        .map((span) => ({ ...span, start: span.start - shift, end: span.end - shift })),
+    });
+    sectionCacheCharacters += text.length;
   }
 
   /** First offset at or after `from` on the line that is not a space. */

@@ -1,6 +1,6 @@
 import type { Nodes, Parents, Root } from "mdast";
 import { fromMarkdown } from "mdast-util-from-markdown";
-import { scanMarkdown } from "./markdown-scanner";
+import { clearScanCache, scanMarkdown } from "./markdown-scanner";
 
 /** A node of the parsed Markdown with its offsets in the source. */
 export interface MarkdownBlock {
@@ -170,6 +170,7 @@ export function clearParseCache(): void {
   documentCache.clear();
   sectionCache.clear();
   cachedCharacters = 0;
+  clearScanCache();
 }
 
 function parseSection(text: string): MarkdownStructure {
