@@ -3,7 +3,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { fixtureSources } from "./__fixtures__/fixtures";
-import { scanMarkdown } from "./markdown-scanner";
+import { clearScanCache, scanMarkdown } from "./markdown-scanner";
 import { parseWhole } from "./markdown-structure";
 import { findRealCorpus } from "./real-corpus.test-support";
 
@@ -112,6 +112,23 @@ describe("scanMarkdown", () => {
     );
     // It must read most such text itself, or it saves nothing.
     expect(read).toBeGreaterThan(600);
+  });
+
+  it("reads a section remembered from one text the same in another, whatever comes before it", () => {
+    const section = fc
+      .array(line, { minLength: 0, maxLength: 8 })
+      .map((lines) => ["# Shared", ...lines, "## Next", "text"].join("\n"));
+    const before = fc.array(line, { minLength: 1, maxLength: 4 }).map((lines) => lines.join("\n"));
+    let reused = 0;
+    fc.assert(
+      fc.property(before, before, section, (first, second, shared) => {
+        clearScanCache();
+        if (!agrees(`${first}\n${shared}\n`)) return;
+        if (agrees(`${second}\n${shared}\n`)) reused++;
+      }),
+      { numRuns: 1000 },
+    );
+    expect(reused).toBeGreaterThan(100);
   });
 
   it("agrees on the counterexamples found while it was written", () => {
