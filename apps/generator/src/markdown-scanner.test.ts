@@ -82,6 +82,12 @@ const bodies = [
   "[a]: b 'title'",
   "[link](https://example.com)",
   "![image](x.png)",
+  "see [a `code` link](https://example.com/x) and `after`",
+  "[open `code](x) close`",
+  "[x](`y`) `z`",
+  "[a](<b>) `c`",
+  '[a](b "t`") `c`',
+  "![alt `code`](i.png) `d`",
   "&amp; `&lt;`",
   "x \\",
 ];
@@ -94,8 +100,8 @@ const markdown = fc
   .chain((lines) => fc.constantFrom("", "\n").map((end) => lines.join("\n") + end));
 
 /** The scanner either declines or gives exactly what the full parser gives. */
-const agrees = (text: string): boolean => {
-  const scanned = scanMarkdown(text, parseWhole);
+const agrees = (text: string, withParser = true): boolean => {
+  const scanned = withParser ? scanMarkdown(text, parseWhole) : scanMarkdown(text);
   if (scanned === undefined) return false;
   expect(scanned).toEqual(parseWhole(text));
   return true;
@@ -105,8 +111,8 @@ describe("scanMarkdown", () => {
   it("gives exactly what the full CommonMark parse gives, or nothing", () => {
     let read = 0;
     fc.assert(
-      fc.property(markdown, (text) => {
-        if (agrees(text)) read++;
+      fc.property(markdown, fc.boolean(), (text, withParser) => {
+        if (agrees(text, withParser)) read++;
       }),
       { numRuns: 3000 },
     );
@@ -173,7 +179,8 @@ describe("scanMarkdown", () => {
       .sort();
     let read = 0;
     for (const file of files) {
-      if (agrees(readFileSync(join(corpus, file), "utf8"))) read++;
+      // Without the full parser even for paragraphs holding links.
+      if (agrees(readFileSync(join(corpus, file), "utf8"), false)) read++;
     }
     expect(files.length).toBeGreaterThan(54);
     expect(read).toBeGreaterThan(files.length * 0.9);

@@ -39,6 +39,24 @@ export function clearScanCache(): void {
   sectionCacheCharacters = 0;
 }
 
+/** A link's destination with nothing in it the inline rules read: no code, HTML, escape or title. */
+const PLAIN_DESTINATION = /\]\([^\s()`<>\\[\]]*\)/y;
+
+/**
+ * Whether every `](` in the text opens a plain destination, and no image is there. Such links
+ * leave code spans and inline HTML as they are: a code span binds tighter than a link's
+ * brackets, and only a destination or title can hold a backtick or `<` a link consumes;
+ * an image's text is no inline code.
+ */
+function plainLinksOnly(text: string): boolean {
+  if (text.includes("![")) return false;
+  for (let at = text.indexOf("]("); at !== -1; at = text.indexOf("](", at + 2)) {
+    PLAIN_DESTINATION.lastIndex = at;
+    if (!PLAIN_DESTINATION.test(text)) return false;
+  }
+  return true;
+}
+
 /** Thrown inside the scanner when the text takes a form it does not read with certainty. */
 const UNSURE = Symbol("unsure");
 
@@ -691,7 +709,7 @@ class Scanner {
       lines.length === 1
         ? this.source.slice(lines[0]!.from, lines[0]!.to)
         : lines.map((line) => this.source.slice(line.from, line.to)).join("\n");
-    if (text.includes("](")) {
+    if (text.includes("](") && !plainLinksOnly(text)) {
       this.paragraphWithLink(lines, paragraph);
       return;
     }
