@@ -13,7 +13,7 @@ export function scanMarkdown(
   markdown: string,
   parseParagraph?: (text: string) => MarkdownStructure,
 ): MarkdownStructure | undefined {
-  if (markdown.includes("\t") || markdown.includes("\r") || markdown.includes("\0")) return undefined;
+  if (UNREAD_CHARACTERS.test(markdown)) return undefined;
   try {
     return new Scanner(markdown, parseParagraph).run();
   } catch (error) {
@@ -57,6 +57,9 @@ function plainLinksOnly(text: string): boolean {
   return true;
 }
 
+/** Characters the scanner does not read: tabs (their columns), carriage returns, NUL. */
+const UNREAD_CHARACTERS = /[\t\r\0]/;
+
 /** Thrown inside the scanner when the text takes a form it does not read with certainty. */
 const UNSURE = Symbol("unsure");
 
@@ -84,13 +87,6 @@ interface InlineLine {
   to: number;
   /** Where the line starts once its container prefixes are taken off (at or before `from`). */
   prefix: number;
-}
-
-interface Line {
-  /** Offset of the line's first character in the source. */
-  start: number;
-  /** Offset of the line's end (its newline, or the end of the text). */
-  end: number;
 }
 
 type Leaf =
@@ -142,7 +138,9 @@ class Scanner {
   private readonly open: Container[] = [];
   /** The open paragraph, code or HTML block, if any (it sits in the innermost open container). */
   private leaf: Leaf | undefined;
-  private line: Line = { start: 0, end: 0 };
+  /** Offsets of the line being read: its first character, and its newline or the text's end. */
+  private lineStart = 0;
+  private lineEnd = 0;
   /** Offset within the source the line is read from, after the matched container prefixes. */
   private offset = 0;
 
@@ -187,7 +185,8 @@ class Scanner {
       }
       const newline = source.indexOf("\n", lineStart);
       const lineEnd = newline === -1 ? source.length : newline;
-      this.line = { start: lineStart, end: lineEnd };
+      this.lineStart = lineStart;
+      this.lineEnd = lineEnd;
       this.readLine();
       lineStart = lineEnd + 1;
     }
@@ -233,19 +232,19 @@ class Scanner {
   /** First offset at or after `from` on the line that is not a space. */
   private nonspace(from: number): number {
     let at = from;
-    while (at < this.line.end && this.source.charCodeAt(at) === 0x20) at++;
+    while (at < this.lineEnd && this.source.charCodeAt(at) === 0x20) at++;
     return at;
   }
 
   private readLine(): void {
     const source = this.source;
-    this.offset = this.line.start;
+    this.offset = this.lineStart;
     // 1. Which open containers the line continues.
     let matched = 0;
     for (; matched < this.open.length; matched++) {
       const container = this.open[matched]!;
       const first = this.nonspace(this.offset);
-      const blank = first === this.line.end;
+      const blank = first === this.lineEnd;
       if (container.kind === "quote") {
         if (first - this.offset <= 3 && source.charCodeAt(first) === 0x3e) {
           this.offset = first + 1;
@@ -289,7 +288,7 @@ class Scanner {
     for (;;) {
       const first = this.nonspace(this.offset);
       const indent = first - this.offset;
-      const blank = first === this.line.end;
+      const blank = first === this.lineEnd;
       const code = source.charCodeAt(first);
       const indented = indent >= 4;
       if (blank) {
@@ -301,7 +300,7 @@ class Scanner {
         this.noteQuoteLine();
         return;
       }
-      const rest = source.slice(first, this.line.end);
+      const rest = source.slice(first, this.lineEnd);
       if (!indented && !SPECIAL_START.test(rest)) break;
       if (!indented && code === 0x3e) {
         // A block quote.
@@ -366,7 +365,7 @@ class Scanner {
         }
         if (THEMATIC.test(rest)) {
           this.startContainer(matched);
-          this.push({ type: "thematic-break", start: first, end: this.line.end });
+          this.push({ type: "thematic-break", start: first, end: this.lineEnd });
           this.noteQuoteLine();
           return;
         }
@@ -390,7 +389,7 @@ class Scanner {
           this.open.push(container);
           matched = this.open.length;
           this.offset = first + item.padding;
-          if (this.offset > this.line.end) unsure();
+          if (this.offset > this.lineEnd) unsure();
           paragraphHere = false;
           lazyPossible = false;
           listMatched = false;
@@ -402,7 +401,7 @@ class Scanner {
         // Indented code on a line that closes a container: the parser splits it, not read here.
         if (!allMatched) unsure();
         this.startContainer(matched);
-        this.leaf = { kind: "indented", start: this.offset, lastEnd: this.line.end };
+        this.leaf = { kind: "indented", start: this.offset, lastEnd: this.lineEnd };
         this.noteQuoteLine();
         return;
       }
@@ -414,7 +413,7 @@ class Scanner {
       // A lazy line opening with HTML: the parser reads some as HTML blocks.
       if (!paragraphHere && source.charCodeAt(first) === 0x3c) unsure();
       const paragraph = this.leaf as Extract<Leaf, { kind: "paragraph" }>;
-      paragraph.lines.push({ from: first, to: this.line.end, prefix: this.offset });
+      paragraph.lines.push({ from: first, to: this.lineEnd, prefix: this.offset });
       if (paragraphHere) this.noteQuoteLine();
       return;
     }
@@ -422,7 +421,7 @@ class Scanner {
     this.leaf = {
       kind: "paragraph",
       start: first,
-      lines: [{ from: first, to: this.line.end, prefix: first }],
+      lines: [{ from: first, to: this.lineEnd, prefix: first }],
     };
     this.noteQuoteLine();
   }
@@ -431,12 +430,12 @@ class Scanner {
   private continueLeaf(leaf: Exclude<Leaf, { kind: "paragraph" }>): boolean {
     const source = this.source;
     const first = this.nonspace(this.offset);
-    const blank = first === this.line.end;
+    const blank = first === this.lineEnd;
     if (leaf.kind === "fence") {
       if (first - this.offset <= 3 && source.startsWith(leaf.marker[0]!, first)) {
-        const close = FENCE_CLOSE.exec(source.slice(first, this.line.end));
+        const close = FENCE_CLOSE.exec(source.slice(first, this.lineEnd));
         if (close && close[1]![0] === leaf.marker[0] && close[1]!.length >= leaf.marker.length) {
-          this.finishFence(leaf, this.line.end);
+          this.finishFence(leaf, this.lineEnd);
           this.noteQuoteLine();
           return true;
         }
@@ -455,7 +454,7 @@ class Scanner {
     }
     // Indented code.
     if (first - this.offset >= 4) {
-      leaf.lastEnd = this.line.end;
+      leaf.lastEnd = this.lineEnd;
       this.noteQuoteLine();
       return true;
     }
@@ -467,12 +466,9 @@ class Scanner {
   }
 
   private htmlLine(html: Extract<Leaf, { kind: "html" }>): void {
-    html.lines.push({ from: this.offset, to: this.line.end });
+    html.lines.push({ from: this.offset, to: this.lineEnd });
     this.noteQuoteLine();
-    if (
-      html.type <= 5 &&
-      HTML_BLOCK_END[html.type - 1]!.test(this.source.slice(this.offset, this.line.end))
-    ) {
+    if (html.type <= 5 && HTML_BLOCK_END[html.type - 1]!.test(this.source.slice(this.offset, this.lineEnd))) {
       this.finishHtml(html);
     }
   }
@@ -505,10 +501,10 @@ class Scanner {
       markerLength = ordered[0].length;
     }
     const after = first + markerLength;
-    if (after < this.line.end && this.source.charCodeAt(after) !== 0x20) return undefined;
+    if (after < this.lineEnd && this.source.charCodeAt(after) !== 0x20) return undefined;
     const content = this.nonspace(after);
     // An item that begins with a blank line: not read here.
-    if (content === this.line.end) {
+    if (content === this.lineEnd) {
       if (interrupt === true) return undefined;
       unsure();
     }
@@ -529,7 +525,7 @@ class Scanner {
   private noteQuoteLine(): void {
     for (const container of this.open) {
       container.hasContent = true;
-      if (container.kind === "quote" && this.line.end > container.end) container.end = this.line.end;
+      if (container.kind === "quote" && this.lineEnd > container.end) container.end = this.lineEnd;
     }
   }
 
@@ -619,7 +615,7 @@ class Scanner {
   }
 
   private heading(start: number, depth: number, contentStart: number): void {
-    const end = this.line.end;
+    const end = this.lineEnd;
     this.push({ type: "heading", start, end, depth });
     let contentEnd = end;
     while (contentEnd > contentStart && this.source.charCodeAt(contentEnd - 1) === 0x20) contentEnd--;
@@ -635,7 +631,7 @@ class Scanner {
 
   private setextHeading(paragraph: Extract<Leaf, { kind: "paragraph" }>, depth: number): void {
     if (this.source.charCodeAt(paragraph.start) === 0x5b) unsure();
-    this.push({ type: "heading", start: paragraph.start, end: this.line.end, depth });
+    this.push({ type: "heading", start: paragraph.start, end: this.lineEnd, depth });
     this.inline(paragraph.lines);
   }
 
