@@ -5,9 +5,11 @@ import type { CodeSpan, MarkdownBlock, MarkdownStructure } from "./markdown-stru
  * top-level list items, quotes, thematic breaks, code (fenced and indented), HTML blocks,
  * inline code and inline HTML, with the offsets one CommonMark parse gives them. It reads
  * the common forms only: on anything it does not read with certainty (tabs, carriage
- * returns, links, link definitions, unclosed fences or HTML blocks, a code span or inline
- * HTML over two lines, lists or quotes without content) it gives up and returns
- * `undefined`, and the caller parses with the full parser instead.
+ * returns, link definitions, images and links whose destination holds code or HTML,
+ * unclosed fences or HTML blocks, inline HTML over two lines, list items without content,
+ * the lines where the CommonMark parser departs from the specification) it gives up and
+ * returns `undefined`, and the caller parses with the full parser instead. `parseParagraph`,
+ * when given, reads such a link paragraph at the top level, so the rest is still scanned.
  */
 export function scanMarkdown(
   markdown: string,
