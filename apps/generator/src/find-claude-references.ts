@@ -1,5 +1,5 @@
 import { compareText } from "./compare-text";
-import { lineOf } from "./line-of";
+import { lineCounter } from "./line-of";
 import { type MarkdownStructure, parseMarkdownStructure } from "./markdown-structure";
 
 /** A Claude-only reference left in generated output, with why it was left. */
@@ -145,13 +145,14 @@ export function findClaudeReferences(
     return span.kind === "fence" ? "code-block" : span.kind;
   };
   const found: ClaudeReference[] = [];
+  const lineAt = lineCounter(markdown);
   for (const detector of detectors) {
     for (const match of markdown.matchAll(detector.pattern)) {
       const offset = match.index ?? 0;
       if (isWarningAboutClaudeFiles(markdown, offset)) continue;
       const context = contextAt(offset);
       found.push({
-        line: lineOf(markdown, offset),
+        line: lineAt(offset),
         text: match[0],
         construct: detector.construct,
         context,

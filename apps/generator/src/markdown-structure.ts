@@ -1,5 +1,6 @@
 import type { Nodes, Parents, Root } from "mdast";
 import { fromMarkdown } from "mdast-util-from-markdown";
+import { clearScanCache, scanMarkdown } from "./markdown-scanner";
 
 /** A node of the parsed Markdown with its offsets in the source. */
 export interface MarkdownBlock {
@@ -169,12 +170,13 @@ export function clearParseCache(): void {
   documentCache.clear();
   sectionCache.clear();
   cachedCharacters = 0;
+  clearScanCache();
 }
 
 function parseSection(text: string): MarkdownStructure {
   const cached = sectionCache.get(text);
   if (cached) return cached;
-  const parsed = parseWhole(text);
+  const parsed = scanMarkdown(text, parseWhole) ?? parseWhole(text);
   if (cachedCharacters + text.length > CACHE_LIMIT) {
     sectionCache.clear();
     cachedCharacters = 0;
@@ -194,6 +196,14 @@ export function parseMarkdownStructure(markdown: string): MarkdownStructure {
   // Stages parse a text they left unchanged again; reuse the whole result then.
   const known = documentCache.get(markdown);
   if (known) return known;
+  const structure = scanMarkdown(markdown, parseWhole) ?? parseBySection(markdown);
+  if (documentCache.size >= DOCUMENT_CACHE_LIMIT) documentCache.clear();
+  documentCache.set(markdown, structure);
+  return structure;
+}
+
+/** The full parse, section by section, of a document the scanner does not read whole. */
+function parseBySection(markdown: string): MarkdownStructure {
   const blocks: MarkdownBlock[] = [];
   const spans: CodeSpan[] = [];
   for (const section of sections(markdown)) {
@@ -205,10 +215,7 @@ export function parseMarkdownStructure(markdown: string): MarkdownStructure {
       spans.push({ ...span, start: span.start + section.start, end: span.end + section.start });
     }
   }
-  const structure = { blocks, spans };
-  if (documentCache.size >= DOCUMENT_CACHE_LIMIT) documentCache.clear();
-  documentCache.set(markdown, structure);
-  return structure;
+  return { blocks, spans };
 }
 
 /** One CommonMark parse of the whole text, without sections or cache. */

@@ -36,20 +36,29 @@ const BARE_HELPER = new RegExp(`(?<![\\w/.$-])(gstack-(?:${GSTACK_HELPERS.join("
  * the pack's `bin/`, and CLAUDE.md becomes AGENTS.md.
  */
 export function rewritePaths(text: string, context: RewriteContext): string {
-  return text
-    .replace(
-      /(~|\$HOME|\$\{HOME\})\/\.claude\/skills\/gstack\/([a-z0-9][a-z0-9-]*)\/SKILL\.md\b/g,
-      (_match, prefix: string, skill: string) =>
-        `${rootWithPrefix(context, prefix)}/${outputSkillName(skill)}/SKILL.md`,
-    )
-    .replace(
-      /(~|\$HOME|\$\{HOME\})\/\.claude\/skills\/gstack(?![A-Za-z0-9_-])/g,
-      (_match, prefix: string) => `${rootWithPrefix(context, prefix)}/gstack`,
-    )
-    .replace(/(~|\$HOME|\$\{HOME\})\/\.claude\/skills(?![A-Za-z0-9_-])/g, (_match, prefix: string) =>
-      rootWithPrefix(context, prefix),
-    )
-    .replace(/(^|[\s"'`(=/])\.claude\/skills\/gstack(?![A-Za-z0-9_-])/gm, "$1skills/gstack")
-    .replace(BARE_HELPER, (_match, helper: string) => `${context.skillsRoot}/gstack/bin/${helper}`)
-    .replace(/\bCLAUDE\.md\b/g, "AGENTS.md");
+  // Each rule runs only when the text holds what it must match: most text holds none.
+  let output = text;
+  if (output.includes(".claude/skills")) {
+    output = output
+      .replace(
+        /(~|\$HOME|\$\{HOME\})\/\.claude\/skills\/gstack\/([a-z0-9][a-z0-9-]*)\/SKILL\.md\b/g,
+        (_match, prefix: string, skill: string) =>
+          `${rootWithPrefix(context, prefix)}/${outputSkillName(skill)}/SKILL.md`,
+      )
+      .replace(
+        /(~|\$HOME|\$\{HOME\})\/\.claude\/skills\/gstack(?![A-Za-z0-9_-])/g,
+        (_match, prefix: string) => `${rootWithPrefix(context, prefix)}/gstack`,
+      )
+      .replace(/(~|\$HOME|\$\{HOME\})\/\.claude\/skills(?![A-Za-z0-9_-])/g, (_match, prefix: string) =>
+        rootWithPrefix(context, prefix),
+      )
+      .replace(/(^|[\s"'`(=/])\.claude\/skills\/gstack(?![A-Za-z0-9_-])/gm, "$1skills/gstack");
+  }
+  if (output.includes("gstack-")) {
+    output = output.replace(
+      BARE_HELPER,
+      (_match, helper: string) => `${context.skillsRoot}/gstack/bin/${helper}`,
+    );
+  }
+  return output.includes("CLAUDE.md") ? output.replace(/\bCLAUDE\.md\b/g, "AGENTS.md") : output;
 }

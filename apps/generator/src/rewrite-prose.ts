@@ -46,7 +46,11 @@ function skillPath(name: string, context: RewriteContext): string {
   return `\`${context.skillsRoot}/${openClawSkillName(name)}/SKILL.md\``;
 }
 
-type Rule = [RegExp, (match: string, ...groups: string[]) => string];
+/**
+ * A pattern, its replacement and, where given, words of which the pattern cannot match
+ * without one: a rule is skipped on text that holds none of them.
+ */
+type Rule = [RegExp, (match: string, ...groups: string[]) => string, needs?: readonly string[]];
 
 function askRules(): Rule[] {
   const ask = tool("AskUserQuestion");
@@ -146,10 +150,12 @@ function planRules(): Rule[] {
     [
       new RegExp(`\\b(before|after|until|Before|After|Until) ${exit}(?: tool)? is (?:called|invoked)`, "g"),
       (_match, preposition: string) => `${preposition} you present the plan for the user's approval`,
+      ["ExitPlanMode"],
     ],
     [
       new RegExp(`\\b(?:calling|Calling|invoking|Invoking|using|Using) (?:the )?${exit}(?: tool)?`, "g"),
       (match) => withCaseOf(match, "presenting the plan for the user's approval"),
+      ["ExitPlanMode"],
     ],
     [
       new RegExp(
@@ -157,17 +163,27 @@ function planRules(): Rule[] {
         "g",
       ),
       (match) => withCaseOf(match, "present the plan in your chat reply and wait for the user's approval"),
+      ["ExitPlanMode"],
     ],
-    [new RegExp(`${exit}(?: tool)?`, "g"), () => "presenting the plan for the user's approval"],
+    [
+      new RegExp(`${exit}(?: tool)?`, "g"),
+      () => "presenting the plan for the user's approval",
+      ["ExitPlanMode"],
+    ],
     [
       new RegExp(`\\b(?:call|Call|use|Use|invoke|Invoke) (?:the )?${enter}(?: tool)?`, "g"),
       (match) => withCaseOf(match, "switch to planning-only mode"),
+      ["EnterPlanMode"],
     ],
-    [new RegExp(`${enter}(?: tool)?`, "g"), () => "planning-only mode"],
-    [/\bPLAN MODE\b/g, () => "PLANNING-ONLY MODE"],
-    [/\bPlan Mode\b/g, () => "Planning-Only Mode"],
-    [/\b(P|p)lan-mode\b/g, (_match, letter) => `${letter === "P" ? "P" : "p"}lanning-only`],
-    [/\b(P|p)lan mode\b/g, (_match, letter) => `${letter === "P" ? "P" : "p"}lanning-only mode`],
+    [new RegExp(`${enter}(?: tool)?`, "g"), () => "planning-only mode", ["EnterPlanMode"]],
+    [/\bPLAN MODE\b/g, () => "PLANNING-ONLY MODE", ["PLAN MODE"]],
+    [/\bPlan Mode\b/g, () => "Planning-Only Mode", ["Plan Mode"]],
+    [/\b(P|p)lan-mode\b/g, (_match, letter) => `${letter === "P" ? "P" : "p"}lanning-only`, ["lan-mode"]],
+    [
+      /\b(P|p)lan mode\b/g,
+      (_match, letter) => `${letter === "P" ? "P" : "p"}lanning-only mode`,
+      ["lan mode"],
+    ],
   ];
 }
 
@@ -221,8 +237,9 @@ function toolRules(): Rule[] {
   rules.push([
     /\b(use|Use|with|With) (Grep|Glob)\b(?! tool)/g,
     (_match, verb: string, name: string) => `${verb} ${mappedName(name)}`,
+    ["Grep", "Glob"],
   ]);
-  rules.push([/\bBash (calls?|commands?)\b/g, (_match, noun: string) => `exec ${noun}`]);
+  rules.push([/\bBash (calls?|commands?)\b/g, (_match, noun: string) => `exec ${noun}`, ["Bash "]]);
   const listNames = ["Read", "Write", "Edit", "MultiEdit", "Bash", "Grep", "Glob", "WebSearch", "WebFetch"];
   const listItem = `(?:${TOOL_OPEN})?(?:${listNames.join("|")})(?:${TOOL_CLOSE})?`;
   rules.push([
@@ -236,6 +253,7 @@ function toolRules(): Rule[] {
       const named = mapped.map((name) => `\`${name}\``);
       return named.length === 1 ? named[0]! : `${named.slice(0, -1).join(", ")} and ${named.at(-1)}`;
     },
+    listNames,
   ]);
   for (const [name, mapping] of Object.entries(toolMappings)) {
     const reference = tool(name, !mapping.ambiguous);
@@ -244,10 +262,12 @@ function toolRules(): Rule[] {
       new RegExp(`\\b(the |The )${word} tool\\b`, "g"),
       (match) =>
         mapping.command ? withCaseOf(match, mappedName(name)) : withCaseOf(match, mappedName(name)),
+      [name],
     ]);
     rules.push([
       new RegExp(`${word} tool\\b`, "g"),
       () => (mapping.command ? mappedName(name) : `${mapping.openclaw} tool`),
+      [name],
     ]);
     const verbReference = name === "Bash" ? tool(name, true) : reference;
     rules.push([
@@ -256,10 +276,12 @@ function toolRules(): Rule[] {
         "g",
       ),
       (_match, verb, space) => `${verb}${space}${mappedName(name)}`,
+      [name],
     ]);
     rules.push([
       new RegExp(mapping.ambiguous ? `${TOOL_OPEN}${name}${TOOL_CLOSE}` : reference, "g"),
       () => (mapping.command ? `\`${mapping.command}\`` : `\`${mapping.openclaw}\``),
+      [name],
     ]);
   }
   return rules;
@@ -296,9 +318,12 @@ function subagentRule(text: string): string {
   );
 }
 
+const MARKED_SKILL = new RegExp(`${SKILL_OPEN}([a-z0-9-]+)${SKILL_CLOSE}`, "g");
+
 function skillReferences(text: string, context: RewriteContext): string {
+  if (!text.includes("/") && !text.includes(SKILL_OPEN)) return text;
   return text
-    .replace(new RegExp(`${SKILL_OPEN}([a-z0-9-]+)${SKILL_CLOSE}`, "g"), (_match, name: string) =>
+    .replace(MARKED_SKILL, (_match, name: string) =>
       context.skillNames.has(name) ? `\`/${slashCommandOf(openClawSkillName(name))}\`` : `\`/${name}\``,
     )
     .replace(
@@ -316,7 +341,8 @@ function skillReferences(text: string, context: RewriteContext): string {
 export function rewriteProse(text: string, context: RewriteContext, flags: ProseFlags): string {
   let output = text;
   const apply = (rules: Rule[]) => {
-    for (const [pattern, replace] of rules) {
+    for (const [pattern, replace, needs] of rules) {
+      if (needs !== undefined && !needs.some((word) => output.includes(word))) continue;
       output = output.replace(pattern, (...args) => replace(...(args as [string, ...string[]])));
     }
   };
@@ -337,17 +363,23 @@ export function rewriteProse(text: string, context: RewriteContext, flags: Prose
   if (output !== beforePlan) flags.plansOnly = true;
   if (output.includes("TodoWrite")) apply(TODO_RULES);
   if (TOOL_WORD.test(output)) apply(TOOL_RULES);
-  output = output
-    .replace(/\bClaude ((?:[A-Za-z-]+ )?)sub-?agent(s?)\b/g, "$1sub-agent$2")
-    .replace(/\b(?:Claude|Claude's own)(?= and Codex\b)/g, "you");
-  output = subagentRule(output);
+  if (output.includes("Claude")) {
+    output = output
+      .replace(/\bClaude ((?:[A-Za-z-]+ )?)sub-?agent(s?)\b/g, "$1sub-agent$2")
+      .replace(/\b(?:Claude|Claude's own)(?= and Codex\b)/g, "you");
+  }
+  if (output.includes("subagent") || output.includes("sub-agent")) output = subagentRule(output);
   if (output.includes("sessions_spawn")) flags.spawnsSessions = true;
   // A version or date of Claude Code is a fact about Claude Code, never restated for OpenClaw.
-  output = output
-    .replace(/\s+with run_in_background: false —[^)]*(?=\))/g, "")
-    .replace(/,?\s+(?:since|as of|from|in|starting with|before)\s+Claude Code v?\d[\w.]*/g, "")
-    // Telling another agent what Claude Code's own files are stays true as written.
-    .replace(/\bClaude Code(?! v?\d)(?! skill definitions)/g, "OpenClaw");
+  if (output.includes("run_in_background")) {
+    output = output.replace(/\s+with run_in_background: false —[^)]*(?=\))/g, "");
+  }
+  if (output.includes("Claude Code")) {
+    output = output
+      .replace(/,?\s+(?:since|as of|from|in|starting with|before)\s+Claude Code v?\d[\w.]*/g, "")
+      // Telling another agent what Claude Code's own files are stays true as written.
+      .replace(/\bClaude Code(?! v?\d)(?! skill definitions)/g, "OpenClaw");
+  }
   output = skillReferences(output, context);
   return rewritePaths(output, context);
 }

@@ -35,6 +35,9 @@ const FIXED_MARKERS = [
   "gstack-telemetry-log",
   "gstack-update-check",
 ];
+const FIXED_MARKER = new RegExp(
+  `(^|[^A-Za-z0-9_-])(?:${FIXED_MARKERS.map(escapeRegExp).join("|")})(?![A-Za-z0-9_-])`,
+);
 
 const SHELL_LANGS = new Set(["", "bash", "sh", "shell", "zsh", "console"]);
 const ASSIGNMENT = /^\s*(?:export\s+|local\s+|readonly\s+)?([A-Za-z_][A-Za-z0-9_]*)=/;
@@ -76,9 +79,19 @@ interface ShellState {
   labels: Set<string>;
 }
 
+/** Patterns of a variable's use (`$NAME`, `${NAME}`), by name. */
+const variableUse = new Map<string, RegExp>();
+
 function referencesTainted(line: string, variables: Set<string>): boolean {
+  if (variables.size === 0 || !line.includes("$")) return false;
   for (const variable of variables) {
-    if (new RegExp(`\\$\\{?${escapeRegExp(variable)}\\b`).test(line)) return true;
+    if (!line.includes(variable)) continue;
+    let pattern = variableUse.get(variable);
+    if (pattern === undefined) {
+      pattern = new RegExp(`\\$\\{?${escapeRegExp(variable)}\\b`);
+      variableUse.set(variable, pattern);
+    }
+    if (pattern.test(line)) return true;
   }
   return false;
 }
@@ -260,14 +273,14 @@ export function stripClaudePreamble(source: string): { body: string; stripped: S
     }
   }
 
+  // One pattern per kind of marker: a text matches one when it matches any of its names.
+  const names = [...state.variables, ...state.labels];
   const markers = [
-    ...FIXED_MARKERS.map(
-      (marker) => new RegExp(`(^|[^A-Za-z0-9_-])${escapeRegExp(marker)}(?![A-Za-z0-9_-])`),
-    ),
+    FIXED_MARKER,
     /\btelemetry\b/i,
-    ...[...state.variables, ...state.labels].map(
-      (name) => new RegExp(`(^|[^A-Za-z0-9_])${escapeRegExp(name)}(?![A-Za-z0-9_])`),
-    ),
+    ...(names.length === 0
+      ? []
+      : [new RegExp(`(^|[^A-Za-z0-9_])(?:${names.map(escapeRegExp).join("|")})(?![A-Za-z0-9_])`)]),
   ];
   const hasMarker = (text: string) => markers.some((marker) => marker.test(text));
   blocks.forEach((block, index) => {
