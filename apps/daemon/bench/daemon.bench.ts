@@ -5,7 +5,8 @@
  *   idle      CPU and memory of an idle daemon, against the same process before the daemon started
  *   service API list-sessions and check-status over the socket, against a bare HTTP round trip
  *             (bench/service-api.bench.ts)
- * BENCH_DISPATCHES (default 200), BENCH_PICKUPS (default 20), BENCH_IDLE_SECONDS (default 60) and
+ *   start-up  gstack-dispatch --help and status, against node -e 0 (run pnpm build first)
+ * BENCH_DISPATCHES (default 200), BENCH_PICKUPS (default 50), BENCH_IDLE_SECONDS (default 60) and
  * BENCH_API_REQUESTS (default 1000) shorten the run.
  */
 import { execFileSync, spawn } from "node:child_process";
@@ -15,6 +16,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { gstackLayout } from "@gstack/contracts";
+import { benchStartUp } from "../../../scripts/bench-start-up";
 import type { AgentStarter } from "../src/agent-types";
 import { Daemon } from "../src/daemon";
 import { startRunnerAgent } from "../src/runner-agent";
@@ -80,6 +82,15 @@ async function startDaemon(root: string, base: string, startAgent: AgentStarter,
   });
   await daemon.start();
   return daemon;
+}
+
+/** `gstack-dispatch --help` and `status` with no daemon, as ratios to `node -e 0` (needs a build). */
+function benchCliStartUp() {
+  const root = join(tmpdir(), `gstack-dispatch-start-up-${process.pid}`);
+  benchStartUp(join(import.meta.dirname, "..", "dist", "cli.js"), [
+    { label: "gstack-dispatch --help", args: ["--help"] },
+    { label: "gstack-dispatch status (no daemon)", args: ["status", "--root", root] },
+  ]);
 }
 
 async function benchPickup() {
@@ -184,3 +195,4 @@ await benchPickup();
 await benchThroughput();
 await benchServiceApi();
 await benchIdle();
+benchCliStartUp();
