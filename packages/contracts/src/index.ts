@@ -39,6 +39,8 @@ export {
   sanitizeSlug,
   slugFromRemote,
 } from "./layout";
+/** yaml, loaded the first time it is asked for (and the copy bundles carry): for packages that parse YAML only on some paths. */
+export { loadYaml } from "./lazy";
 export type { JsonLineProblem, SourceOptions } from "./parse";
 export { checkValue, parseJson, parseJsonLines, parseValue, parseYaml } from "./parse";
 export type { ChangeSeverity, JsonSchema, SchemaChange } from "./schema-compatibility";

@@ -1,5 +1,4 @@
-import { type Handoff, parseValue, timestampSchema } from "@gstack/contracts";
-import { parseDocument } from "yaml";
+import { type Handoff, loadYaml, parseValue, timestampSchema } from "@gstack/contracts";
 import { HandoffError } from "./handoff-error";
 import { composePrompt } from "./resume-prompt";
 
@@ -39,7 +38,7 @@ export function parseCheckpoint(text: string, source = "<checkpoint>"): Checkpoi
     const end = lines.indexOf("---", 1);
     if (end < 0)
       throw new HandoffError("malformed-file", `${source}:1: the frontmatter has no closing '---'`);
-    const document = parseDocument(lines.slice(1, end).join("\n"));
+    const document = loadYaml().parseDocument(lines.slice(1, end).join("\n"));
     if (document.errors.length > 0) {
       const line = (document.errors[0]!.linePos?.[0].line ?? 0) + 1;
       throw new HandoffError(

@@ -1,5 +1,4 @@
-import { type Handoff, type HandoffInput, parseValue, RESUME_PROMPT_MAX } from "@gstack/contracts";
-import { parseDocument, stringify } from "yaml";
+import { type Handoff, type HandoffInput, loadYaml, parseValue, RESUME_PROMPT_MAX } from "@gstack/contracts";
 import { HandoffError } from "./handoff-error";
 import { type HandoffSectionField, handoffSections } from "./handoff-sections";
 
@@ -55,7 +54,7 @@ export function formatHandoff(handoff: HandoffInput): string {
   for (const [key, value] of Object.entries(handoff)) {
     if (!sectionFields.has(key) && value !== undefined) frontmatter[key] = value;
   }
-  const parts = [`---\n${stringify(frontmatter, { lineWidth: 0 }).trimEnd()}\n---\n`];
+  const parts = [`---\n${loadYaml().stringify(frontmatter, { lineWidth: 0 }).trimEnd()}\n---\n`];
   for (const section of handoffSections) {
     const text = handoff[section.field];
     if (text === undefined) continue;
@@ -86,7 +85,7 @@ export function readHandoffFields(
     end = 1;
     while (end < lines.length && lines[end]!.replace(/\r$/, "") !== "---") end++;
     if (end >= lines.length) throw malformed(source, 1, "the frontmatter has no closing '---'");
-    const document = parseDocument(lines.slice(1, end).join("\n"), { uniqueKeys: true });
+    const document = loadYaml().parseDocument(lines.slice(1, end).join("\n"), { uniqueKeys: true });
     if (document.errors.length > 0) {
       const error = document.errors[0]!;
       const line = (error.linePos?.[0].line ?? 0) + 1;

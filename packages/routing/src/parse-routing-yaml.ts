@@ -1,5 +1,4 @@
-import { parseYaml } from "@gstack/contracts";
-import { LineCounter, parseDocument } from "yaml";
+import { loadYaml, parseYaml } from "@gstack/contracts";
 import type { LocatedRoute, RoutingTable } from "./routing-table";
 
 /**
@@ -9,8 +8,9 @@ import type { LocatedRoute, RoutingTable } from "./routing-table";
  */
 export function parseRoutingYaml(text: string, path = "routing.yaml"): RoutingTable {
   const config = parseYaml("routing", text, { source: path });
-  const lineCounter = new LineCounter();
-  const document = parseDocument(text, { lineCounter });
+  const yaml = loadYaml();
+  const lineCounter = new yaml.LineCounter();
+  const document = yaml.parseDocument(text, { lineCounter });
   const routes: LocatedRoute[] = config.routes.map((route, index) => {
     const node = document.getIn(["routes", index], true) as { range?: [number, number] } | undefined;
     const offset = node?.range?.[0];
