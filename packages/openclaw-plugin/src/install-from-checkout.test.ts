@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { access, mkdtemp, readdir, realpath, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -74,5 +74,22 @@ describe("installing from the checkout into a fresh prefix", () => {
       warnings: [],
     });
     expect(await runIt("gstack-routing", ["check"])).toContain("no routing configuration found");
+  });
+
+  // The service files start the installed command again: its path must exist after install.
+  it("writes a systemd unit and a Clawvisor service.yaml that start the installed command", async () => {
+    const env = { ...process.env, NO_COLOR: "1", GSTACK_HOME: join(folder, "gstack-home"), HOME: folder };
+    const dispatch = join(prefix, "bin", "gstack-dispatch");
+    const unit = (await run(dispatch, ["install", "--dry-run", "--platform", "linux"], { env })).stdout;
+    const execStart = /^ExecStart=(.*)$/m.exec(unit)?.[1] ?? "";
+    const manifest = (await run(dispatch, ["install", "--clawvisor", "--dry-run"], { env })).stdout;
+    const start = /^start:\n {2}- (.+)\n {2}- (.+)\n {2}- clawvisor-serve$/m.exec(manifest);
+    const script = start?.[2] ?? "";
+    expect(script).toBe(await realpath(dispatch));
+    await access(script);
+    expect(execStart).toContain(script);
+    // And the command it names is the daemon's, answering as one.
+    const { stdout } = await run(start?.[1] ?? "node", [script, "--help"], { env });
+    expect(stdout).toContain("clawvisor-serve");
   });
 });

@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { realpathSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -24,11 +25,19 @@ function execQuiet(program: string, args: string[]): Promise<string | undefined>
   );
 }
 
-/** The built cli.js (also when this command runs from source during development). */
+/**
+ * The script that started this command, which the service will start again: the real path of
+ * the installed bin (this package's `dist/cli.js`, or the OpenClaw plugin's bundled
+ * `gstack-dispatch.js`), or the built `dist/cli.js` when this runs from source.
+ */
 function installedCliPath(): string {
-  const here = fileURLToPath(import.meta.url);
-  if (!here.endsWith(".ts")) return join(dirname(here), "cli.js");
-  return join(dirname(here), "..", "..", "dist", "cli.js");
+  const entry = process.argv[1];
+  if (entry && !entry.endsWith(".ts")) {
+    try {
+      return realpathSync(entry);
+    } catch {}
+  }
+  return join(dirname(fileURLToPath(import.meta.url)), "..", "..", "dist", "cli.js");
 }
 
 /** Where clawvisor-local looks for services: `~/.clawvisor/local/services`. */
