@@ -217,11 +217,6 @@ export class Daemon {
     }
   }
 
-  /** Where the service API listens (undefined before start or when it could not). */
-  get serviceApiSocket(): string | undefined {
-    return this.api?.socket;
-  }
-
   /** The TCP address of the service API, when it serves TCP. */
   get serviceApiTcp(): string | undefined {
     return this.api?.tcpAddress;

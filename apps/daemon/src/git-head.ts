@@ -1,5 +1,6 @@
 import { readFile, stat } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
+import { exists } from "./exists";
 
 /** Where HEAD points, read from the repository's files: its commit (none before the first) and branch. */
 export interface HeadFromFiles {
@@ -72,11 +73,4 @@ async function commonDir(gitDir: string): Promise<string> {
   if (text === undefined) return gitDir;
   const target = text.trim();
   return isAbsolute(target) ? target : resolve(gitDir, target);
-}
-
-async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false,
-  );
 }

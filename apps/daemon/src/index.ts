@@ -22,7 +22,6 @@ export { bulletItems, completeSections, parseReportSections, renderReport } from
 export { startRunnerAgent } from "./runner-agent";
 export type { ApiResponse, ApiTarget } from "./service-api/client";
 export { ApiUnreachableError, apiRequest } from "./service-api/client";
-export { INTAKE_RULE_CODES } from "./service-api/errors";
 export { reachDaemonApi } from "./service-api/local-api";
 export type { ServiceSpec } from "./service-unit";
 export {

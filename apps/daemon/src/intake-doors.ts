@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto";
-import { access, open, readdir, rm } from "node:fs/promises";
+import { open, readdir, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { type Dispatch, writeFileAtomic } from "@gstack/contracts";
 import { type FSWatcher, watch } from "chokidar";
 import type { DaemonContext } from "./daemon-context";
+import { exists } from "./exists";
 import {
   claimIncoming,
   type IntakeRules,
@@ -360,15 +361,6 @@ export class Intake {
 
 function duplicateRefusal(id: string): Refusal {
   return { rule: "duplicate", reason: `a dispatch with id ${id} was already taken`, event: "rejected", id };
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Flushes a folder's entries, so a name just linked into it survives a power cut too. */

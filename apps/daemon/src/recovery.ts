@@ -1,4 +1,4 @@
-import { access, readdir, rm } from "node:fs/promises";
+import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { type Dispatch, parseJson, parseValue, writeFileAtomic } from "@gstack/contracts";
 import {
@@ -10,6 +10,7 @@ import {
   readPlan,
 } from "./completion";
 import type { DaemonContext } from "./daemon-context";
+import { exists } from "./exists";
 import { MAX_DISPATCH_BYTES, readClaimed } from "./intake";
 import { stopMarkedAgents, stopRecordedAgent } from "./orphans";
 import { readAllStates, readQueueFile, type SessionState, writeState } from "./session-state";
@@ -242,13 +243,4 @@ function lostDispatch(state: SessionState): Dispatch {
     project_dir: state.project_dir || "/",
     target_agent: ["claude", "codex", "cursor", "gemini"].includes(state.agent) ? state.agent : "claude",
   });
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

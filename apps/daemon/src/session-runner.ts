@@ -38,9 +38,7 @@ export interface LiveSession {
   persistTimer?: NodeJS.Timeout;
   /** Set once finishing has begun; settles when the completion is written. */
   finishing?: Promise<void>;
-  /** Set while a run that has ended is being settled (finished, or queued for its retry). */
-  settling?: Promise<void>;
-  /** Settles once the running agent's result has been taken and settled. */
+  /** Set from an agent's start until its result has been taken and the run settled. */
   runOver?: Promise<void>;
 }
 
@@ -321,6 +319,7 @@ export class SessionRunner {
       context.log(`started ${state.id} with ${state.agent} (pid ${agent.pid}, attempt ${state.attempt})`);
       await this.settleRun(session, agent);
     } finally {
+      session.runOver = undefined;
       markRunOver();
     }
   }
@@ -334,13 +333,7 @@ export class SessionRunner {
     session.persistTimer = undefined;
     state.progress = result.progress;
     // From here the run's outcome is decided by its result, not by a cancel arriving now.
-    const settling = this.settle(session, result);
-    session.settling = settling;
-    try {
-      await settling;
-    } finally {
-      session.settling = undefined;
-    }
+    await this.settle(session, result);
   }
 
   /** Writes a running session's progress at most every half second. */
@@ -460,25 +453,21 @@ export class SessionRunner {
    * before its spawn, a waiting one is finished as cancelled, and one already finishing is
    * left to finish.
    */
-  async cancel(session: LiveSession, reason: string, afterEnd = false): Promise<CancelOutcome> {
+  async cancel(session: LiveSession, reason: string): Promise<CancelOutcome> {
     const { context } = this;
     const id = session.state.id;
-    if (session.agent?.ended?.() && !afterEnd) {
-      // The agent has exited and its result is being read: the cancel is too late for this run.
-      // Once the run is settled, decide again: it has ended, or a retry waits that can be stopped.
+    if (session.runOver && !session.finishing && (!session.agent || session.agent.ended?.())) {
+      // The agent has exited and its result is being read or settled: the cancel is too late
+      // for this run. Once the run is settled, decide again: it has ended, or a retry waits
+      // that can still be stopped.
       await session.runOver;
-      return this.cancel(session, reason, true);
-    }
-    if (session.settling && !session.finishing) {
-      // The agent has already ended: wait to see whether that ends the dispatch or a retry
-      // follows, which the cancel can still stop.
-      await session.settling.catch(() => undefined);
       if (!this.sessions.has(id) && !session.finishing) {
         const ended = await readCompletionStatus(context.layout.dispatch.completedJson(id));
         return ended
           ? { outcome: "finished", ...(ended.status ? { status: ended.status } : {}) }
           : { outcome: "unknown" };
       }
+      return this.cancel(session, reason);
     }
     if (session.finishing) {
       // Its outcome is already decided: the cancel changes nothing.

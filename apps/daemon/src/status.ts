@@ -8,7 +8,7 @@ import {
 } from "@gstack/contracts";
 import type { DeliveryStatus } from "./completion-delivery";
 import { commitsSince } from "./git";
-import { readAllStates, readQueueFile } from "./session-state";
+import { readAllStates, readQueueFile, type SessionState } from "./session-state";
 
 /** The daemon's state as the `status` command shows it. */
 export interface DaemonStatus {
@@ -39,47 +39,62 @@ export async function readDeliveryStatus(
   }
 }
 
+/**
+ * The list-sessions answer from session states: the running ones (commits counted live from
+ * git), then the queued ones in `queueOrder` (any it does not name at the end). The daemon builds
+ * it from memory for the service API, `status` from the files. Built in the list-sessions shape,
+ * not parsed again, so a status loads no schema (the service API checks its answers).
+ */
+export async function listSessionsOf(
+  states: readonly SessionState[],
+  queueOrder: readonly string[],
+  maxConcurrent: number,
+  now: Date,
+): Promise<ListSessionsResponse> {
+  const seconds = (since: string) =>
+    Math.max(0, Math.round((now.getTime() - new Date(since).getTime()) / 1000));
+  const running = states.filter((state) => state.status === "running" || state.status === "retrying");
+  const queued = states
+    .filter((state) => state.status === "queued")
+    .sort((a, b) => (queueOrder.indexOf(a.id) >>> 0) - (queueOrder.indexOf(b.id) >>> 0));
+  const sessions = await Promise.all(
+    running.map(async (state) => ({
+      id: state.id,
+      project: state.project,
+      elapsed: seconds(state.started_at ?? state.queued_at),
+      agent: state.agent,
+      turns: state.progress?.turns ?? 0,
+      tool_uses: state.progress?.toolUses ?? 0,
+      commits: state.started_at ? (await commitsSince(state.project_dir, state.base_sha)).length : 0,
+      ...(state.progress?.lastAction ? { last_action: state.progress.lastAction } : {}),
+      attempt: state.attempt,
+    })),
+  );
+  return {
+    active: sessions.length,
+    max_concurrent: maxConcurrent,
+    queued: queued.length,
+    sessions,
+    queue: queued.map((state) => ({
+      id: state.id,
+      project: state.project,
+      waiting: seconds(state.queued_at),
+    })),
+  };
+}
+
 /** Reads queue, session states and heartbeat from disk; counts commits live from git. */
 export async function readStatus(layout: GstackLayout, now = new Date()): Promise<DaemonStatus> {
   let heartbeat: Heartbeat | undefined;
   try {
     heartbeat = parseValue("heartbeat", JSON.parse(await readFile(layout.dispatch.heartbeat, "utf8")));
   } catch {}
-  const states = await readAllStates(layout);
-  const order = await readQueueFile(layout);
-  const running = states.filter((state) => state.status === "running" || state.status === "retrying");
-  const queued = states
-    .filter((state) => state.status === "queued")
-    .sort((a, b) => (order.indexOf(a.id) >>> 0) - (order.indexOf(b.id) >>> 0));
-  const sessions = await Promise.all(
-    running.map(async (state) => ({
-      id: state.id,
-      project: state.project,
-      elapsed: Math.max(
-        0,
-        Math.round((now.getTime() - new Date(state.started_at ?? state.queued_at).getTime()) / 1000),
-      ),
-      agent: state.agent,
-      turns: state.progress?.turns ?? 0,
-      tool_uses: state.progress?.toolUses ?? 0,
-      commits: (await commitsSince(state.project_dir, state.base_sha)).length,
-      ...(state.progress?.lastAction ? { last_action: state.progress.lastAction } : {}),
-      attempt: state.attempt,
-    })),
+  const response = await listSessionsOf(
+    await readAllStates(layout),
+    await readQueueFile(layout),
+    heartbeat?.max_concurrent ?? 2,
+    now,
   );
-  // Built here from the daemon's own files, in the list-sessions shape (the service API checks
-  // its answers against the schema); not parsed again, so a status loads no schema.
-  const response: ListSessionsResponse = {
-    active: sessions.length,
-    max_concurrent: heartbeat?.max_concurrent ?? 2,
-    queued: queued.length,
-    sessions,
-    queue: queued.map((state) => ({
-      id: state.id,
-      project: state.project,
-      waiting: Math.max(0, Math.round((now.getTime() - new Date(state.queued_at).getTime()) / 1000)),
-    })),
-  };
   // Three missed heartbeats mean the daemon is gone (or hung); older daemons did not write
   // their interval, and wrote every 30 seconds by default.
   const staleAfterMs = 3 * (heartbeat?.interval_seconds ?? 30) * 1000;

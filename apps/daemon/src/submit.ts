@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { access, rename } from "node:fs/promises";
+import { rename } from "node:fs/promises";
 import { join } from "node:path";
 import {
   type Dispatch,
@@ -8,6 +8,7 @@ import {
   signDocument,
   writeFileAtomic,
 } from "@gstack/contracts";
+import { exists } from "./exists";
 import { readState } from "./session-state";
 
 /**
@@ -58,16 +59,13 @@ export async function dispatchPhase(
   if (await exists(layout.dispatch.completedJson(id))) return "finished";
   const state = await readState(layout, id);
   if (state) return state.status === "finished" ? "finished" : "active";
-  if (await exists(join(layout.dispatch.incoming, `${id}.json`))) return "waiting";
-  if (await exists(layout.dispatch.claimedFile(id))) return "waiting";
-  return undefined;
+  return (await waitingOnDisk(layout, id)) ? "waiting" : undefined;
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
+/** True when a dispatch waits in `dispatch/` or in `claimed/` to be taken. */
+export async function waitingOnDisk(layout: GstackLayout, id: string): Promise<boolean> {
+  return (
+    (await exists(join(layout.dispatch.incoming, `${id}.json`))) ||
+    (await exists(layout.dispatch.claimedFile(id)))
+  );
 }

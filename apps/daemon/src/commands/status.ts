@@ -1,5 +1,3 @@
-import { access } from "node:fs/promises";
-import { join } from "node:path";
 import { type DispatchSnapshot, type GstackLayout, parseValue } from "@gstack/contracts";
 import { defineCommand } from "citty";
 import { DaemonError } from "../errors";
@@ -7,6 +5,7 @@ import { reachDaemonApi } from "../service-api/local-api";
 import { dispatchSnapshot } from "../service-api/snapshot";
 import { readQueueFile } from "../session-state";
 import { formatStatus, readStatus } from "../status";
+import { waitingOnDisk } from "../submit";
 import { commandMeta } from "./command-meta";
 import { fail, layoutOf, refusalLine, rootArg } from "./common";
 
@@ -61,28 +60,25 @@ export const status = defineCommand({
 });
 
 /** A dispatch's snapshot read from the files alone, when no daemon answers. */
-export function snapshotFromFiles(layout: GstackLayout, id: string): Promise<DispatchSnapshot | undefined> {
-  let queue: Promise<string[]> | undefined;
+export async function snapshotFromFiles(
+  layout: GstackLayout,
+  id: string,
+): Promise<DispatchSnapshot | undefined> {
+  const queue = await readQueueFile(layout);
   return dispatchSnapshot(
     {
       layout,
       now: () => new Date(),
       live: () => undefined,
-      position: () => undefined,
-      isWaiting: async (candidate) =>
-        (await exists(join(layout.dispatch.incoming, `${candidate}.json`))) ||
-        (await exists(layout.dispatch.claimedFile(candidate))),
+      position: (candidate) => {
+        const index = queue.indexOf(candidate);
+        return index < 0 ? undefined : index + 1;
+      },
+      isWaiting: (candidate) => waitingOnDisk(layout, candidate),
     },
     id,
     { report: false },
-  ).then(async (snapshot) => {
-    if (snapshot?.status !== "queued") return snapshot;
-    queue ??= readQueueFile(layout);
-    const index = (await queue).indexOf(id);
-    return index < 0
-      ? snapshot
-      : { ...snapshot, position: index + 1, message: `queued at position ${index + 1}` };
-  });
+  );
 }
 
 function formatSnapshot(snapshot: DispatchSnapshot): string {
@@ -98,13 +94,4 @@ function formatSnapshot(snapshot: DispatchSnapshot): string {
     );
   }
   return lines.join("\n");
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

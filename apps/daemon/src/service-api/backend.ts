@@ -1,8 +1,8 @@
-import { type ListSessionsResponse, parseValue, SERVICE_API_VERSION } from "@gstack/contracts";
+import { SERVICE_API_VERSION } from "@gstack/contracts";
 import type { DaemonContext } from "../daemon-context";
-import { commitsSince } from "../git";
 import type { OfferVerdict } from "../intake-doors";
 import type { CancelOutcome, SessionRunner } from "../session-runner";
+import { listSessionsOf } from "../status";
 import type { ServiceBackend } from "./handler";
 import { dispatchSnapshot } from "./snapshot";
 
@@ -51,42 +51,7 @@ export function daemonBackend(parts: BackendParts): ServiceBackend {
         options,
       ),
     cancel: (id, reason) => parts.cancel(id, reason),
-    list: () => listSessions(context, runner),
+    list: () =>
+      listSessionsOf(runner.liveStates(), runner.queue.ids, context.settings.max_concurrent, context.now()),
   };
-}
-
-/** The `list-sessions` answer from the runner's memory: running sessions, then the queue in order. */
-export async function listSessions(
-  context: DaemonContext,
-  runner: SessionRunner,
-): Promise<ListSessionsResponse> {
-  const now = context.now().getTime();
-  const seconds = (since: string) => Math.max(0, Math.round((now - new Date(since).getTime()) / 1000));
-  const states = runner.liveStates();
-  const running = states.filter((state) => state.status === "running" || state.status === "retrying");
-  const sessions = await Promise.all(
-    running.map(async (state) => ({
-      id: state.id,
-      project: state.project,
-      elapsed: seconds(state.started_at ?? state.queued_at),
-      agent: state.agent,
-      turns: state.progress?.turns ?? 0,
-      tool_uses: state.progress?.toolUses ?? 0,
-      commits: state.started_at ? (await commitsSince(state.project_dir, state.base_sha)).length : 0,
-      ...(state.progress?.lastAction ? { last_action: state.progress.lastAction } : {}),
-      attempt: state.attempt,
-    })),
-  );
-  const byId = new Map(states.map((state) => [state.id, state]));
-  const queue = runner.queue.ids.flatMap((id) => {
-    const state = byId.get(id);
-    return state ? [{ id, project: state.project, waiting: seconds(state.queued_at) }] : [];
-  });
-  return parseValue("list-sessions", {
-    active: sessions.length,
-    max_concurrent: context.settings.max_concurrent,
-    queued: queue.length,
-    sessions,
-    queue,
-  });
 }

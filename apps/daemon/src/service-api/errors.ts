@@ -42,11 +42,6 @@ export function refusalForRule(rule: string, reason: string, id: string | undefi
   return { status: mapped.status, body };
 }
 
-/** Every intake rule with its code, for the documentation and its test. */
-export const INTAKE_RULE_CODES: Readonly<Record<string, CallbackErrorCode>> = Object.fromEntries(
-  Object.entries(RULE_CODES).map(([rule, { code }]) => [rule, code]),
-);
-
 export function apiError(
   status: number,
   code: CallbackErrorCode,
