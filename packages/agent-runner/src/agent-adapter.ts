@@ -46,7 +46,10 @@ export interface AgentAdapter {
   readonly defaultBinary: string;
   /** Whether a finished run must end with a structured result (absence is then a failure). */
   readonly expectsResult: boolean;
-  /** Whether the command line needs the project's git directories (even when git is not tracked). */
+  /**
+   * Whether the built-in command line needs the project's git directories (even when git is not
+   * tracked); a configured command never gets them.
+   */
   readonly needsGitDirectories?: boolean;
   commandLine(options: AdapterRunOptions): CommandLine;
   createTracker(): OutputTracker;

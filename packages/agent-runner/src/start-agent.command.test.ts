@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { processGroupAlive, processGroupMembers } from "./process-group";
@@ -103,6 +103,33 @@ describe("startAgent with a configured command (Codex-style JSON lines)", () => 
     });
     expect(result.git).toMatchObject({ commitCount: 1, branch: "main" });
     expect(readFileSync(join(cwd, "notes.md"), "utf8")).toBe("# Notes\n");
+  });
+
+  it("starts a configured command without asking git, which that command line never uses", async () => {
+    const cwd = scratch.repository("command-agent-repo-");
+    const shims = scratch.folder("command-agent-shims-");
+    const calls = join(shims, "calls");
+    writeFileSync(join(shims, "git"), `#!/bin/sh\necho "$@" >> '${calls}'\nexit 1\n`, { mode: 0o755 });
+    const program = agentProgram(`console.log(JSON.stringify(process.argv.slice(2)));`);
+    const path = process.env.PATH;
+    process.env.PATH = `${shims}:${path}`;
+    try {
+      const result = await startAgent({
+        agent: "codex",
+        prompt: "x",
+        cwd,
+        trackGit: false,
+        command: { command: [process.execPath, program, "{prompt}"] },
+      }).done;
+      expect(result.exitCode).toBe(0);
+      expect(result.progress.lastAssistantText).toBe('["x"]');
+      expect(existsSync(calls)).toBe(false);
+      // The built-in Codex command line does ask git, for the sandbox's writable roots.
+      await startAgent({ agent: "codex", binary: program, prompt: "x", cwd, trackGit: false }).done;
+      expect(readFileSync(calls, "utf8")).toContain("rev-parse");
+    } finally {
+      process.env.PATH = path;
+    }
   });
 
   it("classifies a failed turn from the agent's JSON", async () => {

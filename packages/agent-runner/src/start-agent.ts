@@ -166,7 +166,9 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   if (!existsSync(options.cwd)) {
     throw new AgentRunnerError("invalid_option", `The working directory ${options.cwd} does not exist.`);
   }
-  const inspectGit = options.trackGit !== false || adapter.needsGitDirectories === true;
+  // A configured command line is used as written, so it takes no git directories either.
+  const needsGitDirectories = adapter.needsGitDirectories === true && options.command === undefined;
+  const inspectGit = options.trackGit !== false || needsGitDirectories;
   const start: ReturnType<typeof gitStart> = inspectGit
     ? gitStart(options.cwd)
     : { repository: false, directories: [] };
