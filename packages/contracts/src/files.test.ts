@@ -44,6 +44,14 @@ describe("writeFileAtomic", () => {
     expect(await readdir(folder)).toEqual(["taken"]);
   });
 
+  it("keeps writes at once to one file apart: the result is one whole write, no temporary file left", async () => {
+    const path = join(folder, "busy.json");
+    const contents = Array.from({ length: 50 }, (_, index) => `write ${index}\n`.repeat(100 + index));
+    await Promise.all(contents.map((content) => writeFileAtomic(path, content)));
+    expect(contents).toContain(await readFile(path, "utf8"));
+    expect(await readdir(folder)).toEqual(["busy.json"]);
+  });
+
   it("never shows a reader a partly written file", async () => {
     const path = join(folder, "big.json");
     const versions = ["a", "b", "c", "d"].map((letter) => letter.repeat(256 * 1024));

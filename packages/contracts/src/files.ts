@@ -1,4 +1,4 @@
-import { mkdir, open, rename, rm } from "node:fs/promises";
+import { type FileHandle, mkdir, open, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { nodeCrypto } from "./lazy";
 
@@ -13,12 +13,20 @@ export async function writeFileAtomic(
   options: { mode?: number } = {},
 ): Promise<void> {
   const folder = dirname(path);
-  await mkdir(folder, { recursive: true });
-  const temporary = join(
-    folder,
-    `.${basename(path)}.${process.pid}.${nodeCrypto().randomBytes(6).toString("hex")}.tmp`,
-  );
-  const handle = await open(temporary, "wx", options.mode ?? 0o644);
+  const mode = options.mode ?? 0o644;
+  let temporary = temporaryName(folder, path);
+  let handle: FileHandle;
+  try {
+    handle = await open(temporary, "wx", mode);
+  } catch (error) {
+    // The folder is created only when missing, and a name left by an earlier process with the
+    // same pid is stepped over: both are rare, so the common write costs no extra call.
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "ENOENT" && code !== "EEXIST") throw error;
+    if (code === "ENOENT") await mkdir(folder, { recursive: true });
+    temporary = temporaryName(folder, path);
+    handle = await open(temporary, "wx", mode);
+  }
   try {
     await handle.writeFile(data);
     await handle.sync();
@@ -36,6 +44,19 @@ export async function writeFileAtomic(
   }
 }
 
+let temporaryPrefix: string | undefined;
+let temporaryCount = 0;
+
+/**
+ * A hidden name beside `path` that no other write uses: the process id, a random part drawn
+ * once per process (pids are reused) and a counter. The file is opened with O_EXCL anyway.
+ */
+function temporaryName(folder: string, path: string): string {
+  temporaryPrefix ??= `${process.pid}.${nodeCrypto().randomBytes(6).toString("hex")}`;
+  temporaryCount += 1;
+  return join(folder, `.${basename(path)}.${temporaryPrefix}.${temporaryCount.toString(36)}.tmp`);
+}
+
 /**
  * Appends lines to a file with one `write(2)` on a descriptor opened with `O_APPEND`, so
  * that writers in several processes never tear or interleave a line: the kernel moves to
@@ -46,8 +67,14 @@ export async function appendLines(path: string, lines: readonly string[]): Promi
   for (const line of lines) {
     if (line.includes("\n")) throw new TypeError("a line to append must not contain a newline");
   }
-  await mkdir(dirname(path), { recursive: true });
-  const handle = await open(path, "a");
+  let handle: FileHandle;
+  try {
+    handle = await open(path, "a");
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+    await mkdir(dirname(path), { recursive: true });
+    handle = await open(path, "a");
+  }
   try {
     const buffer = Buffer.from(`${lines.join("\n")}\n`, "utf8");
     let written = 0;
