@@ -7,7 +7,8 @@
  *             (bench/service-api.bench.ts)
  *   start-up  gstack-dispatch --help and status, against node -e 0 (run pnpm build first)
  * BENCH_DISPATCHES (default 200), BENCH_PICKUPS (default 50), BENCH_IDLE_SECONDS (default 60) and
- * BENCH_API_REQUESTS (default 1000) shorten the run.
+ * BENCH_API_REQUESTS (default 1000) shorten the run; BENCH_ONLY (a comma list of pickup,
+ * throughput, service-api, idle, start-up) runs only those parts.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -130,6 +131,9 @@ async function benchPickup() {
 async function benchThroughput() {
   const { base, repo, layout } = await world();
   const daemon = await startDaemon(layout.root, base, startRunnerAgent);
+  const bareBefore = await bareLoop();
+  const loopBefore = performance.eventLoopUtilization();
+  const cpuBefore = process.cpuUsage();
   const begin = performance.now();
   for (let index = 0; index < dispatches; index += 1) {
     const id = `dispatch-many-${index}`;
@@ -144,9 +148,21 @@ async function benchThroughput() {
     await sleep(20);
   }
   const daemonMs = performance.now() - begin;
+  const busy = performance.eventLoopUtilization(loopBefore).utilization;
+  const cpu = process.cpuUsage(cpuBefore);
   await daemon.stop(0);
   await rm(base, { recursive: true, force: true });
-  const bareBegin = performance.now();
+  // The bare loop runs before and after, and the ratio is against their mean, so a change in
+  // the machine's load during the run moves both sides.
+  const bareMs = (bareBefore + (await bareLoop())) / 2;
+  console.log(
+    `${dispatches} dispatches at ${concurrency} at once: ${(daemonMs / 1000).toFixed(2)} s (${(daemonMs / dispatches).toFixed(1)} ms each) = ${(daemonMs / bareMs).toFixed(1)}× a bare spawn loop (${(bareMs / 1000).toFixed(2)} s); the daemon's thread busy ${(busy * 100).toFixed(0)}% of the time, ${((cpu.user + cpu.system) / 1000 / dispatches).toFixed(1)} ms of CPU per dispatch`,
+  );
+}
+
+/** The same number of bare spawns as dispatches, `concurrency` at a time; its duration in ms. */
+async function bareLoop(): Promise<number> {
+  const begin = performance.now();
   let next = 0;
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -156,10 +172,7 @@ async function benchThroughput() {
       }
     }),
   );
-  const bareMs = performance.now() - bareBegin;
-  console.log(
-    `${dispatches} dispatches at ${concurrency} at once: ${(daemonMs / 1000).toFixed(2)} s (${(daemonMs / dispatches).toFixed(1)} ms each) = ${(daemonMs / bareMs).toFixed(1)}× a bare spawn loop (${(bareMs / 1000).toFixed(2)} s)`,
-  );
+  return performance.now() - begin;
 }
 
 async function idleWindow(seconds: number) {
@@ -191,8 +204,10 @@ async function benchIdle() {
   );
 }
 
-await benchPickup();
-await benchThroughput();
-await benchServiceApi();
-await benchIdle();
-benchCliStartUp();
+const only = process.env.BENCH_ONLY?.split(",").map((part) => part.trim());
+const wanted = (part: string) => !only || only.includes(part);
+if (wanted("pickup")) await benchPickup();
+if (wanted("throughput")) await benchThroughput();
+if (wanted("service-api")) await benchServiceApi();
+if (wanted("idle")) await benchIdle();
+if (wanted("start-up")) benchCliStartUp();

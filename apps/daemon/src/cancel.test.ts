@@ -1,7 +1,7 @@
-import { readdir, writeFile } from "node:fs/promises";
+import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type CancelParts, onControlFile, requestCancel } from "./cancel";
+import { type CancelParts, onControlFile, requestCancel, scanControl } from "./cancel";
 import type { DaemonContext } from "./daemon-context";
 import type { CancelOutcome, LiveSession } from "./session-runner";
 import { auditOf, dispatchFor, makeWorld, roomContext, type TestWorld } from "./test-support";
@@ -95,5 +95,33 @@ describe("requestCancel", () => {
     await onControlFile(parts, join(control, "notes.txt"), "notes.txt");
     expect(asked).toEqual([["dispatch-live", "cancel requested"]]);
     expect(await readdir(control)).toEqual([]);
+  });
+
+  it("acts once on a control file reported several times, at once or after it is gone", async () => {
+    const control = context.layout.dispatch.control;
+    live.set("dispatch-live", {
+      state: { id: "dispatch-live" },
+      dispatch: dispatchFor(world, "x", "y"),
+    } as LiveSession);
+    const path = join(control, "dispatch-live.cancel");
+    await writeFile(path, "{}");
+    await Promise.all([1, 2, 3].map(() => onControlFile(parts, path, "dispatch-live.cancel")));
+    await scanControl(parts);
+    await onControlFile(parts, path, "dispatch-live.cancel");
+    expect(asked).toEqual([["dispatch-live", "cancel requested"]]);
+  });
+
+  it("rescans control/ past a name it cannot remove, leaving writers' hidden files alone", async () => {
+    const control = context.layout.dispatch.control;
+    live.set("dispatch-live", {
+      state: { id: "dispatch-live" },
+      dispatch: dispatchFor(world, "x", "y"),
+    } as LiveSession);
+    await mkdir(join(control, "a-folder.cancel"));
+    await writeFile(join(control, ".dispatch-live.cancel.tmp"), "{}");
+    await writeFile(join(control, "dispatch-live.cancel"), "{}");
+    await scanControl(parts);
+    expect(asked).toEqual([["dispatch-live", "cancel requested"]]);
+    expect((await readdir(control)).sort()).toEqual([".dispatch-live.cancel.tmp", "a-folder.cancel"]);
   });
 });

@@ -1,4 +1,4 @@
-import { readdir, rm } from "node:fs/promises";
+import { readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { readCompletionStatus } from "./completion";
 import type { DaemonContext } from "./daemon-context";
@@ -51,16 +51,32 @@ export async function requestCancel(parts: CancelParts, id: string, reason: stri
 
 const CANCEL_FILE = /^(dispatch-[A-Za-z0-9_-]{1,120})\.cancel$/;
 
-/** Handles one name in `dispatch/control/`: removed, and a `{id}.cancel` asks for that cancel. */
+/**
+ * Handles one name in `dispatch/control/`: removed, and a `{id}.cancel` asks for that cancel.
+ * Whoever removes the file acts on it, so a name reported twice (an event and a rescan, or
+ * the event of its own removal) is acted on once.
+ */
 export async function onControlFile(parts: CancelParts, path: string, name: string): Promise<void> {
   const match = CANCEL_FILE.exec(name);
-  await rm(path, { force: true });
+  try {
+    // unlink, not rm: only unlink reports a name already gone (ENOENT) to all but one caller.
+    await unlink(path);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+    throw error;
+  }
   if (!match?.[1]) return;
   await requestCancel(parts, match[1], "cancel requested");
 }
 
-/** Handles every name already in `dispatch/control/` (at start). */
+/** Handles every name already in `dispatch/control/` (at start and on each heartbeat). */
 export async function scanControl(parts: CancelParts): Promise<void> {
   const folder = parts.context.layout.dispatch.control;
-  for (const name of await readdir(folder)) await onControlFile(parts, join(folder, name), name);
+  for (const name of await readdir(folder)) {
+    // Names that start with a dot are writers' temporary files.
+    if (name.startsWith(".")) continue;
+    await onControlFile(parts, join(folder, name), name).catch((error: Error) =>
+      parts.context.log(`control/${name}: ${error.message}`),
+    );
+  }
 }

@@ -117,6 +117,7 @@ export class Daemon {
       sessions: runner,
       ...(options.maxDispatchBytes !== undefined ? { maxDispatchBytes: options.maxDispatchBytes } : {}),
       onControl: (path, name) => void onControlFile(this.cancels, path, name),
+      rescanControl: () => scanControl(this.cancels),
     });
     const intake = this.intake;
     this.cancels = { context, sessions: runner, intake };
@@ -153,7 +154,10 @@ export class Daemon {
           await scanControl(this.cancels);
           if (options.serviceApi !== false) await this.openServiceApi(options);
         },
-        rescan: () => intake.scanIncoming(),
+        rescan: async () => {
+          await intake.scanIncoming();
+          await scanControl(this.cancels);
+        },
         close: async () => {
           await this.api?.close();
           await intake.close();

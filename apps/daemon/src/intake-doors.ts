@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import { open, readdir, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { type Dispatch, writeFileAtomic } from "@gstack/contracts";
-import { type FSWatcher, watch } from "chokidar";
 import type { DaemonContext } from "./daemon-context";
+import { DirectoryWatch } from "./directory-watch";
 import { exists } from "./exists";
 import {
   claimIncoming,
@@ -44,6 +44,8 @@ export interface IntakeOptions {
   maxDispatchBytes?: number;
   /** Told of each name that appears in `dispatch/control/`. */
   onControl?: (path: string, name: string) => void;
+  /** Looks at every name in `dispatch/control/` (after an event that named nothing). */
+  rescanControl?: () => Promise<void>;
 }
 
 /**
@@ -55,7 +57,7 @@ export interface IntakeOptions {
  */
 export class Intake {
   private chain: Promise<void> = Promise.resolve();
-  private watcher?: FSWatcher;
+  private watches: DirectoryWatch[] = [];
   /** Incoming files a claim failed on (not a vanished file): tried again on each heartbeat. */
   private readonly unclaimable = new Set<string>();
   /** Cancels that arrived before their dispatch was taken, by id. */
@@ -88,33 +90,43 @@ export class Intake {
   /** Starts watching `dispatch/` and `dispatch/control/`, then takes what is already there. */
   async open(): Promise<void> {
     const folders = this.context.layout.dispatch;
-    this.watcher = watch([folders.incoming, folders.control], {
-      depth: 0,
-      ignoreInitial: true,
-      ignored: (path: string) =>
-        path.split(/[\\/]/).pop()?.startsWith(".") === true && path !== folders.incoming,
-    });
-    const route = (path: string) => {
-      if (dirname(path) === folders.control) this.options.onControl?.(path, basename(path));
-      else this.onFile(path);
-    };
-    // A name dropped again right after its claim is reported as `change`, and a folder named
-    // `x.json` as `addDir`: both must reach intake, which refuses what is not a regular file.
-    this.watcher.on("add", route);
-    const incomingOnly = (path: string) => {
-      if (dirname(path) === folders.incoming) this.onFile(path);
-    };
-    this.watcher.on("change", incomingOnly);
-    this.watcher.on("addDir", incomingOnly);
-    this.watcher.on("error", (error) => this.context.log(`watch error: ${(error as Error).message}`));
-    await new Promise<void>((resolve) => this.watcher?.once("ready", () => resolve()));
+    // Names that start with a dot are writers' temporary files and the daemon's own.
+    const visible = (name: string) => !name.startsWith(".");
+    this.watches = [
+      new DirectoryWatch(folders.incoming, {
+        // A name dropped again right after its claim, or a folder named `x.json`, must reach
+        // intake too, which refuses what is not a regular file and skips what is gone.
+        onName: (name) => {
+          if (visible(name)) this.onFile(join(folders.incoming, name));
+        },
+        onUnknown: () => void this.rescanSoon(),
+        onError: (error) =>
+          this.context.log(`watch error on dispatch/: ${error.message}; rescanning every heartbeat`),
+      }),
+      new DirectoryWatch(folders.control, {
+        onName: (name) => {
+          if (visible(name)) this.options.onControl?.(join(folders.control, name), name);
+        },
+        onUnknown: () => void this.options.rescanControl?.(),
+        onError: (error) =>
+          this.context.log(`watch error on dispatch/control/: ${error.message}; rescanning every heartbeat`),
+      }),
+    ];
+    for (const watch of this.watches) watch.ensure();
     await this.scanIncoming();
   }
 
   /** Stops watching and waits for what intake already started. */
   async close(): Promise<void> {
-    await this.watcher?.close();
+    for (const watch of this.watches) watch.close();
     await this.chain;
+  }
+
+  /** A rescan of `dispatch/` after an event that named nothing; failures are logged. */
+  private rescanSoon(): Promise<void> {
+    return this.scanIncoming().catch((error: Error) =>
+      this.context.log(`scan of dispatch/ failed: ${error.message}`),
+    );
   }
 
   /** Resolves when every file seen and every offer made so far has been taken or refused. */
@@ -134,9 +146,19 @@ export class Intake {
       });
   }
 
-  /** Looks at every name in `dispatch/`: what the watcher missed or could not be claimed before. */
+  /**
+   * Looks at every name in `dispatch/`: what the watch missed or could not be claimed before.
+   * A watch that failed, or whose folder was made anew, is opened again first.
+   */
   async scanIncoming(): Promise<void> {
     const { dispatch } = this.context.layout;
+    for (const watch of this.watches) {
+      try {
+        if (await watch.renew()) this.context.log(`watching ${watch.folder} again`);
+      } catch {
+        // Still failing: the heartbeat's rescans carry intake until it can be watched.
+      }
+    }
     const names = (await readdir(dispatch.incoming))
       .filter((name) => isDispatchFileName(name) && join(dispatch.incoming, name) !== dispatch.queue)
       .sort();
