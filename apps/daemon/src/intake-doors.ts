@@ -1,9 +1,8 @@
 import { randomBytes } from "node:crypto";
 import { open, readdir, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { type Dispatch, writeFileAtomic } from "@gstack/contracts";
+import { DirectoryWatch, type Dispatch, writeFileAtomic } from "@gstack/contracts";
 import type { DaemonContext } from "./daemon-context";
-import { DirectoryWatch } from "./directory-watch";
 import { exists } from "./exists";
 import {
   claimIncoming,

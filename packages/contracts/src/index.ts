@@ -9,6 +9,8 @@ export {
 } from "./callback-signature";
 export type { ConfigConflict } from "./config";
 export { resolveDispatchSettings } from "./config";
+export type { DirectoryWatchHandlers } from "./directory-watch";
+export { DirectoryWatch } from "./directory-watch";
 export type { WrittenDispatch } from "./dispatch-file";
 export { prepareDispatch, writeDispatchFile } from "./dispatch-file";
 export type { DocumentKind, DocumentOf } from "./documents";

@@ -1,7 +1,6 @@
-import { readFile } from "node:fs/promises";
-import { basename } from "node:path";
-import { type Completion, parseJson, type ReplyTo, replyToSchema } from "@gstack/contracts";
-import { watch } from "chokidar";
+import { readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { type Completion, DirectoryWatch, parseJson, type ReplyTo, replyToSchema } from "@gstack/contracts";
 import { completionMessage } from "./completion-message";
 import type { DeliveredLedger } from "./delivered-ledger";
 import type { PluginSettings } from "./plugin-settings";
@@ -83,36 +82,96 @@ async function readReport(settings: PluginSettings, id: string): Promise<string 
   }
 }
 
+/** How often a watch that failed is tried again (and the folder scanned when it is back). */
+const RENEW_MILLISECONDS = 30_000;
+/** A completion that does not parse yet is read again after this, once. */
+const REREAD_MILLISECONDS = 250;
+
 /**
- * Follows `dispatch/completed/` on this host: every `{id}.json` already there at start
- * and every one that appears later goes to the inbox (which skips what was delivered).
+ * Follows `dispatch/completed/` on this host: every `{id}.json` already there at start and
+ * every one that appears later goes to the inbox (which skips what was delivered). The folder
+ * keeps every report the daemon ever wrote, so the follower never lists it on an event: the
+ * system's notification names the file. At start, the names the delivered-ledger already holds
+ * are skipped without being read.
  */
 export function followCompletedFolder(
   settings: PluginSettings,
   inbox: CompletionInbox,
+  ledger: Pick<DeliveredLedger, "has" | "list">,
   log: { warn(message: string): void },
 ): { ready: Promise<void>; close(): Promise<void> } {
   const folder = settings.layout.dispatch.completed;
-  const handle = async (path: string) => {
-    if (!path.endsWith(".json")) return;
+  let closed = false;
+  const pending = new Set<Promise<void>>();
+  const warn = (name: string, error: unknown) =>
+    log.warn(
+      `gstack: could not deliver ${name}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`,
+    );
+  const deliverFile = async (name: string, delivered?: ReadonlySet<string>): Promise<void> => {
+    const id = name.slice(0, -".json".length);
+    if (delivered?.has(id)) return;
+    const path = join(folder, name);
     try {
-      // The daemon writes the report (.md) before the .json; give a just-created file a moment.
-      const text = await readFile(path, "utf8");
-      const completion = parseJson("completion", text, { source: path });
+      if (await ledger.has(id)) return;
+      let text = await readFile(path, "utf8");
+      let completion: Completion;
+      try {
+        completion = parseJson("completion", text, { source: path });
+      } catch {
+        // The daemon renames a whole file into place; a writer that does not gets one more read.
+        await new Promise((resolve) => setTimeout(resolve, REREAD_MILLISECONDS));
+        if (closed) return;
+        text = await readFile(path, "utf8");
+        completion = parseJson("completion", text, { source: path });
+      }
       await inbox.deliver({ completion, via: "completed-folder" });
     } catch (error) {
-      log.warn(
-        `gstack: could not deliver ${basename(path)}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`,
-      );
+      // A name reported for a file already gone is no error.
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return;
+      warn(name, error);
     }
   };
-  const watcher = watch(folder, {
-    depth: 0,
-    ignoreInitial: false,
-    awaitWriteFinish: { stabilityThreshold: 200, pollInterval: 50 },
+  const consider = (name: string) => {
+    if (closed || name.startsWith(".") || !name.endsWith(".json")) return;
+    const work = deliverFile(name);
+    pending.add(work);
+    void work.finally(() => pending.delete(work));
+  };
+  const scan = async () => {
+    const delivered = new Set(await ledger.list());
+    const names = (await readdir(folder)).filter((name) => !name.startsWith(".") && name.endsWith(".json"));
+    for (const name of names.sort()) {
+      if (closed) return;
+      await deliverFile(name, delivered);
+    }
+  };
+  const scanLogged = () =>
+    scan().catch((error: Error) => log.warn(`gstack: could not scan ${folder}: ${error.message}`));
+  const watch = new DirectoryWatch(folder, {
+    onName: consider,
+    onUnknown: () => void scanLogged(),
+    onError: (error) => log.warn(`gstack: watching ${folder} failed (${error.message}); trying again`),
   });
-  watcher.on("add", (path) => void handle(path));
-  watcher.on("change", (path) => void handle(path));
-  const ready = new Promise<void>((resolve) => watcher.once("ready", () => resolve()));
-  return { ready, close: () => watcher.close() };
+  // A failed watch (or a folder made anew) is renewed and then scanned for what it missed.
+  const renewal = setInterval(() => {
+    watch
+      .renew()
+      .then((renewed) => (renewed ? scanLogged() : undefined))
+      .catch(() => undefined);
+  }, RENEW_MILLISECONDS);
+  renewal.unref();
+  const ready = (async () => {
+    watch.ensure();
+    await scan();
+  })();
+  return {
+    ready,
+    async close() {
+      closed = true;
+      clearInterval(renewal);
+      watch.close();
+      await ready.catch(() => undefined);
+      await Promise.all(pending);
+    },
+  };
 }

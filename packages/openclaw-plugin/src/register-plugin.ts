@@ -107,7 +107,7 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
     async start() {
       if (!settings.followCompletions) return;
       await mkdir(settings.layout.dispatch.completed, { recursive: true });
-      follower = followCompletedFolder(settings, inbox, api.logger);
+      follower = followCompletedFolder(settings, inbox, ledger, api.logger);
       await follower.ready;
       api.logger.info(`gstack: following ${settings.layout.dispatch.completed}`);
     },

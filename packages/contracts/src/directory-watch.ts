@@ -13,11 +13,12 @@ export interface DirectoryWatchHandlers {
 
 /**
  * Follows one folder (not its subfolders) with the system's own notifications and hands on
- * each name an event is about, without reading the folder or looking at the file. Intake
- * decides what a name means, so a folder the daemon itself writes to all the time
- * (`audit.jsonl`, `queue.json`, the heartbeat) costs one call per event, not a fresh listing of
- * every entry in it. Events may repeat or arrive for names already gone; the owner must take
- * them as hints and rescan on its own schedule, since a system may drop events under load.
+ * each name an event is about, without reading the folder or looking at the file. The owner
+ * decides what a name means, so a busy folder (the daemon's `dispatch/`, where it also writes
+ * its audit log and queue) or a large one (`dispatch/completed/`, which keeps every report)
+ * costs one call per event, not a fresh listing of every entry in it. Events may repeat or
+ * arrive for names already gone; the owner takes them as hints and scans the folder at start
+ * and on its own schedule, since a system may drop events under load.
  */
 export class DirectoryWatch {
   private watcher?: FSWatcher;

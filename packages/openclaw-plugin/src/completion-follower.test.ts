@@ -1,0 +1,121 @@
+import { mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Completion, gstackLayout } from "@gstack/contracts";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { type CompletionInbox, followCompletedFolder } from "./completion-follower";
+import { type DeliveredLedger, deliveredLedger } from "./delivered-ledger";
+import type { PluginSettings } from "./plugin-settings";
+
+let base: string;
+let settings: PluginSettings;
+let ledger: DeliveredLedger;
+let delivered: string[];
+let warnings: string[];
+let follower: ReturnType<typeof followCompletedFolder> | undefined;
+
+/** Records what reaches the inbox; like the real one, the ledger's exclusive create decides. */
+const inbox: CompletionInbox = {
+  async deliver({ completion }) {
+    const first = await ledger.record({
+      dispatch_id: completion.dispatch_id,
+      session_key: "agent:main:main",
+      via: "completed-folder",
+      delivered_at: new Date().toISOString(),
+    });
+    if (!first) return "already-delivered";
+    delivered.push(completion.dispatch_id);
+    return "delivered";
+  },
+};
+
+beforeEach(async () => {
+  base = await mkdtemp(join(tmpdir(), "completion-follower-"));
+  const layout = gstackLayout(join(base, "gstack"));
+  await mkdir(layout.dispatch.completed, { recursive: true });
+  settings = { layout } as PluginSettings;
+  ledger = deliveredLedger(join(base, "openclaw-state"));
+  delivered = [];
+  warnings = [];
+});
+
+afterEach(async () => {
+  await follower?.close();
+  follower = undefined;
+  await rm(base, { recursive: true, force: true });
+});
+
+const completionText = (id: string) =>
+  JSON.stringify({ dispatch_id: id, status: "completed", duration: 3 } satisfies Partial<Completion>);
+
+/** Writes a completion the way the daemon does: whole, then renamed into place. */
+async function complete(id: string): Promise<void> {
+  const folder = settings.layout.dispatch.completed;
+  const hidden = join(folder, `.${id}.json.1.tmp`);
+  await writeFile(hidden, completionText(id));
+  await rename(hidden, join(folder, `${id}.json`));
+}
+
+function start() {
+  follower = followCompletedFolder(settings, inbox, ledger, { warn: (message) => warnings.push(message) });
+  return follower.ready;
+}
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+describe("followCompletedFolder", () => {
+  it("delivers what is waiting at start, skipping what the ledger holds without reading it", async () => {
+    await complete("dispatch-a");
+    await complete("dispatch-b");
+    // Delivered earlier; its file is now unreadable as JSON, which a read would report.
+    await writeFile(join(settings.layout.dispatch.completed, "dispatch-old.json"), "{ not json");
+    await ledger.record({
+      dispatch_id: "dispatch-old",
+      session_key: "agent:main:main",
+      via: "completed-folder",
+      delivered_at: new Date().toISOString(),
+    });
+    await writeFile(join(settings.layout.dispatch.completed, "dispatch-a.md"), "# report");
+    await start();
+    expect(delivered).toEqual(["dispatch-a", "dispatch-b"]);
+    expect(warnings).toEqual([]);
+  });
+
+  it("delivers each completion that appears later once, ignoring reports and hidden files", async () => {
+    await start();
+    await complete("dispatch-new");
+    await writeFile(join(settings.layout.dispatch.completed, "dispatch-new.md"), "# report");
+    await until(() => delivered.includes("dispatch-new"), "the new completion");
+    await complete("dispatch-next");
+    await until(() => delivered.includes("dispatch-next"), "the next completion");
+    expect(delivered).toEqual(["dispatch-new", "dispatch-next"]);
+    expect(warnings).toEqual([]);
+  });
+
+  it("reads a completion written in place again once, and names a file that stays broken", async () => {
+    await start();
+    const folder = settings.layout.dispatch.completed;
+    const text = completionText("dispatch-slow");
+    await writeFile(join(folder, "dispatch-slow.json"), text.slice(0, 10));
+    setTimeout(() => void writeFile(join(folder, "dispatch-slow.json"), text), 50);
+    await until(() => delivered.includes("dispatch-slow"), "the completion written in two steps");
+    await writeFile(join(folder, "dispatch-broken.json"), "{ nope");
+    await until(() => warnings.length > 0, "a warning");
+    expect(warnings[0]).toContain("dispatch-broken.json");
+    expect(delivered).toEqual(["dispatch-slow"]);
+  });
+
+  it("delivers nothing after it is closed", async () => {
+    await start();
+    await follower?.close();
+    await complete("dispatch-late");
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(delivered).toEqual([]);
+  });
+});
