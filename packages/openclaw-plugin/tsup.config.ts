@@ -14,16 +14,24 @@ const commands = Object.fromEntries(
 
 export default defineConfig(
   packageBuild(
-    { index: "src/index.ts", ...commands },
+    {
+      index: "src/index.ts",
+      ...commands,
+      "vendor/zod": "src/vendor/zod.ts",
+      "vendor/yaml": "src/vendor/yaml.ts",
+    },
     {
       noExternal: [/.*/],
       external: [/^openclaw(\/|$)/],
       splitting: true,
       treeshake: false,
       // The libraries say "no side effects" for their library use; their command entries
-      // run on import, so the package-level hint must not drop them here.
+      // run on import, so the package-level hint must not drop them here. Libraries resolve
+      // through their Node entries (`import`), not the bundler entry (`module`) that imports
+      // zod and yaml up front: bundle-dependencies.ts hands them over on first use.
       esbuildOptions(options) {
         options.ignoreAnnotations = true;
+        options.conditions = ["node"];
       },
       dts: { entry: { index: "src/index.ts" } },
       // Bundled CommonJS dependencies call require(); ESM has none unless we make one.

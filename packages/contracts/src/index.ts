@@ -42,7 +42,7 @@ export {
   slugFromRemote,
 } from "./layout";
 /** yaml, loaded the first time it is asked for (and the copy bundles carry): for packages that parse YAML only on some paths. */
-export { loadYaml } from "./lazy";
+export { loadYaml, provideDependencyLoaders } from "./lazy";
 export type { JsonLineProblem, SourceOptions } from "./parse";
 export { checkValue, parseJson, parseJsonLines, parseValue, parseYaml } from "./parse";
 export type { ChangeSeverity, JsonSchema, SchemaChange } from "./schema-compatibility";

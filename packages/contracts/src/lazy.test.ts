@@ -64,6 +64,28 @@ console.log(JSON.stringify(steps));
     });
   });
 
+  it("takes zod and yaml from loaders a bundle provides, each called once and only when needed", () => {
+    const steps = inFreshProcess(`
+const calls = [];
+const requireHere = createRequire(import.meta.url);
+contracts.provideDependencyLoaders({
+  zod: () => (calls.push("zod"), requireHere("zod")),
+  yaml: () => (calls.push("yaml"), requireHere("yaml")),
+});
+const steps = {};
+contracts.parseJson("dispatch", JSON.stringify({ id: "dispatch-a", dispatched_by: "x", task: "t", project: "p", project_dir: "/p" }));
+steps.validParsed = [...calls];
+try { contracts.parseJson("dispatch", "{}", { source: "d.json" }); } catch (error) { steps.error = error.message.split("\\n")[0]; }
+steps.invalidParsed = [...calls];
+contracts.parseYaml("routing", "routes: []\\n");
+contracts.parseYaml("routing", "routes: []\\n");
+steps.yamlParsed = [...calls];
+console.log(JSON.stringify(steps));
+`);
+    expect(steps).toMatchObject({ validParsed: [], invalidParsed: ["zod"], yamlParsed: ["zod", "yaml"] });
+    expect((steps as { error: string }).error).toContain("d.json");
+  });
+
   it("shares the zod a program imports itself rather than loading a second copy", () => {
     expect(Object.getPrototypeOf(contracts.learningTypeSchema)).toBe(z.ZodEnum.prototype);
     expect(contracts.learningSchema.safeParse({}).error).toBeInstanceOf(z.ZodError);

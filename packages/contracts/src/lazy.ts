@@ -8,12 +8,27 @@ const requireHere = createRequire(import.meta.url);
 
 const provided: Record<string, unknown> = {};
 
+const loaders: Record<string, () => unknown> = {};
+
 /**
  * Hands over dependencies already imported, for the build bundlers pick (`index-bundled.ts`):
  * a bundle has no node_modules to load them from later.
  */
 export function provideDependencies(dependencies: { zod: typeof Zod; yaml: typeof Yaml }): void {
   Object.assign(provided, dependencies);
+}
+
+/**
+ * Hands over functions that load zod and yaml, called on first use like the package's own
+ * loading. For a bundle that keeps them lazy: a bundler that turns `require("zod")` into a
+ * deferred initialiser lets a bundled command that never validates skip evaluating zod. A
+ * dependency already provided or loaded is kept.
+ */
+export function provideDependencyLoaders(dependencies: {
+  zod?: () => typeof Zod;
+  yaml?: () => typeof Yaml;
+}): void {
+  for (const [name, load] of Object.entries(dependencies)) if (load) loaders[name] = load;
 }
 
 /**
@@ -25,7 +40,7 @@ export function provideDependencies(dependencies: { zod: typeof Zod; yaml: typeo
 function loadOnFirstUse<T>(specifier: string): () => T {
   let loaded: T | undefined;
   return () => {
-    loaded ??= provided[specifier] as T | undefined;
+    loaded ??= (provided[specifier] ?? loaders[specifier]?.()) as T | undefined;
     if (loaded === undefined) {
       const resolved = import.meta.resolve(specifier);
       loaded = requireHere(resolved.startsWith("file:") ? fileURLToPath(resolved) : specifier) as T;

@@ -1,3 +1,4 @@
+import "./bundle-dependencies";
 import type { OpenClawPluginApi } from "openclaw/plugin-sdk/plugin-entry";
 import { definePluginEntry } from "openclaw/plugin-sdk/plugin-entry";
 import { registerGstackPlugin } from "./register-plugin";

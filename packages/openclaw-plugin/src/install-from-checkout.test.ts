@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { access, mkdtemp, readdir, realpath, rm } from "node:fs/promises";
+import { access, mkdir, mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -74,6 +74,44 @@ describe("installing from the checkout into a fresh prefix", () => {
       warnings: [],
     });
     expect(await runIt("gstack-routing", ["check"])).toContain("no routing configuration found");
+  });
+
+  // zod and yaml are files of their own in the tarball (dist/vendor/), required by the
+  // package's own name on first use: a command that needs neither must not read them.
+  it("loads zod and yaml from the installed package only for a command that needs them", async () => {
+    const root = join(folder, "routing-root");
+    await mkdir(root, { recursive: true });
+    await writeFile(
+      join(root, "routing.yaml"),
+      "routes:\n  - match: { tsk_type: security }\n    skills: [x]\n",
+    );
+    const hook = join(folder, "record-vendor.mjs");
+    await writeFile(
+      hook,
+      [
+        'import { registerHooks } from "node:module";',
+        "const seen = new Set();",
+        "registerHooks({ load(url, context, next) { const m = /\\/vendor\\/(\\w+)\\.js$/.exec(url); if (m) seen.add(m[1]); return next(url, context); } });",
+        'process.on("exit", () => process.stderr.write("vendor: " + [...seen].sort().join(",") + "\\n"));',
+      ].join("\n"),
+    );
+    const env = {
+      ...process.env,
+      NO_COLOR: "1",
+      GSTACK_HOME: join(folder, "gstack-home"),
+      NODE_OPTIONS: `--import ${hook}`,
+    };
+    const vendorOf = async (command: string, args: string[]) => {
+      const result = await run(join(prefix, "bin", command), args, { env }).catch(
+        (error: { stdout: string; stderr: string }) => error,
+      );
+      return { output: result.stdout + result.stderr, vendor: /vendor: (.*)/.exec(result.stderr)?.[1] };
+    };
+    expect((await vendorOf("gstack-activity", ["--help"])).vendor).toBe("");
+    expect((await vendorOf("gstack-activity", ["week"])).vendor).toBe("");
+    const checked = await vendorOf("gstack-routing", ["check", "--root", root]);
+    expect(checked.output).toContain('has unknown key(s) "tsk_type" (line 2, column 14)');
+    expect(checked.vendor).toBe("yaml,zod");
   });
 
   // The service files start the installed command again: its path must exist after install.
