@@ -29,44 +29,114 @@ export function splitMarkdownBlocks(text: string): MarkdownBlock[] {
  * reached, so a reader that keeps few blocks keeps few lines alive.
  */
 export function* eachMarkdownBlock(text: string): Generator<MarkdownBlock> {
-  const source = text.startsWith("\ufeff") ? text.slice(1) : text;
-  let current: MarkdownBlock = { line: 1, heading: undefined, level: 0, title: "", lines: [] };
+  for (const { line, heading, level, title, lines } of scanBlocks(text, true)) {
+    yield { line, heading, level, title, lines };
+  }
+}
+
+/**
+ * A block as {@link eachMarkdownSpan} finds it: where its lines are in the text (without a
+ * leading byte-order mark), not the lines themselves.
+ */
+export interface MarkdownSpan extends Omit<MarkdownBlock, "lines"> {
+  /** Offset of the block's first line under the heading (of its first line, for text before any heading). */
+  start: number;
+  /** Offset just past the block's last line (its newline included, when it has one). */
+  end: number;
+}
+
+/**
+ * The blocks of {@link eachMarkdownBlock} as offsets into `text` without a leading byte-order
+ * mark (see {@link withoutByteOrderMark}), making no string per line: a reader that needs the
+ * lines of only a few blocks takes them with {@link spanLines}.
+ */
+export function eachMarkdownSpan(text: string): Generator<MarkdownSpan> {
+  return scanBlocks(text, false);
+}
+
+/** The text {@link eachMarkdownSpan}'s offsets are into. */
+export function withoutByteOrderMark(text: string): string {
+  return text.startsWith("\ufeff") ? text.slice(1) : text;
+}
+
+/** The lines of a span, exactly as {@link eachMarkdownBlock} gives them for the same block. */
+export function spanLines(source: string, span: { start: number; end: number }): string[] {
+  const lines: string[] = [];
+  let start = span.start;
+  while (start < span.end) {
+    let end = source.indexOf("\n", start);
+    if (end === -1 || end > span.end) end = span.end;
+    let line = source.slice(start, end);
+    start = end + 1;
+    if (line.endsWith("\r")) line = line.slice(0, -1);
+    lines.push(line);
+  }
+  return lines;
+}
+
+function* scanBlocks(text: string, keepLines: boolean): Generator<MarkdownSpan & { lines: string[] }> {
+  const source = withoutByteOrderMark(text);
+  let current = {
+    line: 1,
+    heading: undefined as string | undefined,
+    level: 0,
+    title: "",
+    lines: [] as string[],
+    start: 0,
+    end: 0,
+  };
+  // Lines in the current block (counted, since without `keepLines` none are kept).
+  let count = 0;
   let fence: string | undefined;
   let start = 0;
   for (let index = 0; start < source.length; index++) {
     let end = source.indexOf("\n", start);
     if (end === -1) end = source.length;
-    let line = source.slice(start, end);
+    const lineStart = start;
     start = end + 1;
-    if (line.endsWith("\r")) line = line.slice(0, -1);
-    const first = line.charCodeAt(0);
+    const first = source.charCodeAt(lineStart);
     // Only lines starting with a space, '#', '`' or '~' can be a heading or a fence.
     if (first !== 32 && first !== 35 && first !== 96 && first !== 126) {
-      current.lines.push(line);
+      if (keepLines) current.lines.push(withoutCarriageReturn(source.slice(lineStart, end)));
+      count++;
+      current.end = Math.min(start, source.length);
       continue;
     }
+    const line = withoutCarriageReturn(source.slice(lineStart, end));
     const fenceMatch = FENCE.exec(line);
     if (fenceMatch) {
       const marker = fenceMatch[1]!;
       if (fence === undefined) fence = marker;
       else if (marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker)
         fence = undefined;
-      current.lines.push(line);
+      if (keepLines) current.lines.push(line);
+      count++;
+      current.end = Math.min(start, source.length);
       continue;
     }
     const heading = fence === undefined ? HEADING.exec(line) : null;
     if (heading) {
-      if (current.heading !== undefined || current.lines.length > 0) yield current;
+      if (current.heading !== undefined || count > 0) yield current;
+      const next = Math.min(start, source.length);
       current = {
         line: index + 1,
         heading: line,
         level: heading[1]!.length,
         title: heading[2] ?? "",
         lines: [],
+        start: next,
+        end: next,
       };
+      count = 0;
       continue;
     }
-    current.lines.push(line);
+    if (keepLines) current.lines.push(line);
+    count++;
+    current.end = Math.min(start, source.length);
   }
-  if (current.heading !== undefined || current.lines.length > 0) yield current;
+  if (current.heading !== undefined || count > 0) yield current;
+}
+
+function withoutCarriageReturn(line: string): string {
+  return line.endsWith("\r") ? line.slice(0, -1) : line;
 }

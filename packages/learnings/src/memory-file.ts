@@ -1,10 +1,17 @@
 import { type AuthoredLearning, parseAuthoredLearning } from "./authored-learning";
 import type { LearningEntry } from "./learning-entry";
-import { eachMarkdownBlock } from "./markdown-blocks";
+import {
+  eachMarkdownBlock,
+  eachMarkdownSpan,
+  type MarkdownBlock,
+  spanLines,
+  withoutByteOrderMark,
+} from "./markdown-blocks";
 import {
   decodeSection,
   findDataLine,
   isUneditedSection,
+  isUneditedSpan,
   parseLearningTitle,
   renderSection,
   TYPE_ORDER,
@@ -66,41 +73,76 @@ function blockText(heading: string | undefined, lines: readonly string[]): strin
  */
 export function parseMemoryFile(text: string, options: { editedOnly?: boolean } = {}): ParsedMemoryFile {
   const parsed: ParsedMemoryFile = { generated: [], authored: [], problems: [], other: [] };
-  for (const block of eachMarkdownBlock(text)) {
-    const dataIndex =
-      block.heading !== undefined && parseLearningTitle(block.title) !== undefined
-        ? findDataLine(block.lines)
-        : -1;
-    if (dataIndex !== -1) {
-      if (options.editedOnly && isUneditedSection(block.lines, dataIndex)) continue;
-      try {
-        const decoded = decodeSection(block.lines, dataIndex);
-        if (options.editedOnly && !decoded.edited) continue;
-        // The text is only ever needed to keep an edited section; unchanged ones are rebuilt.
-        const text = decoded.edited ? blockText(block.heading, block.lines) : "";
-        parsed.generated.push({ line: block.line, entry: decoded.entry, edited: decoded.edited, text });
-      } catch (error) {
-        const message = `damaged learning section: ${(error as Error).message}`;
-        parsed.problems.push({ line: block.line, message, text: blockText(block.heading, block.lines) });
-      }
-      continue;
-    }
-    const authored =
-      block.heading === undefined ? undefined : parseAuthoredLearning(block.title, block.lines);
-    if (authored === undefined) {
-      const own = block.level === 1 && block.title.startsWith(TITLE_PREFIX);
-      const lines = own ? block.lines.filter((line) => line !== HEADER_COMMENT) : block.lines;
-      const kept = own ? lines : [block.heading, ...lines].filter((line) => line !== undefined);
-      if (kept.some((line) => line.trim() !== "")) {
-        parsed.other.push({ line: block.line, text: blockText(undefined, kept) });
-      }
-      continue;
-    }
-    const text = blockText(block.heading, block.lines);
-    if (authored.ok) parsed.authored.push({ line: block.line, learning: authored.learning, text });
-    else parsed.problems.push({ line: block.line, message: authored.reason, text });
-  }
+  if (!options.editedOnly) return parseMemoryFileByLines(text, false);
+  for (const block of eachBlockToRead(text)) readBlock(parsed, block, true);
   return parsed;
+}
+
+/**
+ * {@link parseMemoryFile} making the lines of every block: the plain reading the shortcut of
+ * `editedOnly` must agree with.
+ */
+export function parseMemoryFileByLines(text: string, editedOnly: boolean): ParsedMemoryFile {
+  const parsed: ParsedMemoryFile = { generated: [], authored: [], problems: [], other: [] };
+  for (const block of eachMarkdownBlock(text)) readBlock(parsed, block, editedOnly);
+  return parsed;
+}
+
+/**
+ * The blocks of a memory file less the sections this package wrote and nobody edited since,
+ * which are told apart without making their lines (see {@link isUneditedSpan}); what is left
+ * is read as {@link parseMemoryFile} always reads it.
+ */
+function* eachBlockToRead(text: string): Generator<MarkdownBlock> {
+  const source = withoutByteOrderMark(text);
+  // Lines with a carriage return lose it when read; only a file without any takes the shortcut.
+  const plain = !source.includes("\r");
+  for (const span of eachMarkdownSpan(text)) {
+    if (
+      plain &&
+      span.heading !== undefined &&
+      parseLearningTitle(span.title) !== undefined &&
+      isUneditedSpan(source, span.start, span.end)
+    ) {
+      continue;
+    }
+    const { line, heading, level, title } = span;
+    yield { line, heading, level, title, lines: spanLines(source, span) };
+  }
+}
+
+function readBlock(parsed: ParsedMemoryFile, block: MarkdownBlock, editedOnly: boolean): void {
+  const dataIndex =
+    block.heading !== undefined && parseLearningTitle(block.title) !== undefined
+      ? findDataLine(block.lines)
+      : -1;
+  if (dataIndex !== -1) {
+    if (editedOnly && isUneditedSection(block.lines, dataIndex)) return;
+    try {
+      const decoded = decodeSection(block.lines, dataIndex);
+      if (editedOnly && !decoded.edited) return;
+      // The text is only ever needed to keep an edited section; unchanged ones are rebuilt.
+      const text = decoded.edited ? blockText(block.heading, block.lines) : "";
+      parsed.generated.push({ line: block.line, entry: decoded.entry, edited: decoded.edited, text });
+    } catch (error) {
+      const message = `damaged learning section: ${(error as Error).message}`;
+      parsed.problems.push({ line: block.line, message, text: blockText(block.heading, block.lines) });
+    }
+    return;
+  }
+  const authored = block.heading === undefined ? undefined : parseAuthoredLearning(block.title, block.lines);
+  if (authored === undefined) {
+    const own = block.level === 1 && block.title.startsWith(TITLE_PREFIX);
+    const lines = own ? block.lines.filter((line) => line !== HEADER_COMMENT) : block.lines;
+    const kept = own ? lines : [block.heading, ...lines].filter((line) => line !== undefined);
+    if (kept.some((line) => line.trim() !== "")) {
+      parsed.other.push({ line: block.line, text: blockText(undefined, kept) });
+    }
+    return;
+  }
+  const text = blockText(block.heading, block.lines);
+  if (authored.ok) parsed.authored.push({ line: block.line, learning: authored.learning, text });
+  else parsed.problems.push({ line: block.line, message: authored.reason, text });
 }
 
 /** The order of sections in a memory file: by type (gstack's order), then key. */

@@ -47,14 +47,14 @@ const TRAILING_SPACE = /[ \t]\n|[ \t]$/;
  * even after an editor strips trailing spaces or rewrites line endings.
  */
 export function insightFitsBody(insight: string): boolean {
-  // Printable ASCII, newlines and tabs hold none of the characters above (the usual case).
-  if (!PLAIN_BODY.test(insight)) {
-    if (NOT_BODY_SAFE.test(insight)) return false;
-  }
+  // Printable ASCII and newlines, with spaces and tabs only ever before a printable character,
+  // hold none of the characters above and no trailing space (the usual case): one pass.
+  if (PLAIN_BODY.test(insight)) return true;
+  if (NOT_BODY_SAFE.test(insight)) return false;
   return !TRAILING_SPACE.test(insight);
 }
 
-const PLAIN_BODY = /^[\t\n\x20-\x7e]*$/;
+const PLAIN_BODY = /^(?:[\n\x21-\x7e]|[ \t]+[\x21-\x7e])*$/;
 
 /** Quotes text line by line (`> line`, `>` for an empty line). */
 export function quoteLines(text: string): string[] {
@@ -120,18 +120,20 @@ function display(value: unknown, limit = 80): string {
   return characters.length > limit ? `${characters.slice(0, limit - 1).join("")}…` : text;
 }
 
-function metadataLine(entry: LearningEntry): string {
-  const parts: string[] = [];
-  if (typeof entry.source === "string") parts.push(display(entry.source));
-  parts.push(`confidence ${importanceOf(entry)}/10`);
-  if (typeof entry.ts === "string") parts.push(display(entry.ts.slice(0, 10)));
-  if (typeof entry.skill === "string" && entry.skill !== "") parts.push(`skill ${display(entry.skill, 40)}`);
-  if (Array.isArray(entry.files) && entry.files.length > 0) {
-    const shown = entry.files.slice(0, 5).map((file) => display(file, 60));
-    const more = entry.files.length > 5 ? `, +${entry.files.length - 5} more` : "";
-    parts.push(`files: ${shown.join(", ")}${more}`);
+function metadataLine(entry: LearningEntry, importance: number): string {
+  // Built as one string (parts joined by " · "), without an array per section.
+  let line = typeof entry.source === "string" ? `(${display(entry.source)} · ` : "(";
+  line += `confidence ${importance}/10`;
+  if (typeof entry.ts === "string") line += ` · ${display(entry.ts.slice(0, 10))}`;
+  if (typeof entry.skill === "string" && entry.skill !== "") line += ` · skill ${display(entry.skill, 40)}`;
+  const files = entry.files;
+  if (Array.isArray(files) && files.length > 0) {
+    line += ` · files: ${display(files[0], 60)}`;
+    const shown = Math.min(files.length, 5);
+    for (let index = 1; index < shown; index++) line += `, ${display(files[index], 60)}`;
+    if (files.length > 5) line += `, +${files.length - 5} more`;
   }
-  return `(${parts.join(" · ")})`;
+  return `${line})`;
 }
 
 /**
@@ -146,13 +148,16 @@ export function renderSection(entry: LearningEntry): string {
   const insight = typeof entry.insight === "string" ? entry.insight : "";
   const inBody = typeof entry.insight === "string" && insightFitsBody(insight);
   const shown = inBody ? insight : display(insight, 4000);
+  // Only the entry's JSON can hold a character the comment must escape (the rest is ASCII
+  // without '<' or '>'), so only it is escaped.
+  const json = escapeJsonForComment(entryJson(entry, inBody));
   const payload = inBody
-    ? `{"v":${ENCODING_VERSION},"body":"${digestOf(insight)}","entry":${entryJson(entry, true)}}`
-    : `{"v":${ENCODING_VERSION},"entry":${entryJson(entry, false)}}`;
-  const safePayload = escapeJsonForComment(payload);
-  const heading = `## Learning: ${display(entry.type, 40)}/${display(entry.key, 120)} <!-- importance: ${importanceOf(entry)} -->`;
+    ? `{"v":${ENCODING_VERSION},"body":"${digestOf(insight)}","entry":${json}}`
+    : `{"v":${ENCODING_VERSION},"entry":${json}}`;
+  const importance = importanceOf(entry);
+  const heading = `## Learning: ${display(entry.type, 40)}/${display(entry.key, 120)} <!-- importance: ${importance} -->`;
   const quoted = shown.includes("\n") ? quoteLines(shown).join("\n") : shown === "" ? ">" : `> ${shown}`;
-  return `${heading}\n${quoted}\n\n${metadataLine(entry)}\n<!-- ${DATA_MARKER} ${safePayload} -->\n`;
+  return `${heading}\n${quoted}\n\n${metadataLine(entry, importance)}\n<!-- ${DATA_MARKER} ${payload} -->\n`;
 }
 
 /** A section written by {@link renderSection}, read back. */
@@ -223,6 +228,44 @@ export function isUneditedSection(lines: readonly string[], dataIndex: number): 
   const dataLine = lines[dataIndex]!;
   const head = BODY_PREFIX.exec(dataLine.slice(DATA_PREFIX.length - 1, DATA_PREFIX.length + 60));
   return head !== null && digestOf(quotedInsight(lines)) === head[1];
+}
+
+/**
+ * {@link isUneditedSection} for a block given as offsets into `source` (its lines, under the
+ * heading, run from `start` to `end`), without making a string per line. It answers true only
+ * when the block's lines hold a data comment and {@link isUneditedSection} answers true for
+ * the last one; false means "read its lines to know". The block's lines must hold no carriage
+ * return (the caller checks the text once).
+ */
+export function isUneditedSpan(source: string, start: number, end: number): boolean {
+  // The data comment is the last line that is not empty: empty lines after it are skipped.
+  let lineEnd = end;
+  if (lineEnd > start && source.charCodeAt(lineEnd - 1) === 10) lineEnd--;
+  while (lineEnd > start && source.charCodeAt(lineEnd - 1) === 10) lineEnd--;
+  if (lineEnd <= start) return false;
+  const lineStart = Math.max(start, source.lastIndexOf("\n", lineEnd - 1) + 1);
+  if (!source.startsWith(DATA_PREFIX, lineStart) || !source.endsWith("} -->", lineEnd)) return false;
+  if (lineEnd - lineStart < DATA_PREFIX.length + 5) return false;
+  const head = BODY_PREFIX.exec(
+    source.slice(lineStart + DATA_PREFIX.length - 1, Math.min(lineStart + DATA_PREFIX.length + 60, lineEnd)),
+  );
+  if (head === null) return false;
+  // The quoted insight: the block's first lines that start with '>', unquoted.
+  let insight = "";
+  let position = start;
+  let first = true;
+  while (position < end && source.charCodeAt(position) === 62) {
+    let next = source.indexOf("\n", position);
+    if (next === -1 || next > end) next = end;
+    const text =
+      source.charCodeAt(position + 1) === 32 && position + 1 < next
+        ? source.slice(position + 2, next)
+        : source.slice(position + 1, next);
+    insight = first ? text : `${insight}\n${text}`;
+    first = false;
+    position = next + 1;
+  }
+  return digestOf(insight) === head[1];
 }
 
 /** The learning types in gstack's order, used to order sections. */
