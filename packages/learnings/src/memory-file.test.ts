@@ -469,10 +469,16 @@ describe("renderSection", () => {
     .map((parts) => parts.join(""));
 
   it("writes the bytes the renderer before it wrote", () => {
-    const withFiles = fc.tuple(entry, fc.array(text, { maxLength: 8 })).map(([item, files]) => {
-      if (files.length > 0) item.files = files;
-      return item;
-    });
+    const shown = fc
+      .array(fc.constantFrom("a", "~", "!", " ", "  ", "<", ">", "\t", "é", ";", "=", "?"), { maxLength: 8 })
+      .map((parts) => parts.join(""));
+    const withFiles = fc
+      .tuple(entry, fc.array(fc.oneof(text, shown), { maxLength: 8 }), fc.option(shown))
+      .map(([item, files, skill]) => {
+        if (files.length > 0) item.files = files;
+        if (skill !== null) item.skill = skill;
+        return item;
+      });
     fc.assert(
       fc.property(withFiles, (item) => {
         expect(renderSection(item)).toBe(renderSectionBefore(item));

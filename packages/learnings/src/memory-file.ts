@@ -209,30 +209,63 @@ export function renderMemoryFileBytes(
   entries: readonly LearningEntry[],
   keep: readonly string[] = [],
 ): { bytes: Buffer; sectionsStart: number; sectionsEnd: number } {
-  // Sections are encoded a few hundred kilobytes at a time, so the rendered text never piles up
-  // on the JavaScript heap (where the collector would copy all 50 MB of it, more than once).
-  const header = Buffer.from(memoryFileHeader(slug), "utf8");
-  const chunks: Buffer[] = [header];
-  let pending: string[] = [];
-  let pendingLength = 0;
-  let length = header.length;
-  const flush = (): void => {
-    if (pending.length === 0) return;
-    const chunk = Buffer.from(pending.join(""), "utf8");
-    chunks.push(chunk);
-    length += chunk.length;
-    pending = [];
-    pendingLength = 0;
-  };
-  for (const entry of sortForFile(entries)) {
-    const section = `\n${renderSection(entry)}`;
-    pending.push(section);
-    pendingLength += section.length;
-    if (pendingLength >= 262_144) flush();
+  // Sections are encoded a few hundred kilobytes at a time straight into one buffer, so the
+  // rendered text never piles up on the JavaScript heap (where the collector would copy all
+  // 50 MB of it, more than once) and the bytes are not copied again to join them.
+  const sorted = sortForFile(entries);
+  const out = new ByteBuilder(65_536);
+  out.append(memoryFileHeader(slug));
+  const sectionsStart = out.length;
+  let pending = "";
+  let done = 0;
+  for (const entry of sorted) {
+    pending += `\n${renderSection(entry)}`;
+    done++;
+    if (pending.length >= 262_144) {
+      out.append(pending);
+      pending = "";
+      // The sections written so far tell how large the rest will be, near enough.
+      if (done < sorted.length) {
+        const perSection = (out.length - sectionsStart) / done;
+        out.reserve(Math.ceil(out.length + perSection * (sorted.length - done) * 1.05) + 262_144 * 3);
+      }
+    }
   }
-  flush();
-  const sectionsEnd = length;
-  for (const text of keep) pending.push(keptBlockText(text));
-  flush();
-  return { bytes: Buffer.concat(chunks, length), sectionsStart: header.length, sectionsEnd };
+  out.append(pending);
+  const sectionsEnd = out.length;
+  let kept = "";
+  for (const text of keep) kept += keptBlockText(text);
+  out.append(kept);
+  return { bytes: out.bytes(), sectionsStart, sectionsEnd };
+}
+
+/** Bytes written as UTF-8 text by text into one buffer that grows when it has to. */
+class ByteBuilder {
+  private buffer: Buffer;
+  length = 0;
+
+  constructor(capacity: number) {
+    this.buffer = Buffer.allocUnsafe(capacity);
+  }
+
+  /** Makes room for `capacity` bytes in all. */
+  reserve(capacity: number): void {
+    if (capacity <= this.buffer.length) return;
+    const bigger = Buffer.allocUnsafe(capacity);
+    this.buffer.copy(bigger, 0, 0, this.length);
+    this.buffer = bigger;
+  }
+
+  append(text: string): void {
+    // A UTF-16 code unit takes at most 3 bytes of UTF-8 (a surrogate pair, 4 for two units).
+    const most = text.length * 3;
+    if (this.buffer.length - this.length < most)
+      this.reserve(Math.max(this.buffer.length * 2, this.length + most));
+    this.length += this.buffer.write(text, this.length, "utf8");
+  }
+
+  /** The bytes written (a view of the buffer, not a copy). */
+  bytes(): Buffer {
+    return this.buffer.subarray(0, this.length);
+  }
 }

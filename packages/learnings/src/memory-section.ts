@@ -47,14 +47,14 @@ const TRAILING_SPACE = /[ \t]\n|[ \t]$/;
  * even after an editor strips trailing spaces or rewrites line endings.
  */
 export function insightFitsBody(insight: string): boolean {
-  // Printable ASCII and newlines, with spaces and tabs only ever before a printable character,
-  // hold none of the characters above and no trailing space (the usual case): one pass.
-  if (PLAIN_BODY.test(insight)) return true;
-  if (NOT_BODY_SAFE.test(insight)) return false;
+  // Printable ASCII, newlines and tabs hold none of the characters above (the usual case).
+  if (!PLAIN_BODY.test(insight)) {
+    if (NOT_BODY_SAFE.test(insight)) return false;
+  }
   return !TRAILING_SPACE.test(insight);
 }
 
-const PLAIN_BODY = /^(?:[\n\x21-\x7e]|[ \t]+[\x21-\x7e])*$/;
+const PLAIN_BODY = /^[\t\n\x20-\x7e]*$/;
 
 /** Quotes text line by line (`> line`, `>` for an empty line). */
 export function quoteLines(text: string): string[] {
@@ -100,13 +100,32 @@ export function importanceOf(entry: { confidence?: unknown }): number {
   return Math.min(10, Math.max(1, Math.round(confidence)));
 }
 
-// Printable ASCII without '<', '>', or spaces at either end or in runs needs no cleaning (the
-// usual case): words of those characters, single spaces between them.
-const PLAIN_DISPLAY = /^[!-;=?-~]+(?: [!-;=?-~]+)*$/;
+/**
+ * True for printable ASCII without '<', '>', or spaces at either end or in runs, which needs no
+ * cleaning (the usual case): words of those characters, single spaces between them. A loop over
+ * the characters, as the values are short and a regular expression's call costs more.
+ */
+function isPlainDisplay(raw: string): boolean {
+  const length = raw.length;
+  // A space at the start counts as one after a space.
+  let afterSpace = true;
+  for (let index = 0; index < length; index++) {
+    const code = raw.charCodeAt(index);
+    if (code === 0x20) {
+      if (afterSpace) return false;
+      afterSpace = true;
+    } else if (code < 0x21 || code > 0x7e || code === 0x3c || code === 0x3e) {
+      return false;
+    } else {
+      afterSpace = false;
+    }
+  }
+  return !afterSpace;
+}
 
 function display(value: unknown, limit = 80): string {
   const raw = String(value);
-  if (raw.length <= limit && PLAIN_DISPLAY.test(raw)) return raw;
+  if (raw.length <= limit && isPlainDisplay(raw)) return raw;
   const text = raw
     .replace(
       /[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff]/gu,
