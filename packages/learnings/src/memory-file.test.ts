@@ -387,6 +387,17 @@ describe("parseMemoryFile with editedOnly", () => {
     const damaged = rendered.replace("} -->\n", "}\n");
     expect(parseMemoryFile(damaged, { editedOnly: true })).toEqual(parseMemoryFileByLines(damaged, true));
     expect(parseMemoryFile(damaged, { editedOnly: true }).other).toHaveLength(0);
+    for (const [from, to] of [
+      ['","entry":{', '","entry": {'],
+      ['{"v":1,"body"', '{"v":2,"body"'],
+      ['"body":"', '"body":"0'],
+    ]) {
+      const changed = rendered.replace(from!, to!);
+      const changedSource = withoutByteOrderMark(changed);
+      const [, span] = [...eachMarkdownSpan(changed)];
+      expect(isUneditedSpan(changedSource, span!.start, span!.end)).toBe(false);
+      expect(parseMemoryFile(changed, { editedOnly: true })).toEqual(parseMemoryFileByLines(changed, true));
+    }
   });
 
   it("takes every section it wrote as unedited without its lines", () => {

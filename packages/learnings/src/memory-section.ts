@@ -257,18 +257,6 @@ export function isUneditedSection(lines: readonly string[], dataIndex: number): 
  * return (the caller checks the text once).
  */
 export function isUneditedSpan(source: string, start: number, end: number): boolean {
-  // The data comment is the last line that is not empty: empty lines after it are skipped.
-  let lineEnd = end;
-  if (lineEnd > start && source.charCodeAt(lineEnd - 1) === 10) lineEnd--;
-  while (lineEnd > start && source.charCodeAt(lineEnd - 1) === 10) lineEnd--;
-  if (lineEnd <= start) return false;
-  const lineStart = Math.max(start, source.lastIndexOf("\n", lineEnd - 1) + 1);
-  if (!source.startsWith(DATA_PREFIX, lineStart) || !source.endsWith("} -->", lineEnd)) return false;
-  if (lineEnd - lineStart < DATA_PREFIX.length + 5) return false;
-  const head = BODY_PREFIX.exec(
-    source.slice(lineStart + DATA_PREFIX.length - 1, Math.min(lineStart + DATA_PREFIX.length + 60, lineEnd)),
-  );
-  if (head === null) return false;
   // The quoted insight: the block's first lines that start with '>', unquoted.
   let insight = "";
   let position = start;
@@ -284,8 +272,30 @@ export function isUneditedSpan(source: string, start: number, end: number): bool
     first = false;
     position = next + 1;
   }
-  return digestOf(insight) === head[1];
+  // The first data comment after the quote must be the block's last line that is not empty.
+  // (Looked for in a slice of the block, so a block without one is not searched past its end.)
+  if (position - 1 >= end) return false;
+  const found = source.slice(position - 1, end).indexOf(DATA_LINE_START);
+  if (found === -1) return false;
+  const lineStart = position + found;
+  let lineEnd = source.indexOf("\n", lineStart);
+  if (lineEnd === -1) lineEnd = source.length;
+  if (lineEnd > end) return false;
+  for (let rest = lineEnd; rest < end; rest++) if (source.charCodeAt(rest) !== 10) return false;
+  if (lineEnd - lineStart < DATA_PREFIX.length + 5 || !source.endsWith("} -->", lineEnd)) return false;
+  // The payload's head, `{"v":1,"body":"<digest>","entry":{`, with the digest of the quote.
+  const payload = lineStart + DATA_PREFIX.length - 1;
+  return (
+    payload + BODY_HEAD.length + 16 + BODY_TAIL.length <= lineEnd &&
+    source.startsWith(BODY_HEAD, payload) &&
+    source.startsWith(BODY_TAIL, payload + BODY_HEAD.length + 16) &&
+    source.startsWith(digestOf(insight), payload + BODY_HEAD.length)
+  );
 }
+
+const DATA_LINE_START = `\n${DATA_PREFIX}`;
+const BODY_HEAD = '{"v":1,"body":"';
+const BODY_TAIL = '","entry":{';
 
 /** The learning types in gstack's order, used to order sections. */
 export const TYPE_ORDER: readonly string[] = learningTypes;
