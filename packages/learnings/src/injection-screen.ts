@@ -122,6 +122,9 @@ const KNOWN_FIELDS = new Set([
  * go straight into an agent's context, so anything found here is kept out and reported.
  */
 export function screenLearning(entry: Record<string, unknown>): InjectionFinding[] {
+  // Nearly every learning holds nothing any rule could match: one pass that only asks the
+  // pre-check says so without building field names or lists of rules.
+  if (entryIsHarmless(entry)) return [];
   const findings: InjectionFinding[] = [];
   for (const name of Object.keys(entry)) {
     // Field names are screened too, except gstack's own at the top level.
@@ -129,6 +132,37 @@ export function screenLearning(entry: Record<string, unknown>): InjectionFinding
     visit(entry[name], name, findings);
   }
   return findings;
+}
+
+/** True when no rule can match any string in the entry (see {@link mayBreakARule}). */
+function entryIsHarmless(entry: Record<string, unknown>): boolean {
+  for (const name of Object.keys(entry)) {
+    if (!KNOWN_FIELDS.has(name) && !isHarmless(name)) return false;
+    if (!valueIsHarmless(entry[name])) return false;
+  }
+  return true;
+}
+
+function valueIsHarmless(value: unknown): boolean {
+  if (typeof value === "string") return isHarmless(value);
+  if (typeof value !== "object" || value === null) return true;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) if (!valueIsHarmless(value[index])) return false;
+    return true;
+  }
+  for (const name of Object.keys(value)) {
+    if (!isHarmless(name) || !valueIsHarmless((value as Record<string, unknown>)[name])) return false;
+  }
+  return true;
+}
+
+/** False when a rule may match the text (the rules then decide); remembers short harmless texts. */
+function isHarmless(text: string): boolean {
+  const short = text.length <= SHORT;
+  if (short && harmlessShort.has(text)) return true;
+  if (mayBreakARule(text)) return false;
+  if (short && harmlessShort.size < REMEMBERED) harmlessShort.add(text);
+  return true;
 }
 
 function visit(value: unknown, field: string, findings: InjectionFinding[]): void {
