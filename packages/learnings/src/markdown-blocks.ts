@@ -103,7 +103,8 @@ function* scanBlocks(text: string, keepLines: boolean): Generator<MarkdownSpan &
       continue;
     }
     const line = withoutCarriageReturn(source.slice(lineStart, end));
-    const fenceMatch = FENCE.exec(line);
+    // A fence starts with spaces, '`' or '~', never with '#'.
+    const fenceMatch = first === 35 ? null : FENCE.exec(line);
     if (fenceMatch) {
       const marker = fenceMatch[1]!;
       if (fence === undefined) fence = marker;

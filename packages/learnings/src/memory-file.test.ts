@@ -14,6 +14,7 @@ import {
   findDataLine,
   importanceOf,
   insightFitsBody,
+  isLearningTitle,
   isUneditedSection,
   isUneditedSpan,
   parseLearningTitle,
@@ -281,6 +282,7 @@ describe("parseLearningTitle", () => {
         ),
         (title) => {
           expect(parseLearningTitle(title)).toEqual(parseLearningTitleLeniently(title));
+          expect(isLearningTitle(title)).toBe(parseLearningTitle(title) !== undefined);
         },
       ),
       { numRuns: 2000 },

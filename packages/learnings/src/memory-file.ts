@@ -10,6 +10,7 @@ import {
 import {
   decodeSection,
   findDataLine,
+  isLearningTitle,
   isUneditedSection,
   isUneditedSpan,
   parseLearningTitle,
@@ -101,7 +102,7 @@ function* eachBlockToRead(text: string): Generator<MarkdownBlock> {
     if (
       plain &&
       span.heading !== undefined &&
-      parseLearningTitle(span.title) !== undefined &&
+      isLearningTitle(span.title) &&
       isUneditedSpan(source, span.start, span.end)
     ) {
       continue;

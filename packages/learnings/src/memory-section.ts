@@ -28,6 +28,11 @@ export function parseLearningTitle(title: string): LearningTitle | undefined {
   return parseLearningTitleLeniently(title);
 }
 
+/** True when {@link parseLearningTitle} reads the title (without building its parts). */
+export function isLearningTitle(title: string): boolean {
+  return WRITTEN_TITLE.test(title) || parseLearningTitleLeniently(title) !== undefined;
+}
+
 /** {@link parseLearningTitle} by the lenient pattern alone. */
 export function parseLearningTitleLeniently(title: string): LearningTitle | undefined {
   const match = LEARNING_TITLE.exec(title.trim());
