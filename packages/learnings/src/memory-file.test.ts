@@ -309,6 +309,27 @@ describe("renderMemoryFileBytes", () => {
   });
 });
 
+describe("renderMemoryFileBytes over many chunks", () => {
+  it("gives the bytes of renderMemoryFile when the sections outgrow the first estimate", () => {
+    // Short sections first, so the size guessed from the first chunk is far too small, then
+    // long ones (one larger than every chunk), multi-byte characters and kept blocks.
+    const entries: LearningEntry[] = [];
+    for (let index = 0; index < 3000; index++) {
+      const insight = index < 1000 ? `a${index}` : `é ${"x".repeat(index % 400)} 😀 ${index}`;
+      entries.push({ type: "pattern", key: `k${String(index).padStart(5, "0")}`, insight } as LearningEntry);
+    }
+    entries.push({ type: "tool", key: "huge", insight: "y".repeat(300_000) } as LearningEntry);
+    entries.push({ type: "tool", key: "wide", insight: "€".repeat(400_000) } as LearningEntry);
+    entries.push({ type: "tool", key: "zz", insight: "\ud800 lone, <b>" } as LearningEntry);
+    const keep = ["## Notes\nkept as is", `## Long\n${"z".repeat(100_000)}`];
+    const rendered = renderMemoryFileBytes("acme", entries, keep);
+    expect(rendered.bytes.equals(Buffer.from(renderMemoryFile("acme", entries, keep), "utf8"))).toBe(true);
+    expect(rendered.bytes.toString("utf8", rendered.sectionsStart, rendered.sectionsEnd)).toBe(
+      renderMemoryFile("acme", entries).slice(renderMemoryFile("acme", []).length),
+    );
+  });
+});
+
 describe("parseMemoryFile with editedOnly", () => {
   const line = fc.constantFrom(
     "",

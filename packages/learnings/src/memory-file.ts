@@ -210,25 +210,27 @@ export function renderMemoryFileBytes(
   entries: readonly LearningEntry[],
   keep: readonly string[] = [],
 ): { bytes: Buffer; sectionsStart: number; sectionsEnd: number } {
-  // Sections are encoded a few hundred kilobytes at a time straight into one buffer, so the
-  // rendered text never piles up on the JavaScript heap (where the collector would copy all
-  // 50 MB of it, more than once) and the bytes are not copied again to join them.
+  // Sections are encoded some 32 thousand characters at a time straight into one buffer, so the
+  // rendered text never piles up on the JavaScript heap (a chunk dies young, before the collector
+  // has to copy it) and the bytes are not copied again to join them.
   const sorted = sortForFile(entries);
   const out = new ByteBuilder(65_536);
   out.append(memoryFileHeader(slug));
   const sectionsStart = out.length;
   let pending = "";
   let done = 0;
+  let sized = false;
   for (const entry of sorted) {
     pending += `\n${renderSection(entry)}`;
     done++;
-    if (pending.length >= 262_144) {
+    if (pending.length >= CHUNK) {
       out.append(pending);
       pending = "";
-      // The sections written so far tell how large the rest will be, near enough.
-      if (done < sorted.length) {
+      // The first chunk tells how large the rest will be, near enough (the buffer doubles if not).
+      if (!sized && done < sorted.length) {
+        sized = true;
         const perSection = (out.length - sectionsStart) / done;
-        out.reserve(Math.ceil(out.length + perSection * (sorted.length - done) * 1.05) + 262_144 * 3);
+        out.reserve(Math.ceil(out.length + perSection * (sorted.length - done) * 1.1) + CHUNK * 3);
       }
     }
   }
@@ -239,6 +241,9 @@ export function renderMemoryFileBytes(
   out.append(kept);
   return { bytes: out.bytes(), sectionsStart, sectionsEnd };
 }
+
+/** Characters of sections encoded at a time. */
+const CHUNK = 32_768;
 
 /** Bytes written as UTF-8 text by text into one buffer that grows when it has to. */
 class ByteBuilder {
