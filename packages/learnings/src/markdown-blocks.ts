@@ -29,9 +29,47 @@ export function splitMarkdownBlocks(text: string): MarkdownBlock[] {
  * reached, so a reader that keeps few blocks keeps few lines alive.
  */
 export function* eachMarkdownBlock(text: string): Generator<MarkdownBlock> {
-  for (const { line, heading, level, title, lines } of scanBlocks(text, true)) {
-    yield { line, heading, level, title, lines };
+  const source = withoutByteOrderMark(text);
+  let current: MarkdownBlock = { line: 1, heading: undefined, level: 0, title: "", lines: [] };
+  let fence: string | undefined;
+  let start = 0;
+  for (let index = 0; start < source.length; index++) {
+    let end = source.indexOf("\n", start);
+    if (end === -1) end = source.length;
+    let line = source.slice(start, end);
+    start = end + 1;
+    if (line.endsWith("\r")) line = line.slice(0, -1);
+    const first = line.charCodeAt(0);
+    // Only lines starting with a space, '#', '`' or '~' can be a heading or a fence.
+    if (first !== 32 && first !== 35 && first !== 96 && first !== 126) {
+      current.lines.push(line);
+      continue;
+    }
+    // A fence starts with spaces, '`' or '~', never with '#'.
+    const fenceMatch = first === 35 ? null : FENCE.exec(line);
+    if (fenceMatch) {
+      const marker = fenceMatch[1]!;
+      if (fence === undefined) fence = marker;
+      else if (marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker)
+        fence = undefined;
+      current.lines.push(line);
+      continue;
+    }
+    const heading = fence === undefined ? HEADING.exec(line) : null;
+    if (heading) {
+      if (current.heading !== undefined || current.lines.length > 0) yield current;
+      current = {
+        line: index + 1,
+        heading: line,
+        level: heading[1]!.length,
+        title: heading[2] ?? "",
+        lines: [],
+      };
+      continue;
+    }
+    current.lines.push(line);
   }
+  if (current.heading !== undefined || current.lines.length > 0) yield current;
 }
 
 /**
@@ -48,10 +86,58 @@ export interface MarkdownSpan extends Omit<MarkdownBlock, "lines"> {
 /**
  * The blocks of {@link eachMarkdownBlock} as offsets into `text` without a leading byte-order
  * mark (see {@link withoutByteOrderMark}), making no string per line: a reader that needs the
- * lines of only a few blocks takes them with {@link spanLines}.
+ * lines of only a few blocks takes them with {@link spanLines}. The same loop as
+ * eachMarkdownBlock's, keeping offsets where that one keeps lines.
  */
-export function eachMarkdownSpan(text: string): Generator<MarkdownSpan> {
-  return scanBlocks(text, false);
+export function* eachMarkdownSpan(text: string): Generator<MarkdownSpan> {
+  const source = withoutByteOrderMark(text);
+  const length = source.length;
+  let current: MarkdownSpan = { line: 1, heading: undefined, level: 0, title: "", start: 0, end: 0 };
+  // Lines in the current block (counted, as none are kept).
+  let count = 0;
+  let fence: string | undefined;
+  let start = 0;
+  for (let index = 0; start < length; index++) {
+    let end = source.indexOf("\n", start);
+    if (end === -1) end = length;
+    const lineStart = start;
+    start = end + 1;
+    const first = source.charCodeAt(lineStart);
+    if (first !== 32 && first !== 35 && first !== 96 && first !== 126) {
+      count++;
+      current.end = Math.min(start, length);
+      continue;
+    }
+    const line = withoutCarriageReturn(source.slice(lineStart, end));
+    const fenceMatch = first === 35 ? null : FENCE.exec(line);
+    if (fenceMatch) {
+      const marker = fenceMatch[1]!;
+      if (fence === undefined) fence = marker;
+      else if (marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker)
+        fence = undefined;
+      count++;
+      current.end = Math.min(start, length);
+      continue;
+    }
+    const heading = fence === undefined ? HEADING.exec(line) : null;
+    if (heading) {
+      if (current.heading !== undefined || count > 0) yield current;
+      const next = Math.min(start, length);
+      current = {
+        line: index + 1,
+        heading: line,
+        level: heading[1]!.length,
+        title: heading[2] ?? "",
+        start: next,
+        end: next,
+      };
+      count = 0;
+      continue;
+    }
+    count++;
+    current.end = Math.min(start, length);
+  }
+  if (current.heading !== undefined || count > 0) yield current;
 }
 
 /** The text {@link eachMarkdownSpan}'s offsets are into. */
@@ -66,76 +152,10 @@ export function spanLines(source: string, span: { start: number; end: number }):
   while (start < span.end) {
     let end = source.indexOf("\n", start);
     if (end === -1 || end > span.end) end = span.end;
-    let line = source.slice(start, end);
+    lines.push(withoutCarriageReturn(source.slice(start, end)));
     start = end + 1;
-    if (line.endsWith("\r")) line = line.slice(0, -1);
-    lines.push(line);
   }
   return lines;
-}
-
-function* scanBlocks(text: string, keepLines: boolean): Generator<MarkdownSpan & { lines: string[] }> {
-  const source = withoutByteOrderMark(text);
-  let current = {
-    line: 1,
-    heading: undefined as string | undefined,
-    level: 0,
-    title: "",
-    lines: [] as string[],
-    start: 0,
-    end: 0,
-  };
-  // Lines in the current block (counted, since without `keepLines` none are kept).
-  let count = 0;
-  let fence: string | undefined;
-  let start = 0;
-  for (let index = 0; start < source.length; index++) {
-    let end = source.indexOf("\n", start);
-    if (end === -1) end = source.length;
-    const lineStart = start;
-    start = end + 1;
-    const first = source.charCodeAt(lineStart);
-    // Only lines starting with a space, '#', '`' or '~' can be a heading or a fence.
-    if (first !== 32 && first !== 35 && first !== 96 && first !== 126) {
-      if (keepLines) current.lines.push(withoutCarriageReturn(source.slice(lineStart, end)));
-      count++;
-      current.end = Math.min(start, source.length);
-      continue;
-    }
-    const line = withoutCarriageReturn(source.slice(lineStart, end));
-    // A fence starts with spaces, '`' or '~', never with '#'.
-    const fenceMatch = first === 35 ? null : FENCE.exec(line);
-    if (fenceMatch) {
-      const marker = fenceMatch[1]!;
-      if (fence === undefined) fence = marker;
-      else if (marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker)
-        fence = undefined;
-      if (keepLines) current.lines.push(line);
-      count++;
-      current.end = Math.min(start, source.length);
-      continue;
-    }
-    const heading = fence === undefined ? HEADING.exec(line) : null;
-    if (heading) {
-      if (current.heading !== undefined || count > 0) yield current;
-      const next = Math.min(start, source.length);
-      current = {
-        line: index + 1,
-        heading: line,
-        level: heading[1]!.length,
-        title: heading[2] ?? "",
-        lines: [],
-        start: next,
-        end: next,
-      };
-      count = 0;
-      continue;
-    }
-    if (keepLines) current.lines.push(line);
-    count++;
-    current.end = Math.min(start, source.length);
-  }
-  if (current.heading !== undefined || count > 0) yield current;
 }
 
 function withoutCarriageReturn(line: string): string {
