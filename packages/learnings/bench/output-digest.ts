@@ -51,6 +51,7 @@ try {
   const reimported = await importProject(options);
   console.log(`edit import jsonl    ${sha(await readFile(learnings))}`);
   console.log(`edit import report   ${sha(JSON.stringify(reimported).replaceAll(folder, ""))}`);
+  console.log(`  (imported ${reimported.imported}, problems ${reimported.problems.length})`);
   const synced = await syncProject(options);
   console.log(`sync memory file     ${sha(await readFile(memoryFile))}`);
   console.log(`sync report          ${sha(JSON.stringify(synced).replaceAll(folder, ""))}`);
@@ -61,6 +62,7 @@ try {
   const blocked = await syncProject(options);
   console.log(`blocked memory file  ${sha(await readFile(memoryFile))}`);
   console.log(`blocked report       ${sha(JSON.stringify(blocked).replaceAll(folder, ""))}`);
+  console.log(`  (exported ${blocked.exported}, blocked ${blocked.blocked.length})`);
   await rm(syncStatePath(learnings), { force: true });
   await unlink(memoryFile);
   const full = await exportProject(options);
