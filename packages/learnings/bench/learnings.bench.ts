@@ -11,26 +11,10 @@ import { gstackLayout, openClawLayout } from "@gstack/contracts";
 import { benchStartUp } from "../../../scripts/bench-start-up";
 import { exportProject, importProject, parseMemoryFile, syncProject } from "../src/index";
 import { syncStatePath } from "../src/sync-state";
+import { learning } from "./corpus";
 
 const count = Number(process.env.LEARNINGS_BENCH_COUNT ?? 100_000);
 const rounds = Number(process.env.LEARNINGS_BENCH_ROUNDS ?? 3);
-const types = ["pattern", "pitfall", "preference", "architecture", "tool", "operational", "investigation"];
-const sources = ["observed", "user-stated", "inferred", "cross-model"];
-
-function learning(index: number) {
-  return {
-    skill: ["review", "ship", "investigate", "qa"][index % 4],
-    type: types[index % types.length],
-    key: `learning-${index}`,
-    insight: `Learning ${index}: the ${index % 3 === 0 ? "payments" : "auth"} module retries twice before failing; keep \`retry.ts\` in sync with the API client (see PR #${index}).`,
-    confidence: (index % 10) + 1,
-    source: sources[index % sources.length],
-    files: index % 2 === 0 ? [`src/module-${index % 50}.ts`, "src/api/client.ts"] : undefined,
-    ts: new Date(Date.UTC(2026, 0, 1) + index * 60_000).toISOString(),
-    trusted: index % 4 === 1,
-  };
-}
-
 interface Sample {
   ratio: number;
   ms: number;

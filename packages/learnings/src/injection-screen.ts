@@ -58,26 +58,22 @@ export const INJECTION_RULES: readonly { rule: string; pattern: RegExp }[] = RUL
 
 // Characters, one pattern and words without which no rule can match: three cheap passes let
 // harmless text (nearly all of it) skip the rules. Every rule needs at least one of them. The
-// words are looked for in the lowercased text, which finds every place the rules' ASCII-only
-// case-insensitive matching would (lowercasing may only add places, never remove one).
+// words are matched case-insensitively as the rules are (the same flag, so the same ASCII-only
+// folding), which finds every place a rule could match without a lowercased copy of the text.
 const CANDIDATE_CHARACTERS =
   /[<\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff\udb40]/;
 const CANDIDATE_HANDLER = /\bon[a-z]+\s*=/i;
 // Grouped by first letter, which the regular expression engine tries far faster than a flat
 // list of alternatives.
 const CANDIDATE_WORDS =
-  /a(?:ct as|ssistant)|bypass|curl|d(?:isregard|eveloper|ata:)|e(?:xfiltrat|mail)|f(?:orget|rom now|unction_|orward)|human|i(?:gnor|nstruction)|j(?:ailbreak|avascript:)|leak|overrid|p(?:rompt|ost)|s(?:kip|ystem|end)|tool_|upload|you (?:are|must)|\[\/?(?:inst|sys)/;
+  /a(?:ct as|ssistant)|bypass|curl|d(?:isregard|eveloper|ata:)|e(?:xfiltrat|mail)|f(?:orget|rom now|unction_|orward)|human|i(?:gnor|nstruction)|j(?:ailbreak|avascript:)|leak|overrid|p(?:rompt|ost)|s(?:kip|ystem|end)|tool_|upload|you (?:are|must)|\[\/?(?:inst|sys)/i;
 
 /**
  * False when no rule can match anywhere in `text` (nor in any part of it): the screen's
  * cheap pre-check.
  */
 export function mayBreakARule(text: string): boolean {
-  return (
-    CANDIDATE_CHARACTERS.test(text) ||
-    CANDIDATE_HANDLER.test(text) ||
-    CANDIDATE_WORDS.test(text.toLowerCase())
-  );
+  return CANDIDATE_CHARACTERS.test(text) || CANDIDATE_HANDLER.test(text) || CANDIDATE_WORDS.test(text);
 }
 
 // Short values (skills, types, sources, file names) repeat across entries; the first few
@@ -126,6 +122,9 @@ const KNOWN_FIELDS = new Set([
  * go straight into an agent's context, so anything found here is kept out and reported.
  */
 export function screenLearning(entry: Record<string, unknown>): InjectionFinding[] {
+  // Nearly every learning holds nothing any rule could match: one pass that only asks the
+  // pre-check says so without building field names or lists of rules.
+  if (entryIsHarmless(entry)) return [];
   const findings: InjectionFinding[] = [];
   for (const name of Object.keys(entry)) {
     // Field names are screened too, except gstack's own at the top level.
@@ -133,6 +132,37 @@ export function screenLearning(entry: Record<string, unknown>): InjectionFinding
     visit(entry[name], name, findings);
   }
   return findings;
+}
+
+/** True when no rule can match any string in the entry (see {@link mayBreakARule}). */
+function entryIsHarmless(entry: Record<string, unknown>): boolean {
+  for (const name of Object.keys(entry)) {
+    if (!KNOWN_FIELDS.has(name) && !isHarmless(name)) return false;
+    if (!valueIsHarmless(entry[name])) return false;
+  }
+  return true;
+}
+
+function valueIsHarmless(value: unknown): boolean {
+  if (typeof value === "string") return isHarmless(value);
+  if (typeof value !== "object" || value === null) return true;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) if (!valueIsHarmless(value[index])) return false;
+    return true;
+  }
+  for (const name of Object.keys(value)) {
+    if (!isHarmless(name) || !valueIsHarmless((value as Record<string, unknown>)[name])) return false;
+  }
+  return true;
+}
+
+/** False when a rule may match the text (the rules then decide); remembers short harmless texts. */
+function isHarmless(text: string): boolean {
+  const short = text.length <= SHORT;
+  if (short && harmlessShort.has(text)) return true;
+  if (mayBreakARule(text)) return false;
+  if (short && harmlessShort.size < REMEMBERED) harmlessShort.add(text);
+  return true;
 }
 
 function visit(value: unknown, field: string, findings: InjectionFinding[]): void {

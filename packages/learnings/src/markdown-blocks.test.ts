@@ -1,6 +1,12 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { type MarkdownBlock, splitMarkdownBlocks } from "./markdown-blocks";
+import {
+  eachMarkdownSpan,
+  type MarkdownBlock,
+  spanLines,
+  splitMarkdownBlocks,
+  withoutByteOrderMark,
+} from "./markdown-blocks";
 
 const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$/;
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
@@ -73,5 +79,49 @@ describe("splitMarkdownBlocks", () => {
       }),
       { numRuns: 2000 },
     );
+  });
+});
+
+describe("eachMarkdownSpan", () => {
+  const piece = fc.constantFrom(
+    "# T",
+    "## Learning: tool/a",
+    "text",
+    "> quoted",
+    "",
+    " ",
+    "```",
+    "~~~~",
+    "   ## x",
+    "\r",
+    "\ufeff",
+    "#",
+  );
+
+  it("finds the blocks of eachMarkdownBlock, and spanLines gives their lines", () => {
+    fc.assert(
+      fc.property(
+        fc.array(piece, { maxLength: 12 }),
+        fc.constantFrom("\n", "\r\n"),
+        fc.boolean(),
+        (lines, ending, last) => {
+          const text = `${lines.join(ending)}${last ? "\n" : ""}`;
+          const source = withoutByteOrderMark(text);
+          const spans = [...eachMarkdownSpan(text)].map((span) => {
+            const { start, end, ...rest } = span;
+            expect(start).toBeLessThanOrEqual(end);
+            return { ...rest, lines: spanLines(source, span) };
+          });
+          expect(spans).toEqual(splitByLines(text));
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+
+  it("ends a block's span after its last line's newline", () => {
+    const text = "intro\n## A\nx\n\n## B\ny";
+    const spans = [...eachMarkdownSpan(text)];
+    expect(spans.map((span) => text.slice(span.start, span.end))).toEqual(["intro\n", "x\n\n", "y"]);
   });
 });

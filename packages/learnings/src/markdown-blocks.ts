@@ -29,7 +29,7 @@ export function splitMarkdownBlocks(text: string): MarkdownBlock[] {
  * reached, so a reader that keeps few blocks keeps few lines alive.
  */
 export function* eachMarkdownBlock(text: string): Generator<MarkdownBlock> {
-  const source = text.startsWith("\ufeff") ? text.slice(1) : text;
+  const source = withoutByteOrderMark(text);
   let current: MarkdownBlock = { line: 1, heading: undefined, level: 0, title: "", lines: [] };
   let fence: string | undefined;
   let start = 0;
@@ -45,7 +45,8 @@ export function* eachMarkdownBlock(text: string): Generator<MarkdownBlock> {
       current.lines.push(line);
       continue;
     }
-    const fenceMatch = FENCE.exec(line);
+    // A fence starts with spaces, '`' or '~', never with '#'.
+    const fenceMatch = first === 35 ? null : FENCE.exec(line);
     if (fenceMatch) {
       const marker = fenceMatch[1]!;
       if (fence === undefined) fence = marker;
@@ -69,4 +70,94 @@ export function* eachMarkdownBlock(text: string): Generator<MarkdownBlock> {
     current.lines.push(line);
   }
   if (current.heading !== undefined || current.lines.length > 0) yield current;
+}
+
+/**
+ * A block as {@link eachMarkdownSpan} finds it: where its lines are in the text (without a
+ * leading byte-order mark), not the lines themselves.
+ */
+export interface MarkdownSpan extends Omit<MarkdownBlock, "lines"> {
+  /** Offset of the block's first line under the heading (of its first line, for text before any heading). */
+  start: number;
+  /** Offset just past the block's last line (its newline included, when it has one). */
+  end: number;
+}
+
+/**
+ * The blocks of {@link eachMarkdownBlock} as offsets into `text` without a leading byte-order
+ * mark (see {@link withoutByteOrderMark}), making no string per line: a reader that needs the
+ * lines of only a few blocks takes them with {@link spanLines}. The same loop as
+ * eachMarkdownBlock's, keeping offsets where that one keeps lines.
+ */
+export function* eachMarkdownSpan(text: string): Generator<MarkdownSpan> {
+  const source = withoutByteOrderMark(text);
+  const length = source.length;
+  let current: MarkdownSpan = { line: 1, heading: undefined, level: 0, title: "", start: 0, end: 0 };
+  // Lines in the current block (counted, as none are kept).
+  let count = 0;
+  let fence: string | undefined;
+  let start = 0;
+  for (let index = 0; start < length; index++) {
+    let end = source.indexOf("\n", start);
+    if (end === -1) end = length;
+    const lineStart = start;
+    start = end + 1;
+    const first = source.charCodeAt(lineStart);
+    if (first !== 32 && first !== 35 && first !== 96 && first !== 126) {
+      count++;
+      current.end = Math.min(start, length);
+      continue;
+    }
+    const line = withoutCarriageReturn(source.slice(lineStart, end));
+    const fenceMatch = first === 35 ? null : FENCE.exec(line);
+    if (fenceMatch) {
+      const marker = fenceMatch[1]!;
+      if (fence === undefined) fence = marker;
+      else if (marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker)
+        fence = undefined;
+      count++;
+      current.end = Math.min(start, length);
+      continue;
+    }
+    const heading = fence === undefined ? HEADING.exec(line) : null;
+    if (heading) {
+      if (current.heading !== undefined || count > 0) yield current;
+      const next = Math.min(start, length);
+      current = {
+        line: index + 1,
+        heading: line,
+        level: heading[1]!.length,
+        title: heading[2] ?? "",
+        start: next,
+        end: next,
+      };
+      count = 0;
+      continue;
+    }
+    count++;
+    current.end = Math.min(start, length);
+  }
+  if (current.heading !== undefined || count > 0) yield current;
+}
+
+/** The text {@link eachMarkdownSpan}'s offsets are into. */
+export function withoutByteOrderMark(text: string): string {
+  return text.startsWith("\ufeff") ? text.slice(1) : text;
+}
+
+/** The lines of a span, exactly as {@link eachMarkdownBlock} gives them for the same block. */
+export function spanLines(source: string, span: { start: number; end: number }): string[] {
+  const lines: string[] = [];
+  let start = span.start;
+  while (start < span.end) {
+    let end = source.indexOf("\n", start);
+    if (end === -1 || end > span.end) end = span.end;
+    lines.push(withoutCarriageReturn(source.slice(start, end)));
+    start = end + 1;
+  }
+  return lines;
+}
+
+function withoutCarriageReturn(line: string): string {
+  return line.endsWith("\r") ? line.slice(0, -1) : line;
 }

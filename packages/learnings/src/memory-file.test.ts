@@ -1,8 +1,27 @@
+import { createHash } from "node:crypto";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { LearningEntry } from "./learning-entry";
-import { parseMemoryFile, renderMemoryFile, renderMemoryFileBytes } from "./memory-file";
-import { parseLearningTitle, parseLearningTitleLeniently } from "./memory-section";
+import { eachMarkdownSpan, spanLines, withoutByteOrderMark } from "./markdown-blocks";
+import {
+  parseMemoryFile,
+  parseMemoryFileByLines,
+  renderMemoryFile,
+  renderMemoryFileBytes,
+} from "./memory-file";
+import {
+  escapeJsonForComment,
+  findDataLine,
+  importanceOf,
+  insightFitsBody,
+  isLearningTitle,
+  isUneditedSection,
+  isUneditedSpan,
+  parseLearningTitle,
+  parseLearningTitleLeniently,
+  quoteLines,
+  renderSection,
+} from "./memory-section";
 
 const types = [
   "pattern",
@@ -263,6 +282,7 @@ describe("parseLearningTitle", () => {
         ),
         (title) => {
           expect(parseLearningTitle(title)).toEqual(parseLearningTitleLeniently(title));
+          expect(isLearningTitle(title)).toBe(parseLearningTitle(title) !== undefined);
         },
       ),
       { numRuns: 2000 },
@@ -286,5 +306,235 @@ describe("renderMemoryFileBytes", () => {
       ),
       { numRuns: 300 },
     );
+  });
+});
+
+describe("renderMemoryFileBytes over many chunks", () => {
+  it("gives the bytes of renderMemoryFile when the sections outgrow the first estimate", () => {
+    // Short sections first, so the size guessed from the first chunk is far too small, then
+    // long ones (one larger than every chunk), multi-byte characters and kept blocks.
+    const entries: LearningEntry[] = [];
+    for (let index = 0; index < 3000; index++) {
+      const insight = index < 1000 ? `a${index}` : `é ${"x".repeat(index % 400)} 😀 ${index}`;
+      entries.push({ type: "pattern", key: `k${String(index).padStart(5, "0")}`, insight } as LearningEntry);
+    }
+    entries.push({ type: "tool", key: "huge", insight: "y".repeat(300_000) } as LearningEntry);
+    entries.push({ type: "tool", key: "wide", insight: "€".repeat(400_000) } as LearningEntry);
+    entries.push({ type: "tool", key: "zz", insight: "\ud800 lone, <b>" } as LearningEntry);
+    const keep = ["## Notes\nkept as is", `## Long\n${"z".repeat(100_000)}`];
+    const rendered = renderMemoryFileBytes("acme", entries, keep);
+    expect(rendered.bytes.equals(Buffer.from(renderMemoryFile("acme", entries, keep), "utf8"))).toBe(true);
+    expect(rendered.bytes.toString("utf8", rendered.sectionsStart, rendered.sectionsEnd)).toBe(
+      renderMemoryFile("acme", entries).slice(renderMemoryFile("acme", []).length),
+    );
+  });
+});
+
+describe("parseMemoryFile with editedOnly", () => {
+  const line = fc.constantFrom(
+    "",
+    " ",
+    ">",
+    "> ",
+    "> edited",
+    "x",
+    "```",
+    "~~~",
+    "## Learning: tool/other <!-- importance: 5 -->",
+    "## Notes",
+    '<!-- gstack-learning {"v":1,"body":"0123456789abcdef","entry":{}} -->',
+    '<!-- gstack-learning {"v":1,"entry":{"type":"tool","key":"k","insight":"i"}} -->',
+    "<!-- gstack-learning {} -->",
+    "<!-- gstack-learning {",
+    "} -->",
+    "- confidence: 3",
+    "\r",
+  );
+  const change = fc.tuple(fc.nat(), fc.constantFrom("replace", "insert", "delete", "append"), line);
+
+  /** A rendered file with some of its lines replaced, added or taken out. */
+  const changedFile = fc
+    .tuple(
+      fc.uniqueArray(entry, { selector: (item) => `${item.key}|${item.type}`, maxLength: 5 }),
+      fc.array(change, { maxLength: 4 }),
+      fc.boolean(),
+    )
+    .map(([entries, changes, windows]) => {
+      const lines = throughDisk(renderMemoryFile("p", entries)).split("\n");
+      for (const [at, kind, text] of changes) {
+        const index = at % (lines.length + 1);
+        if (kind === "replace" && index < lines.length) lines[index] = text;
+        else if (kind === "delete") lines.splice(index, 1);
+        else if (kind === "append") lines[index] = `${lines[index] ?? ""}${text}`;
+        else lines.splice(index, 0, text);
+      }
+      const markdown = lines.join("\n");
+      return windows ? markdown.replaceAll("\n", "\r\n") : markdown;
+    });
+
+  it("reads what reading every block's lines reads, rendered, edited and damaged sections alike", () => {
+    fc.assert(
+      fc.property(changedFile, (markdown) => {
+        expect(parseMemoryFile(markdown, { editedOnly: true })).toEqual(
+          parseMemoryFileByLines(markdown, true),
+        );
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("takes a section as unedited without its lines only when its lines say so", () => {
+    fc.assert(
+      fc.property(changedFile, (markdown) => {
+        const source = withoutByteOrderMark(markdown);
+        for (const span of eachMarkdownSpan(markdown)) {
+          if (!isUneditedSpan(source, span.start, span.end)) continue;
+          const lines = spanLines(source, span);
+          const dataIndex = findDataLine(lines);
+          expect(dataIndex).not.toBe(-1);
+          expect(isUneditedSection(lines, dataIndex)).toBe(true);
+        }
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("reads a section whose last line is not its data comment by its lines", () => {
+    const original = { type: "tool", key: "k", insight: "Use pnpm." } as LearningEntry;
+    const rendered = renderMemoryFile("p", [original]);
+    const trailing = `${rendered}note under the section\n`;
+    const source = withoutByteOrderMark(trailing);
+    const spans = [...eachMarkdownSpan(trailing)];
+    expect(isUneditedSpan(source, spans[1]!.start, spans[1]!.end)).toBe(false);
+    expect(parseMemoryFile(trailing, { editedOnly: true })).toEqual(parseMemoryFileByLines(trailing, true));
+    const damaged = rendered.replace("} -->\n", "}\n");
+    expect(parseMemoryFile(damaged, { editedOnly: true })).toEqual(parseMemoryFileByLines(damaged, true));
+    expect(parseMemoryFile(damaged, { editedOnly: true }).other).toHaveLength(0);
+    for (const [from, to] of [
+      ['","entry":{', '","entry": {'],
+      ['{"v":1,"body"', '{"v":2,"body"'],
+      ['"body":"', '"body":"0'],
+    ]) {
+      const changed = rendered.replace(from!, to!);
+      const changedSource = withoutByteOrderMark(changed);
+      const [, span] = [...eachMarkdownSpan(changed)];
+      expect(isUneditedSpan(changedSource, span!.start, span!.end)).toBe(false);
+      expect(parseMemoryFile(changed, { editedOnly: true })).toEqual(parseMemoryFileByLines(changed, true));
+    }
+  });
+
+  it("takes every section it wrote as unedited without its lines", () => {
+    fc.assert(
+      fc.property(fc.array(entry, { maxLength: 5 }), (entries) => {
+        const markdown = throughDisk(renderMemoryFile("p", entries));
+        const source = withoutByteOrderMark(markdown);
+        for (const span of eachMarkdownSpan(markdown)) {
+          if (span.heading === undefined || parseLearningTitle(span.title) === undefined) continue;
+          const lines = spanLines(source, span);
+          const dataIndex = findDataLine(lines);
+          const quoted = dataIndex !== -1 && isUneditedSection(lines, dataIndex);
+          if (!source.includes("\r")) expect(isUneditedSpan(source, span.start, span.end)).toBe(quoted);
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+// The section renderer as it was before it was made faster, kept as the reference its output
+// must match byte for byte.
+const PLAIN_DISPLAY_BEFORE = /^[!-;=?-~]+(?: [!-;=?-~]+)*$/;
+
+function displayBefore(value: unknown, limit = 80): string {
+  const raw = String(value);
+  if (raw.length <= limit && PLAIN_DISPLAY_BEFORE.test(raw)) return raw;
+  const text = raw
+    .replace(
+      /[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff]/gu,
+      " ",
+    )
+    .replace(/[<>]/g, (character) => (character === "<" ? "‹" : "›"))
+    .replace(/\s+/g, " ")
+    .trim();
+  if (text.length <= limit) return text;
+  const characters = Array.from(text);
+  return characters.length > limit ? `${characters.slice(0, limit - 1).join("")}…` : text;
+}
+
+function insightFitsBodyBefore(insight: string): boolean {
+  if (!/^[\t\n\x20-\x7e]*$/.test(insight)) {
+    if (/[\ud800-\udfff]|[\r\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\ufeff]/u.test(insight))
+      return false;
+  }
+  return !/[ \t]\n|[ \t]$/.test(insight);
+}
+
+function renderSectionBefore(entry: LearningEntry): string {
+  const insight = typeof entry.insight === "string" ? entry.insight : "";
+  const inBody = typeof entry.insight === "string" && insightFitsBodyBefore(insight);
+  const shown = inBody ? insight : displayBefore(insight, 4000);
+  const json = JSON.stringify(inBody ? { ...entry, insight: null } : entry);
+  const payload = inBody
+    ? `{"v":1,"body":"${createHash("sha256").update(insight).digest("hex").slice(0, 16)}","entry":${json}}`
+    : `{"v":1,"entry":${json}}`;
+  const safePayload = escapeJsonForComment(payload);
+  const importance = importanceOf(entry);
+  const heading = `## Learning: ${displayBefore(entry.type, 40)}/${displayBefore(entry.key, 120)} <!-- importance: ${importance} -->`;
+  const quoted = shown.includes("\n") ? quoteLines(shown).join("\n") : shown === "" ? ">" : `> ${shown}`;
+  const parts: string[] = [];
+  if (typeof entry.source === "string") parts.push(displayBefore(entry.source));
+  parts.push(`confidence ${importance}/10`);
+  if (typeof entry.ts === "string") parts.push(displayBefore(entry.ts.slice(0, 10)));
+  if (typeof entry.skill === "string" && entry.skill !== "")
+    parts.push(`skill ${displayBefore(entry.skill, 40)}`);
+  if (Array.isArray(entry.files) && entry.files.length > 0) {
+    const shownFiles = entry.files.slice(0, 5).map((file) => displayBefore(file, 60));
+    const more = entry.files.length > 5 ? `, +${entry.files.length - 5} more` : "";
+    parts.push(`files: ${shownFiles.join(", ")}${more}`);
+  }
+  return `${heading}\n${quoted}\n\n(${parts.join(" · ")})\n<!-- gstack-learning ${safePayload} -->\n`;
+}
+
+describe("renderSection", () => {
+  const spaced = fc
+    .array(fc.constantFrom("a", " ", "\t", "\n", "<", "é", "\r", "\u2028", "\ud800", "~", "\u007f"), {
+      maxLength: 12,
+    })
+    .map((parts) => parts.join(""));
+
+  it("writes the bytes the renderer before it wrote", () => {
+    const shown = fc
+      .array(fc.constantFrom("a", "~", "!", " ", "  ", "<", ">", "\t", "é", ";", "=", "?"), { maxLength: 8 })
+      .map((parts) => parts.join(""));
+    const withFiles = fc
+      .tuple(entry, fc.array(fc.oneof(text, shown), { maxLength: 8 }), fc.option(shown))
+      .map(([item, files, skill]) => {
+        if (files.length > 0) item.files = files;
+        if (skill !== null) item.skill = skill;
+        return item;
+      });
+    fc.assert(
+      fc.property(withFiles, (item) => {
+        expect(renderSection(item)).toBe(renderSectionBefore(item));
+      }),
+      { numRuns: 3000 },
+    );
+  });
+
+  it("judges an insight fit to be quoted as the check before it did", () => {
+    fc.assert(
+      fc.property(fc.oneof(spaced, text), (insight) => {
+        expect(insightFitsBody(insight)).toBe(insightFitsBodyBefore(insight));
+      }),
+      { numRuns: 5000 },
+    );
+  });
+
+  it("quotes an insight with spaces only between words, and not one with a space before a line's end", () => {
+    expect(insightFitsBody("a  b\tc\n d")).toBe(true);
+    expect(insightFitsBody("a \nb")).toBe(false);
+    expect(insightFitsBody("a\t")).toBe(false);
+    expect(insightFitsBody(" ")).toBe(false);
+    expect(insightFitsBody("")).toBe(true);
   });
 });

@@ -1,10 +1,18 @@
 import { type AuthoredLearning, parseAuthoredLearning } from "./authored-learning";
 import type { LearningEntry } from "./learning-entry";
-import { eachMarkdownBlock } from "./markdown-blocks";
+import {
+  eachMarkdownBlock,
+  eachMarkdownSpan,
+  type MarkdownBlock,
+  spanLines,
+  withoutByteOrderMark,
+} from "./markdown-blocks";
 import {
   decodeSection,
   findDataLine,
+  isLearningTitle,
   isUneditedSection,
+  isUneditedSpan,
   parseLearningTitle,
   renderSection,
   TYPE_ORDER,
@@ -66,41 +74,76 @@ function blockText(heading: string | undefined, lines: readonly string[]): strin
  */
 export function parseMemoryFile(text: string, options: { editedOnly?: boolean } = {}): ParsedMemoryFile {
   const parsed: ParsedMemoryFile = { generated: [], authored: [], problems: [], other: [] };
-  for (const block of eachMarkdownBlock(text)) {
-    const dataIndex =
-      block.heading !== undefined && parseLearningTitle(block.title) !== undefined
-        ? findDataLine(block.lines)
-        : -1;
-    if (dataIndex !== -1) {
-      if (options.editedOnly && isUneditedSection(block.lines, dataIndex)) continue;
-      try {
-        const decoded = decodeSection(block.lines, dataIndex);
-        if (options.editedOnly && !decoded.edited) continue;
-        // The text is only ever needed to keep an edited section; unchanged ones are rebuilt.
-        const text = decoded.edited ? blockText(block.heading, block.lines) : "";
-        parsed.generated.push({ line: block.line, entry: decoded.entry, edited: decoded.edited, text });
-      } catch (error) {
-        const message = `damaged learning section: ${(error as Error).message}`;
-        parsed.problems.push({ line: block.line, message, text: blockText(block.heading, block.lines) });
-      }
-      continue;
-    }
-    const authored =
-      block.heading === undefined ? undefined : parseAuthoredLearning(block.title, block.lines);
-    if (authored === undefined) {
-      const own = block.level === 1 && block.title.startsWith(TITLE_PREFIX);
-      const lines = own ? block.lines.filter((line) => line !== HEADER_COMMENT) : block.lines;
-      const kept = own ? lines : [block.heading, ...lines].filter((line) => line !== undefined);
-      if (kept.some((line) => line.trim() !== "")) {
-        parsed.other.push({ line: block.line, text: blockText(undefined, kept) });
-      }
-      continue;
-    }
-    const text = blockText(block.heading, block.lines);
-    if (authored.ok) parsed.authored.push({ line: block.line, learning: authored.learning, text });
-    else parsed.problems.push({ line: block.line, message: authored.reason, text });
-  }
+  if (!options.editedOnly) return parseMemoryFileByLines(text, false);
+  for (const block of eachBlockToRead(text)) readBlock(parsed, block, true);
   return parsed;
+}
+
+/**
+ * {@link parseMemoryFile} making the lines of every block: the plain reading the shortcut of
+ * `editedOnly` must agree with.
+ */
+export function parseMemoryFileByLines(text: string, editedOnly: boolean): ParsedMemoryFile {
+  const parsed: ParsedMemoryFile = { generated: [], authored: [], problems: [], other: [] };
+  for (const block of eachMarkdownBlock(text)) readBlock(parsed, block, editedOnly);
+  return parsed;
+}
+
+/**
+ * The blocks of a memory file less the sections this package wrote and nobody edited since,
+ * which are told apart without making their lines (see {@link isUneditedSpan}); what is left
+ * is read as {@link parseMemoryFile} always reads it.
+ */
+function* eachBlockToRead(text: string): Generator<MarkdownBlock> {
+  const source = withoutByteOrderMark(text);
+  // Lines with a carriage return lose it when read; only a file without any takes the shortcut.
+  const plain = !source.includes("\r");
+  for (const span of eachMarkdownSpan(text)) {
+    if (
+      plain &&
+      span.heading !== undefined &&
+      isLearningTitle(span.title) &&
+      isUneditedSpan(source, span.start, span.end)
+    ) {
+      continue;
+    }
+    const { line, heading, level, title } = span;
+    yield { line, heading, level, title, lines: spanLines(source, span) };
+  }
+}
+
+function readBlock(parsed: ParsedMemoryFile, block: MarkdownBlock, editedOnly: boolean): void {
+  const dataIndex =
+    block.heading !== undefined && parseLearningTitle(block.title) !== undefined
+      ? findDataLine(block.lines)
+      : -1;
+  if (dataIndex !== -1) {
+    if (editedOnly && isUneditedSection(block.lines, dataIndex)) return;
+    try {
+      const decoded = decodeSection(block.lines, dataIndex);
+      if (editedOnly && !decoded.edited) return;
+      // The text is only ever needed to keep an edited section; unchanged ones are rebuilt.
+      const text = decoded.edited ? blockText(block.heading, block.lines) : "";
+      parsed.generated.push({ line: block.line, entry: decoded.entry, edited: decoded.edited, text });
+    } catch (error) {
+      const message = `damaged learning section: ${(error as Error).message}`;
+      parsed.problems.push({ line: block.line, message, text: blockText(block.heading, block.lines) });
+    }
+    return;
+  }
+  const authored = block.heading === undefined ? undefined : parseAuthoredLearning(block.title, block.lines);
+  if (authored === undefined) {
+    const own = block.level === 1 && block.title.startsWith(TITLE_PREFIX);
+    const lines = own ? block.lines.filter((line) => line !== HEADER_COMMENT) : block.lines;
+    const kept = own ? lines : [block.heading, ...lines].filter((line) => line !== undefined);
+    if (kept.some((line) => line.trim() !== "")) {
+      parsed.other.push({ line: block.line, text: blockText(undefined, kept) });
+    }
+    return;
+  }
+  const text = blockText(block.heading, block.lines);
+  if (authored.ok) parsed.authored.push({ line: block.line, learning: authored.learning, text });
+  else parsed.problems.push({ line: block.line, message: authored.reason, text });
 }
 
 /** The order of sections in a memory file: by type (gstack's order), then key. */
@@ -167,30 +210,68 @@ export function renderMemoryFileBytes(
   entries: readonly LearningEntry[],
   keep: readonly string[] = [],
 ): { bytes: Buffer; sectionsStart: number; sectionsEnd: number } {
-  // Sections are encoded a few hundred kilobytes at a time, so the rendered text never piles up
-  // on the JavaScript heap (where the collector would copy all 50 MB of it, more than once).
-  const header = Buffer.from(memoryFileHeader(slug), "utf8");
-  const chunks: Buffer[] = [header];
-  let pending: string[] = [];
-  let pendingLength = 0;
-  let length = header.length;
-  const flush = (): void => {
-    if (pending.length === 0) return;
-    const chunk = Buffer.from(pending.join(""), "utf8");
-    chunks.push(chunk);
-    length += chunk.length;
-    pending = [];
-    pendingLength = 0;
-  };
-  for (const entry of sortForFile(entries)) {
-    const section = `\n${renderSection(entry)}`;
-    pending.push(section);
-    pendingLength += section.length;
-    if (pendingLength >= 262_144) flush();
+  // Sections are encoded some 32 thousand characters at a time straight into one buffer, so the
+  // rendered text never piles up on the JavaScript heap (a chunk dies young, before the collector
+  // has to copy it) and the bytes are not copied again to join them.
+  const sorted = sortForFile(entries);
+  const out = new ByteBuilder(65_536);
+  out.append(memoryFileHeader(slug));
+  const sectionsStart = out.length;
+  let pending = "";
+  let done = 0;
+  let sized = false;
+  for (const entry of sorted) {
+    pending += `\n${renderSection(entry)}`;
+    done++;
+    if (pending.length >= CHUNK) {
+      out.append(pending);
+      pending = "";
+      // The first chunk tells how large the rest will be, near enough (the buffer doubles if not).
+      if (!sized && done < sorted.length) {
+        sized = true;
+        const perSection = (out.length - sectionsStart) / done;
+        out.reserve(Math.ceil(out.length + perSection * (sorted.length - done) * 1.1) + CHUNK * 3);
+      }
+    }
   }
-  flush();
-  const sectionsEnd = length;
-  for (const text of keep) pending.push(keptBlockText(text));
-  flush();
-  return { bytes: Buffer.concat(chunks, length), sectionsStart: header.length, sectionsEnd };
+  out.append(pending);
+  const sectionsEnd = out.length;
+  let kept = "";
+  for (const text of keep) kept += keptBlockText(text);
+  out.append(kept);
+  return { bytes: out.bytes(), sectionsStart, sectionsEnd };
+}
+
+/** Characters of sections encoded at a time. */
+const CHUNK = 32_768;
+
+/** Bytes written as UTF-8 text by text into one buffer that grows when it has to. */
+class ByteBuilder {
+  private buffer: Buffer;
+  length = 0;
+
+  constructor(capacity: number) {
+    this.buffer = Buffer.allocUnsafe(capacity);
+  }
+
+  /** Makes room for `capacity` bytes in all. */
+  reserve(capacity: number): void {
+    if (capacity <= this.buffer.length) return;
+    const bigger = Buffer.allocUnsafe(capacity);
+    this.buffer.copy(bigger, 0, 0, this.length);
+    this.buffer = bigger;
+  }
+
+  append(text: string): void {
+    // A UTF-16 code unit takes at most 3 bytes of UTF-8 (a surrogate pair, 4 for two units).
+    const most = text.length * 3;
+    if (this.buffer.length - this.length < most)
+      this.reserve(Math.max(this.buffer.length * 2, this.length + most));
+    this.length += this.buffer.write(text, this.length, "utf8");
+  }
+
+  /** The bytes written (a view of the buffer, not a copy). */
+  bytes(): Buffer {
+    return this.buffer.subarray(0, this.length);
+  }
 }

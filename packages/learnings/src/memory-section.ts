@@ -28,6 +28,11 @@ export function parseLearningTitle(title: string): LearningTitle | undefined {
   return parseLearningTitleLeniently(title);
 }
 
+/** True when {@link parseLearningTitle} reads the title (without building its parts). */
+export function isLearningTitle(title: string): boolean {
+  return WRITTEN_TITLE.test(title) || parseLearningTitleLeniently(title) !== undefined;
+}
+
 /** {@link parseLearningTitle} by the lenient pattern alone. */
 export function parseLearningTitleLeniently(title: string): LearningTitle | undefined {
   const match = LEARNING_TITLE.exec(title.trim());
@@ -100,13 +105,32 @@ export function importanceOf(entry: { confidence?: unknown }): number {
   return Math.min(10, Math.max(1, Math.round(confidence)));
 }
 
-// Printable ASCII without '<', '>', or spaces at either end or in runs needs no cleaning (the
-// usual case): words of those characters, single spaces between them.
-const PLAIN_DISPLAY = /^[!-;=?-~]+(?: [!-;=?-~]+)*$/;
+/**
+ * True for printable ASCII without '<', '>', or spaces at either end or in runs, which needs no
+ * cleaning (the usual case): words of those characters, single spaces between them. A loop over
+ * the characters, as the values are short and a regular expression's call costs more.
+ */
+function isPlainDisplay(raw: string): boolean {
+  const length = raw.length;
+  // A space at the start counts as one after a space.
+  let afterSpace = true;
+  for (let index = 0; index < length; index++) {
+    const code = raw.charCodeAt(index);
+    if (code === 0x20) {
+      if (afterSpace) return false;
+      afterSpace = true;
+    } else if (code < 0x21 || code > 0x7e || code === 0x3c || code === 0x3e) {
+      return false;
+    } else {
+      afterSpace = false;
+    }
+  }
+  return !afterSpace;
+}
 
 function display(value: unknown, limit = 80): string {
   const raw = String(value);
-  if (raw.length <= limit && PLAIN_DISPLAY.test(raw)) return raw;
+  if (raw.length <= limit && isPlainDisplay(raw)) return raw;
   const text = raw
     .replace(
       /[\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff\ud800-\udfff]/gu,
@@ -120,18 +144,20 @@ function display(value: unknown, limit = 80): string {
   return characters.length > limit ? `${characters.slice(0, limit - 1).join("")}…` : text;
 }
 
-function metadataLine(entry: LearningEntry): string {
-  const parts: string[] = [];
-  if (typeof entry.source === "string") parts.push(display(entry.source));
-  parts.push(`confidence ${importanceOf(entry)}/10`);
-  if (typeof entry.ts === "string") parts.push(display(entry.ts.slice(0, 10)));
-  if (typeof entry.skill === "string" && entry.skill !== "") parts.push(`skill ${display(entry.skill, 40)}`);
-  if (Array.isArray(entry.files) && entry.files.length > 0) {
-    const shown = entry.files.slice(0, 5).map((file) => display(file, 60));
-    const more = entry.files.length > 5 ? `, +${entry.files.length - 5} more` : "";
-    parts.push(`files: ${shown.join(", ")}${more}`);
+function metadataLine(entry: LearningEntry, importance: number): string {
+  // Built as one string (parts joined by " · "), without an array per section.
+  let line = typeof entry.source === "string" ? `(${display(entry.source)} · ` : "(";
+  line += `confidence ${importance}/10`;
+  if (typeof entry.ts === "string") line += ` · ${display(entry.ts.slice(0, 10))}`;
+  if (typeof entry.skill === "string" && entry.skill !== "") line += ` · skill ${display(entry.skill, 40)}`;
+  const files = entry.files;
+  if (Array.isArray(files) && files.length > 0) {
+    line += ` · files: ${display(files[0], 60)}`;
+    const shown = Math.min(files.length, 5);
+    for (let index = 1; index < shown; index++) line += `, ${display(files[index], 60)}`;
+    if (files.length > 5) line += `, +${files.length - 5} more`;
   }
-  return `(${parts.join(" · ")})`;
+  return `${line})`;
 }
 
 /**
@@ -146,13 +172,16 @@ export function renderSection(entry: LearningEntry): string {
   const insight = typeof entry.insight === "string" ? entry.insight : "";
   const inBody = typeof entry.insight === "string" && insightFitsBody(insight);
   const shown = inBody ? insight : display(insight, 4000);
+  // Only the entry's JSON can hold a character the comment must escape (the rest is ASCII
+  // without '<' or '>'), so only it is escaped.
+  const json = escapeJsonForComment(entryJson(entry, inBody));
   const payload = inBody
-    ? `{"v":${ENCODING_VERSION},"body":"${digestOf(insight)}","entry":${entryJson(entry, true)}}`
-    : `{"v":${ENCODING_VERSION},"entry":${entryJson(entry, false)}}`;
-  const safePayload = escapeJsonForComment(payload);
-  const heading = `## Learning: ${display(entry.type, 40)}/${display(entry.key, 120)} <!-- importance: ${importanceOf(entry)} -->`;
+    ? `{"v":${ENCODING_VERSION},"body":"${digestOf(insight)}","entry":${json}}`
+    : `{"v":${ENCODING_VERSION},"entry":${json}}`;
+  const importance = importanceOf(entry);
+  const heading = `## Learning: ${display(entry.type, 40)}/${display(entry.key, 120)} <!-- importance: ${importance} -->`;
   const quoted = shown.includes("\n") ? quoteLines(shown).join("\n") : shown === "" ? ">" : `> ${shown}`;
-  return `${heading}\n${quoted}\n\n${metadataLine(entry)}\n<!-- ${DATA_MARKER} ${safePayload} -->\n`;
+  return `${heading}\n${quoted}\n\n${metadataLine(entry, importance)}\n<!-- ${DATA_MARKER} ${payload} -->\n`;
 }
 
 /** A section written by {@link renderSection}, read back. */
@@ -224,6 +253,54 @@ export function isUneditedSection(lines: readonly string[], dataIndex: number): 
   const head = BODY_PREFIX.exec(dataLine.slice(DATA_PREFIX.length - 1, DATA_PREFIX.length + 60));
   return head !== null && digestOf(quotedInsight(lines)) === head[1];
 }
+
+/**
+ * {@link isUneditedSection} for a block given as offsets into `source` (its lines, under the
+ * heading, run from `start` to `end`), without making a string per line. It answers true only
+ * when the block's lines hold a data comment and {@link isUneditedSection} answers true for
+ * the last one; false means "read its lines to know". The block's lines must hold no carriage
+ * return (the caller checks the text once).
+ */
+export function isUneditedSpan(source: string, start: number, end: number): boolean {
+  // The quoted insight: the block's first lines that start with '>', unquoted.
+  let insight = "";
+  let position = start;
+  let first = true;
+  while (position < end && source.charCodeAt(position) === 62) {
+    let next = source.indexOf("\n", position);
+    if (next === -1 || next > end) next = end;
+    const text =
+      source.charCodeAt(position + 1) === 32 && position + 1 < next
+        ? source.slice(position + 2, next)
+        : source.slice(position + 1, next);
+    insight = first ? text : `${insight}\n${text}`;
+    first = false;
+    position = next + 1;
+  }
+  // The first data comment after the quote must be the block's last line that is not empty.
+  // (Looked for in a slice of the block, so a block without one is not searched past its end.)
+  if (position - 1 >= end) return false;
+  const found = source.slice(position - 1, end).indexOf(DATA_LINE_START);
+  if (found === -1) return false;
+  const lineStart = position + found;
+  let lineEnd = source.indexOf("\n", lineStart);
+  if (lineEnd === -1) lineEnd = source.length;
+  if (lineEnd > end) return false;
+  for (let rest = lineEnd; rest < end; rest++) if (source.charCodeAt(rest) !== 10) return false;
+  if (lineEnd - lineStart < DATA_PREFIX.length + 5 || !source.endsWith("} -->", lineEnd)) return false;
+  // The payload's head, `{"v":1,"body":"<digest>","entry":{`, with the digest of the quote.
+  const payload = lineStart + DATA_PREFIX.length - 1;
+  return (
+    payload + BODY_HEAD.length + 16 + BODY_TAIL.length <= lineEnd &&
+    source.startsWith(BODY_HEAD, payload) &&
+    source.startsWith(BODY_TAIL, payload + BODY_HEAD.length + 16) &&
+    source.startsWith(digestOf(insight), payload + BODY_HEAD.length)
+  );
+}
+
+const DATA_LINE_START = `\n${DATA_PREFIX}`;
+const BODY_HEAD = '{"v":1,"body":"';
+const BODY_TAIL = '","entry":{';
 
 /** The learning types in gstack's order, used to order sections. */
 export const TYPE_ORDER: readonly string[] = learningTypes;
