@@ -538,3 +538,62 @@ describe("renderSection", () => {
     expect(insightFitsBody("")).toBe(true);
   });
 });
+
+describe("text under the title", () => {
+  // Lines a person types as notes: no heading, fence or setext underline, which would start a
+  // block of their own.
+  const noteLine = fc
+    .string({
+      unit: fc.constantFrom("a", "Z", " ", "-", "*", ">", "`", "é", "😀", "1", ".", "<", "!"),
+      maxLength: 20,
+    })
+    .filter((line) => !/^\s*(#|```|~~~|[=-]+\s*$)/.test(line) && !line.startsWith("<!--"));
+  const notes = fc
+    .array(noteLine, { minLength: 1, maxLength: 6 })
+    .map((lines) =>
+      lines
+        .join("\n")
+        .replace(/^\s*\n/, "")
+        .trimEnd(),
+    )
+    .filter((joined) => joined.trim() !== "" && !/^\s/.test(joined));
+
+  it("reads back where it was written, and a second round writes the same bytes", () => {
+    fc.assert(
+      fc.property(
+        fc.uniqueArray(entry, { selector: (item) => `${item.key}|${item.type}`, maxLength: 4 }),
+        notes,
+        fc.array(fc.constantFrom("## Notes\nkept as is", "# Other\n\nmore"), { maxLength: 2 }),
+        (entries, typed, keep) => {
+          const text = renderMemoryFile("acme", entries, keep, [typed]);
+          const parsed = parseMemoryFile(text);
+          expect(parsed.underTitle.map((block) => block.text)).toEqual([typed]);
+          expect(parsed.other.map((block) => block.text)).toEqual(keep);
+          expect(parsed.generated.map((section) => section.edited)).toEqual(entries.map(() => false));
+          const again = renderMemoryFile(
+            "acme",
+            parsed.generated.map((section) => section.entry),
+            parsed.other.map((block) => block.text),
+            parsed.underTitle.map((block) => block.text),
+          );
+          expect(again).toBe(text);
+          const bytes = renderMemoryFileBytes("acme", entries, keep, [typed]);
+          expect(bytes.bytes.toString("utf8")).toBe(text);
+          expect(bytes.bytes.toString("utf8", bytes.sectionsStart, bytes.sectionsEnd)).toBe(
+            renderMemoryFile("acme", entries).slice(renderMemoryFile("acme", []).length),
+          );
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("takes text before any heading as typed under the title", () => {
+    const parsed = parseMemoryFile("\n\nA loose note.\n\n# gstack learnings: acme\n\nUnder the title.\n");
+    expect(parsed.underTitle).toEqual([
+      { line: 3, text: "A loose note." },
+      { line: 7, text: "Under the title." },
+    ]);
+    expect(parsed.other).toEqual([]);
+  });
+});

@@ -57,6 +57,11 @@ export interface ParsedMemoryFile {
   problems: SectionProblem[];
   /** Text that is not a learning section (notes, other headings), in file order. */
   other: { line: number; text: string }[];
+  /**
+   * Text with no heading of its own: typed under the file's title, or before any heading. It is
+   * written back under the title, since after the sections it would run on into the last one.
+   */
+  underTitle: { line: number; text: string }[];
 }
 
 function blockText(heading: string | undefined, lines: readonly string[]): string {
@@ -73,7 +78,7 @@ function blockText(heading: string | undefined, lines: readonly string[]): strin
  * decoding every entry).
  */
 export function parseMemoryFile(text: string, options: { editedOnly?: boolean } = {}): ParsedMemoryFile {
-  const parsed: ParsedMemoryFile = { generated: [], authored: [], problems: [], other: [] };
+  const parsed: ParsedMemoryFile = { generated: [], authored: [], problems: [], other: [], underTitle: [] };
   if (!options.editedOnly) return parseMemoryFileByLines(text, false);
   for (const block of eachBlockToRead(text)) readBlock(parsed, block, true);
   return parsed;
@@ -84,7 +89,7 @@ export function parseMemoryFile(text: string, options: { editedOnly?: boolean } 
  * `editedOnly` must agree with.
  */
 export function parseMemoryFileByLines(text: string, editedOnly: boolean): ParsedMemoryFile {
-  const parsed: ParsedMemoryFile = { generated: [], authored: [], problems: [], other: [] };
+  const parsed: ParsedMemoryFile = { generated: [], authored: [], problems: [], other: [], underTitle: [] };
   for (const block of eachMarkdownBlock(text)) readBlock(parsed, block, editedOnly);
   return parsed;
 }
@@ -136,7 +141,13 @@ function readBlock(parsed: ParsedMemoryFile, block: MarkdownBlock, editedOnly: b
     const own = block.level === 1 && block.title.startsWith(TITLE_PREFIX);
     const lines = own ? block.lines.filter((line) => line !== HEADER_COMMENT) : block.lines;
     const kept = own ? lines : [block.heading, ...lines].filter((line) => line !== undefined);
-    if (kept.some((line) => line.trim() !== "")) {
+    if (!kept.some((line) => line.trim() !== "")) return;
+    if (own || block.heading === undefined) {
+      const first = kept.findIndex((line) => line.trim() !== "");
+      // The line of that first line in the file: after the title's own line, if it has one.
+      const at = block.lines.indexOf(kept[first]!) + (block.heading === undefined ? 0 : 1);
+      parsed.underTitle.push({ line: block.line + at, text: blockText(undefined, kept.slice(first)) });
+    } else {
       parsed.other.push({ line: block.line, text: blockText(undefined, kept) });
     }
     return;
@@ -186,16 +197,19 @@ function sortForFile(entries: readonly LearningEntry[]): LearningEntry[] {
 
 /**
  * Renders the OpenClaw memory file of one project: a title, a comment telling readers how
- * to edit and add learnings, one section per learning (ordered by type, then key, so the
- * file only changes where a learning changed), then any hand-written text to keep.
+ * to edit and add learnings, the text a person typed under the title (`underTitle`), one
+ * section per learning (ordered by type, then key, so the file only changes where a learning
+ * changed), then any hand-written text to keep (each block starting with its heading).
  * Deterministic: the same input gives the same bytes.
  */
 export function renderMemoryFile(
   slug: string,
   entries: readonly LearningEntry[],
   keep: readonly string[] = [],
+  underTitle: readonly string[] = [],
 ): string {
   const parts = [memoryFileHeader(slug)];
+  for (const text of underTitle) parts.push(keptBlockText(text));
   for (const entry of sortForFile(entries)) parts.push(`\n${renderSection(entry)}`);
   for (const text of keep) parts.push(keptBlockText(text));
   return parts.join("");
@@ -209,6 +223,7 @@ export function renderMemoryFileBytes(
   slug: string,
   entries: readonly LearningEntry[],
   keep: readonly string[] = [],
+  underTitle: readonly string[] = [],
 ): { bytes: Buffer; sectionsStart: number; sectionsEnd: number } {
   // Sections are encoded some 32 thousand characters at a time straight into one buffer, so the
   // rendered text never piles up on the JavaScript heap (a chunk dies young, before the collector
@@ -216,6 +231,7 @@ export function renderMemoryFileBytes(
   const sorted = sortForFile(entries);
   const out = new ByteBuilder(65_536);
   out.append(memoryFileHeader(slug));
+  for (const text of underTitle) out.append(keptBlockText(text));
   const sectionsStart = out.length;
   let pending = "";
   let done = 0;

@@ -34,8 +34,13 @@ export function planExport(input: {
   /** The same, already parsed (saves parsing it again after an import). */
   previous?: ParsedMemoryFile | undefined;
 }): ExportPlan {
-  const { exported, keep, blocked, pending } = planExportParts(input);
-  return { text: renderMemoryFile(input.slug, exported, keep), exported: exported.length, blocked, pending };
+  const { exported, keep, underTitle, blocked, pending } = planExportParts(input);
+  return {
+    text: renderMemoryFile(input.slug, exported, keep, underTitle),
+    exported: exported.length,
+    blocked,
+    pending,
+  };
 }
 
 /**
@@ -52,6 +57,8 @@ export function planExportParts(input: {
 }): {
   exported: LearningEntry[];
   keep: string[];
+  /** Text a person typed under the title, kept there. */
+  underTitle: string[];
   blocked: BlockedLearning[];
   blockedEntries: LearningEntry[];
   pending: number;
@@ -105,6 +112,7 @@ export function planExportParts(input: {
   return {
     exported,
     keep: keep.map((block) => block.text),
+    underTitle: (previous?.underTitle ?? []).map((block) => block.text),
     blocked,
     blockedEntries: held.map((pair) => pair.item.entry),
     pending,

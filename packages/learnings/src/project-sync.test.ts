@@ -103,6 +103,36 @@ describe("syncProject", () => {
     ]);
   });
 
+  it("keeps notes typed under the title there, through every later sync and export", async () => {
+    await writeLearnings([first]);
+    await syncProject({ root, workspace, project, now });
+    const memoryFile = openClawLayout(workspace).gstackMemory(project);
+    const text = await readFile(memoryFile, "utf8");
+    const titleEnd = text.indexOf("-->\n") + "-->\n".length;
+    const notes = "Ask Sam before changing the test runner.\n\n- CI is slow on Fridays.";
+    await writeFile(memoryFile, `${text.slice(0, titleEnd)}\n${notes}\n${text.slice(titleEnd)}`);
+    const second = { ...first, key: "pnpm-only", insight: "Use pnpm.", ts: "2026-11-02T10:00:00Z" };
+    for (let round = 0; round < 3; round++) {
+      if (round === 1) await writeLearnings([first, second]);
+      await syncProject({ root, workspace, project, now });
+      await exportProject({ root, workspace, project, now });
+      const written = await readFile(memoryFile, "utf8");
+      const parsed = parseMemoryFile(written);
+      expect(parsed.underTitle.map((block) => block.text)).toEqual([notes]);
+      expect(parsed.other).toEqual([]);
+      expect(written.indexOf(notes)).toBeLessThan(written.indexOf("\n## Learning:"));
+      expect(parsed.generated.map((section) => [section.entry.key, section.edited])).toEqual(
+        round === 0
+          ? [["vitest-not-jest", false]]
+          : [
+              ["pnpm-only", false],
+              ["vitest-not-jest", false],
+            ],
+      );
+    }
+    expect((await readFile(learningsPath(), "utf8")).trim().split("\n")).toHaveLength(2);
+  });
+
   it("finds both sides from GSTACK_HOME and OPENCLAW_WORKSPACE_DIR when not given", async () => {
     await writeLearnings([first]);
     vi.stubEnv("GSTACK_HOME", root);

@@ -238,7 +238,7 @@ async function runFull(context: RunContext): Promise<void> {
   report.exported = plan.exported.length;
   report.pending = plan.pending;
   report.blocked.push(...plan.blocked);
-  const rendered = renderMemoryFileBytes(slug, plan.exported, plan.keep);
+  const rendered = renderMemoryFileBytes(slug, plan.exported, plan.keep, plan.underTitle);
   const bytes = rendered.bytes;
   if (context.memoryBytes === undefined || !context.memoryBytes.equals(bytes)) {
     await writeFileAtomic(context.memoryFile, bytes);
