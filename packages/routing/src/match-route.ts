@@ -1,5 +1,6 @@
+import { createRequire } from "node:module";
 import type { RouteMatch } from "@gstack/contracts";
-import picomatch from "picomatch";
+import type Picomatch from "picomatch";
 import type { RoutingTask } from "./routing-task";
 
 /** The keys a route may match on, in the order they are checked and explained. */
@@ -27,14 +28,44 @@ export interface RouteCheck {
 
 const matcherCache = new Map<string, (input: string) => boolean>();
 
-function matcherFor(pattern: string, nocase: boolean): (input: string) => boolean {
+let picomatch: typeof Picomatch | undefined;
+
+/**
+ * A pattern without glob syntax: names such as `security` or `acme-baku` and plain paths such
+ * as `docs/README.md`. picomatch compiles it to an anchored expression of its characters, so
+ * comparing strings gives the same answer without loading picomatch.
+ */
+const LITERAL = /^[A-Za-z0-9_-]+(?:[./][A-Za-z0-9_-]+)*$/;
+
+const lowerAscii = (text: string): string =>
+  text.replace(/[A-Z]/g, (letter) => String.fromCharCode(letter.charCodeAt(0) + 32));
+
+/**
+ * A matcher for a literal pattern. Ignoring case is ASCII-only, as in the expression
+ * picomatch would build (the `i` flag without `u` never folds a non-ASCII character onto an
+ * ASCII one).
+ */
+function literalMatcher(pattern: string, nocase: boolean): (input: string) => boolean {
+  if (!nocase) return (input) => input === pattern;
+  const lower = lowerAscii(pattern);
+  return (input) => input.length === lower.length && lowerAscii(input) === lower;
+}
+
+/** A matcher for `pattern` as picomatch reads it (dotfiles included). */
+export function matcherFor(pattern: string, nocase: boolean): (input: string) => boolean {
   const cacheKey = `${nocase ? "i" : "s"}:${pattern}`;
   let matcher = matcherCache.get(cacheKey);
   if (!matcher) {
-    // The compiled expression, tested directly: paths are already normalised to '/', and
-    // this avoids the per-call bookkeeping of picomatch's matcher function.
-    const expression = picomatch.makeRe(pattern, { dot: true, nocase });
-    matcher = (input: string) => expression.test(input);
+    if (LITERAL.test(pattern)) {
+      matcher = literalMatcher(pattern, nocase);
+    } else {
+      // Loaded on first use: a table whose checked patterns are all literal never needs it.
+      picomatch ??= createRequire(import.meta.url)("picomatch") as typeof Picomatch;
+      // The compiled expression, tested directly: paths are already normalised to '/', and
+      // this avoids the per-call bookkeeping of picomatch's matcher function.
+      const expression = picomatch.makeRe(pattern, { dot: true, nocase });
+      matcher = (input: string) => expression.test(input);
+    }
     if (matcherCache.size > 10_000) matcherCache.clear();
     matcherCache.set(cacheKey, matcher);
   }
