@@ -169,6 +169,8 @@ describe("literal patterns", () => {
     ["docs/README.md", "docs/README.md", false, true],
     ["docs/README.md", "docs/readme.md", false, false],
     ["a.b", "axb", false, false],
+    ["a.b", "AXB", true, false],
+    ["a.b", "A.B", true, true],
   ])("%s against %s (ignoring case: %s) is %s", (pattern, input, nocase, held) => {
     expect(matcherFor(pattern, nocase)(input)).toBe(held);
     expect(picomatch.makeRe(pattern, { dot: true, nocase }).test(input)).toBe(held);

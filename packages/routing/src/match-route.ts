@@ -37,18 +37,14 @@ let picomatch: typeof Picomatch | undefined;
  */
 const LITERAL = /^[A-Za-z0-9_-]+(?:[./][A-Za-z0-9_-]+)*$/;
 
-const lowerAscii = (text: string): string =>
-  text.replace(/[A-Z]/g, (letter) => String.fromCharCode(letter.charCodeAt(0) + 32));
-
 /**
- * A matcher for a literal pattern. Ignoring case is ASCII-only, as in the expression
- * picomatch would build (the `i` flag without `u` never folds a non-ASCII character onto an
- * ASCII one).
+ * A matcher for a literal pattern: string equality, or when ignoring case the same anchored
+ * expression picomatch would build (the `i` flag without `u`, which folds ASCII letters only).
  */
 function literalMatcher(pattern: string, nocase: boolean): (input: string) => boolean {
   if (!nocase) return (input) => input === pattern;
-  const lower = lowerAscii(pattern);
-  return (input) => input.length === lower.length && lowerAscii(input) === lower;
+  const expression = new RegExp(`^${pattern.replaceAll(".", "\\.")}$`, "i");
+  return (input) => expression.test(input);
 }
 
 /** A matcher for `pattern` as picomatch reads it (dotfiles included). */
