@@ -31,6 +31,23 @@ const matcherCache = new Map<string, (input: string) => boolean>();
 let picomatch: typeof Picomatch | undefined;
 
 /**
+ * picomatch, loaded the first time a glob is compiled. The literal `require("picomatch")` is
+ * for bundlers: in a bundle (the OpenClaw plugin's commands) it becomes the bundled copy. This
+ * package's own build keeps picomatch outside, and an ES module under Node has no `require`,
+ * so that call throws there and a `require` made for this file loads it instead.
+ */
+function loadPicomatch(): typeof Picomatch {
+  if (picomatch === undefined) {
+    try {
+      picomatch = require("picomatch") as typeof Picomatch;
+    } catch {
+      picomatch = createRequire(import.meta.url)("picomatch") as typeof Picomatch;
+    }
+  }
+  return picomatch;
+}
+
+/**
  * A pattern without glob syntax: names such as `security` or `acme-baku` and plain paths such
  * as `docs/README.md`. picomatch compiles it to an anchored expression of its characters, so
  * comparing strings gives the same answer without loading picomatch.
@@ -55,11 +72,10 @@ export function matcherFor(pattern: string, nocase: boolean): (input: string) =>
     if (LITERAL.test(pattern)) {
       matcher = literalMatcher(pattern, nocase);
     } else {
-      // Loaded on first use: a table whose checked patterns are all literal never needs it.
-      picomatch ??= createRequire(import.meta.url)("picomatch") as typeof Picomatch;
       // The compiled expression, tested directly: paths are already normalised to '/', and
-      // this avoids the per-call bookkeeping of picomatch's matcher function.
-      const expression = picomatch.makeRe(pattern, { dot: true, nocase });
+      // this avoids the per-call bookkeeping of picomatch's matcher function. A table whose
+      // checked patterns are all literal never loads picomatch.
+      const expression = loadPicomatch().makeRe(pattern, { dot: true, nocase });
       matcher = (input: string) => expression.test(input);
     }
     if (matcherCache.size > 10_000) matcherCache.clear();

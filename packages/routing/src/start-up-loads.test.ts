@@ -3,6 +3,7 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { build } from "tsup";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 
 const routeTaskModule = fileURLToPath(new URL("./route-task.ts", import.meta.url));
@@ -73,5 +74,38 @@ describe("what resolving loads", { timeout: 60_000 }, () => {
     const { loaded, output } = librariesLoadedFor({ task_type: "security" }, root);
     expect(loaded).toEqual(["yaml", "zod"]);
     expect(output).toContain('has unknown key(s) "projects" (line 2, column 14) [unrecognized_keys]');
+  });
+});
+
+describe("bundled", { timeout: 120_000 }, () => {
+  it("a bundle of the command (as the OpenClaw plugin ships it) carries picomatch for a glob", async () => {
+    const out = join(root, "bundle");
+    await build({
+      entry: { cli: fileURLToPath(new URL("./cli.ts", import.meta.url)) },
+      outDir: out,
+      format: ["esm"],
+      platform: "node",
+      target: "node22",
+      noExternal: [/.*/],
+      splitting: true,
+      silent: true,
+      banner: {
+        js: 'import { createRequire as __bundleCreateRequire } from "node:module";\nconst require = __bundleCreateRequire(import.meta.url);',
+      },
+    });
+    await writeFile(
+      join(root, "routing.yaml"),
+      'routes:\n  - match: { task_type: "sec*" }\n    skills: [cso]\n',
+    );
+    // The bundle sits in a temporary folder with no node_modules above it, and without the
+    // NODE_PATH package-manager shims set, nothing outside it can be loaded.
+    const { NODE_PATH: _, ...env } = process.env;
+    const result = spawnSync(
+      process.execPath,
+      [join(out, "cli.js"), "resolve", "--root", root, "--task-type", "security", "--json"],
+      { encoding: "utf8", env },
+    );
+    expect(result.stderr).toBe("");
+    expect(JSON.parse(result.stdout).skills).toEqual(["cso"]);
   });
 });
