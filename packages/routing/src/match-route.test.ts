@@ -1,7 +1,8 @@
 import type { RouteMatch } from "@gstack/contracts";
 import fc from "fast-check";
+import picomatch from "picomatch";
 import { describe, expect, it } from "vitest";
-import { matchRoute, normalizeTaskPath, routeMatchKeys } from "./match-route";
+import { matcherFor, matchRoute, normalizeTaskPath, routeMatchKeys } from "./match-route";
 
 describe("matchRoute", () => {
   it("matches files with globs against any touched path", () => {
@@ -104,5 +105,80 @@ describe("matchRoute", () => {
         );
       }),
     );
+  });
+});
+
+describe("literal patterns", () => {
+  // Mostly letters that case folding could confuse with a non-ASCII one.
+  const segment = fc.oneof(
+    fc.string({
+      unit: fc.constantFrom("s", "k", "i", "S", "K", "I", "a", "0", "_", "-"),
+      minLength: 1,
+      maxLength: 5,
+    }),
+    fc.stringMatching(/^[A-Za-z0-9_-]{1,5}$/),
+  );
+  const literal = fc
+    .array(fc.tuple(fc.constantFrom(".", "/"), segment), { maxLength: 3 })
+    .chain((rest) => segment.map((first) => first + rest.map(([join, part]) => join + part).join("")));
+  // Long s, Kelvin sign, dotless i and dotted capital I: non-ASCII letters whose case
+  // mappings land on ASCII ones.
+  const lookalikes: Record<string, string> = { s: "\u017F", k: "\u212A", i: "\u0131", I: "\u0130" };
+  const variantOf = (pattern: string) =>
+    fc.oneof(
+      fc.constant(pattern),
+      fc
+        .array(fc.nat(3), { minLength: pattern.length, maxLength: pattern.length })
+        .map((picks) =>
+          [...pattern]
+            .map(
+              (char, index) =>
+                [
+                  char,
+                  char.toUpperCase(),
+                  char.toLowerCase(),
+                  lookalikes[char.toLowerCase()] ?? lookalikes[char] ?? char,
+                ][picks[index]!],
+            )
+            .join(""),
+        ),
+      fc
+        .tuple(fc.nat(pattern.length), fc.constantFrom("é", "-", ".", "/", "*", "x"), fc.boolean())
+        .map(([at, char, replace]) => pattern.slice(0, at) + char + pattern.slice(at + (replace ? 1 : 0))),
+      fc.string({ maxLength: 6 }),
+    );
+
+  it("answers as picomatch's expression would, with and without case", () => {
+    fc.assert(
+      fc.property(
+        literal.chain((pattern) => fc.tuple(fc.constant(pattern), variantOf(pattern))),
+        fc.boolean(),
+        ([pattern, input], nocase) => {
+          const expected = picomatch.makeRe(pattern, { dot: true, nocase }).test(input);
+          expect(matcherFor(pattern, nocase)(input)).toBe(expected);
+        },
+      ),
+      { numRuns: 3000 },
+    );
+  });
+
+  it.each([
+    ["security", "SECURITY", true, true],
+    ["security", "ſecurity", true, false],
+    ["kitsune", "\u212Aitsune", true, false],
+    ["docs/README.md", "docs/README.md", false, true],
+    ["docs/README.md", "docs/readme.md", false, false],
+    ["a.b", "axb", false, false],
+    ["a.b", "AXB", true, false],
+    ["a.b", "A.B", true, true],
+  ])("%s against %s (ignoring case: %s) is %s", (pattern, input, nocase, held) => {
+    expect(matcherFor(pattern, nocase)(input)).toBe(held);
+    expect(picomatch.makeRe(pattern, { dot: true, nocase }).test(input)).toBe(held);
+  });
+
+  it("leaves glob syntax to picomatch", () => {
+    expect(matcherFor("acme-*", false)("acme-baku")).toBe(true);
+    expect(matcherFor("./a", false)("a")).toBe(true);
+    expect(matcherFor("{a,b}", false)("b")).toBe(true);
   });
 });

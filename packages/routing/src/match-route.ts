@@ -1,5 +1,6 @@
+import { createRequire } from "node:module";
 import type { RouteMatch } from "@gstack/contracts";
-import picomatch from "picomatch";
+import type Picomatch from "picomatch";
 import type { RoutingTask } from "./routing-task";
 
 /** The keys a route may match on, in the order they are checked and explained. */
@@ -27,14 +28,56 @@ export interface RouteCheck {
 
 const matcherCache = new Map<string, (input: string) => boolean>();
 
-function matcherFor(pattern: string, nocase: boolean): (input: string) => boolean {
+let picomatch: typeof Picomatch | undefined;
+
+/**
+ * picomatch, loaded the first time a glob is compiled. The literal `require("picomatch")` is
+ * for bundlers: in a bundle (the OpenClaw plugin's commands) it becomes the bundled copy. This
+ * package's own build keeps picomatch outside, and an ES module under Node has no `require`,
+ * so that call throws there and a `require` made for this file loads it instead.
+ */
+function loadPicomatch(): typeof Picomatch {
+  if (picomatch === undefined) {
+    try {
+      picomatch = require("picomatch") as typeof Picomatch;
+    } catch {
+      picomatch = createRequire(import.meta.url)("picomatch") as typeof Picomatch;
+    }
+  }
+  return picomatch;
+}
+
+/**
+ * A pattern without glob syntax: names such as `security` or `acme-baku` and plain paths such
+ * as `docs/README.md`. picomatch compiles it to an anchored expression of its characters, so
+ * comparing strings gives the same answer without loading picomatch.
+ */
+const LITERAL = /^[A-Za-z0-9_-]+(?:[./][A-Za-z0-9_-]+)*$/;
+
+/**
+ * A matcher for a literal pattern: string equality, or when ignoring case the same anchored
+ * expression picomatch would build (the `i` flag without `u`, which folds ASCII letters only).
+ */
+function literalMatcher(pattern: string, nocase: boolean): (input: string) => boolean {
+  if (!nocase) return (input) => input === pattern;
+  const expression = new RegExp(`^${pattern.replaceAll(".", "\\.")}$`, "i");
+  return (input) => expression.test(input);
+}
+
+/** A matcher for `pattern` as picomatch reads it (dotfiles included). */
+export function matcherFor(pattern: string, nocase: boolean): (input: string) => boolean {
   const cacheKey = `${nocase ? "i" : "s"}:${pattern}`;
   let matcher = matcherCache.get(cacheKey);
   if (!matcher) {
-    // The compiled expression, tested directly: paths are already normalised to '/', and
-    // this avoids the per-call bookkeeping of picomatch's matcher function.
-    const expression = picomatch.makeRe(pattern, { dot: true, nocase });
-    matcher = (input: string) => expression.test(input);
+    if (LITERAL.test(pattern)) {
+      matcher = literalMatcher(pattern, nocase);
+    } else {
+      // The compiled expression, tested directly: paths are already normalised to '/', and
+      // this avoids the per-call bookkeeping of picomatch's matcher function. A table whose
+      // checked patterns are all literal never loads picomatch.
+      const expression = loadPicomatch().makeRe(pattern, { dot: true, nocase });
+      matcher = (input: string) => expression.test(input);
+    }
     if (matcherCache.size > 10_000) matcherCache.clear();
     matcherCache.set(cacheKey, matcher);
   }
