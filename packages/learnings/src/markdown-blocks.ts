@@ -15,6 +15,28 @@ export interface MarkdownBlock {
 const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*$/;
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
 
+/** What {@link fenceStep} answers for a line that opens or closes no fence. */
+const NOT_A_FENCE = Symbol("not a fence");
+
+/**
+ * The fence open after `line` (undefined: none) when the line opens or closes one, given the
+ * fence open before it and the line's first character code; {@link NOT_A_FENCE} otherwise. A
+ * fence starts with spaces, '`' or '~', never with '#'.
+ */
+function fenceStep(
+  fence: string | undefined,
+  line: string,
+  first: number,
+): string | undefined | typeof NOT_A_FENCE {
+  const match = first === 35 ? null : FENCE.exec(line);
+  if (!match) return NOT_A_FENCE;
+  const marker = match[1]!;
+  if (fence === undefined) return marker;
+  return marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker
+    ? undefined
+    : fence;
+}
+
 /**
  * Splits Markdown into heading blocks. Lines are split on `\n` with a trailing `\r`
  * removed, so a file saved with Windows line endings reads the same; a leading byte-order
@@ -45,13 +67,9 @@ export function* eachMarkdownBlock(text: string): Generator<MarkdownBlock> {
       current.lines.push(line);
       continue;
     }
-    // A fence starts with spaces, '`' or '~', never with '#'.
-    const fenceMatch = first === 35 ? null : FENCE.exec(line);
-    if (fenceMatch) {
-      const marker = fenceMatch[1]!;
-      if (fence === undefined) fence = marker;
-      else if (marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker)
-        fence = undefined;
+    const fenceAfter = fenceStep(fence, line, first);
+    if (fenceAfter !== NOT_A_FENCE) {
+      fence = fenceAfter;
       current.lines.push(line);
       continue;
     }
@@ -109,12 +127,9 @@ export function* eachMarkdownSpan(text: string): Generator<MarkdownSpan> {
       continue;
     }
     const line = withoutCarriageReturn(source.slice(lineStart, end));
-    const fenceMatch = first === 35 ? null : FENCE.exec(line);
-    if (fenceMatch) {
-      const marker = fenceMatch[1]!;
-      if (fence === undefined) fence = marker;
-      else if (marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker)
-        fence = undefined;
+    const fenceAfter = fenceStep(fence, line, first);
+    if (fenceAfter !== NOT_A_FENCE) {
+      fence = fenceAfter;
       count++;
       current.end = Math.min(start, length);
       continue;
