@@ -35,7 +35,12 @@ export async function dispatchSnapshot(
   const { layout } = sources;
   const report = await readCompletion(layout, id);
   if (report) return terminalSnapshot(layout, report, options);
-  const state = sources.live(id) ?? (await readState(layout, id));
+  // The live state changes as the run goes on: the answer is built from a copy taken now, so
+  // a run that ends while commits are counted cannot give it a status it never had at once.
+  const live = sources.live(id);
+  const state = live
+    ? { ...live, ...(live.progress ? { progress: { ...live.progress } } : {}) }
+    : await readState(layout, id);
   if (state) return liveSnapshot(sources, state);
   if (await sources.isWaiting(id)) {
     return parseValue("dispatch-snapshot", {
