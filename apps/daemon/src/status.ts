@@ -58,17 +58,21 @@ export async function listSessionsOf(
     .filter((state) => state.status === "queued")
     .sort((a, b) => (queueOrder.indexOf(a.id) >>> 0) - (queueOrder.indexOf(b.id) >>> 0));
   const sessions = await Promise.all(
-    running.map(async (state) => ({
-      id: state.id,
-      project: state.project,
-      elapsed: seconds(state.started_at ?? state.queued_at),
-      agent: state.agent,
-      turns: state.progress?.turns ?? 0,
-      tool_uses: state.progress?.toolUses ?? 0,
-      commits: state.started_at ? (await commitsSince(state.project_dir, state.base_sha)).length : 0,
-      ...(state.progress?.lastAction ? { last_action: state.progress.lastAction } : {}),
-      attempt: state.attempt,
-    })),
+    running.map(async (state) => {
+      // Commits are counted first and every other field read after, all at one moment.
+      const commits = state.started_at ? (await commitsSince(state.project_dir, state.base_sha)).length : 0;
+      return {
+        id: state.id,
+        project: state.project,
+        elapsed: seconds(state.started_at ?? state.queued_at),
+        agent: state.agent,
+        turns: state.progress?.turns ?? 0,
+        tool_uses: state.progress?.toolUses ?? 0,
+        commits,
+        ...(state.progress?.lastAction ? { last_action: state.progress.lastAction } : {}),
+        attempt: state.attempt,
+      };
+    }),
   );
   return {
     active: sessions.length,
