@@ -1,13 +1,3 @@
-/**
- * The service API's read answers over its Unix socket, against a bare HTTP round trip:
- *   list-sessions   GET /v1/sessions on a daemon with running and queued dispatches
- *   check-status    GET /v1/status for a running and for a queued dispatch
- *   baseline        a plain node:http server in this process answering `{}` on its own socket
- * The same client function makes every request; the rounds interleave the four (in a turning
- * order), so drift in the machine's load falls on all alike. BENCH_API_REQUESTS (default 1000)
- * sets the requests of each kind.
- */
-import { execFileSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
@@ -18,6 +8,7 @@ import { gstackLayout } from "@gstack/contracts";
 import { Daemon } from "../src/daemon";
 import { commitsSince, headCommit } from "../src/git";
 import { type ApiTarget, apiRequest } from "../src/service-api/client";
+import { initRepository } from "../src/test-support";
 
 const requests = Number(process.env.BENCH_API_REQUESTS ?? 1000);
 const warmup = Math.min(200, Math.max(10, Math.round(requests / 10)));
@@ -50,20 +41,7 @@ async function timed(probe: Probe): Promise<number> {
 /** A daemon with two dispatches running (until it stops) and three waiting for a slot. */
 async function busyDaemon(base: string) {
   const repo = join(base, "repo");
-  execFileSync("git", ["init", "-q", "-b", "main", repo]);
-  execFileSync("git", [
-    "-C",
-    repo,
-    "-c",
-    "user.name=b",
-    "-c",
-    "user.email=b@b",
-    "commit",
-    "-q",
-    "--allow-empty",
-    "-m",
-    "start",
-  ]);
+  initRepository(repo);
   const layout = gstackLayout(join(base, "state"));
   const daemon = new Daemon({
     root: layout.root,

@@ -45,6 +45,14 @@ afterEach(async () => {
   await world.cleanup();
 });
 
+/** Puts a running `dispatch-live` in the runner's hands. */
+function holdLiveSession(): void {
+  live.set("dispatch-live", {
+    state: { id: "dispatch-live" },
+    dispatch: dispatchFor(world, "x", "y"),
+  } as LiveSession);
+}
+
 describe("requestCancel", () => {
   it("leaves a live session's cancel to the runner", async () => {
     live.set("dispatch-live", { state: { id: "dispatch-live" }, dispatch: {} } as LiveSession);
@@ -85,10 +93,7 @@ describe("requestCancel", () => {
 
   it("takes a cancel from a control file, which is removed, and ignores other names", async () => {
     const control = context.layout.dispatch.control;
-    live.set("dispatch-live", {
-      state: { id: "dispatch-live" },
-      dispatch: dispatchFor(world, "x", "y"),
-    } as LiveSession);
+    holdLiveSession();
     await writeFile(join(control, "dispatch-live.cancel"), "{}");
     await writeFile(join(control, "notes.txt"), "hello");
     await onControlFile(parts, join(control, "dispatch-live.cancel"), "dispatch-live.cancel");
@@ -99,10 +104,7 @@ describe("requestCancel", () => {
 
   it("acts once on a control file reported several times, at once or after it is gone", async () => {
     const control = context.layout.dispatch.control;
-    live.set("dispatch-live", {
-      state: { id: "dispatch-live" },
-      dispatch: dispatchFor(world, "x", "y"),
-    } as LiveSession);
+    holdLiveSession();
     const path = join(control, "dispatch-live.cancel");
     await writeFile(path, "{}");
     await Promise.all([1, 2, 3].map(() => onControlFile(parts, path, "dispatch-live.cancel")));
@@ -113,10 +115,7 @@ describe("requestCancel", () => {
 
   it("rescans control/ past a name it cannot remove, leaving writers' hidden files alone", async () => {
     const control = context.layout.dispatch.control;
-    live.set("dispatch-live", {
-      state: { id: "dispatch-live" },
-      dispatch: dispatchFor(world, "x", "y"),
-    } as LiveSession);
+    holdLiveSession();
     await mkdir(join(control, "a-folder.cancel"));
     await writeFile(join(control, ".dispatch-live.cancel.tmp"), "{}");
     await writeFile(join(control, "dispatch-live.cancel"), "{}");

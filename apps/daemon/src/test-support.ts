@@ -83,14 +83,12 @@ export interface TestWorld {
   cleanup(): Promise<void>;
 }
 
-export async function makeWorld(): Promise<TestWorld> {
-  const base = await mkdtemp(join(tmpdir(), "gstack-daemon-"));
-  const root = join(base, "state");
-  const repo = join(base, "repo");
-  execFileSync("git", ["init", "-q", "-b", "main", repo]);
+/** A git repository at `path` on branch `main`, with one empty commit. */
+export function initRepository(path: string): void {
+  execFileSync("git", ["init", "-q", "-b", "main", path]);
   execFileSync("git", [
     "-C",
-    repo,
+    path,
     "-c",
     "user.name=t",
     "-c",
@@ -101,6 +99,13 @@ export async function makeWorld(): Promise<TestWorld> {
     "-m",
     "start",
   ]);
+}
+
+export async function makeWorld(): Promise<TestWorld> {
+  const base = await mkdtemp(join(tmpdir(), "gstack-daemon-"));
+  const root = join(base, "state");
+  const repo = join(base, "repo");
+  initRepository(repo);
   const agentScript = join(base, "agent.cjs");
   await writeFile(agentScript, TRIVIAL_AGENT);
   return {

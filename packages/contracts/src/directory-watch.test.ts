@@ -1,8 +1,11 @@
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { DirectoryWatch } from "./directory-watch";
+
+/** How long an event may take to arrive. */
+const WAIT = { timeout: 10_000, interval: 10 };
 
 let base: string;
 let watches: DirectoryWatch[];
@@ -27,14 +30,6 @@ function follow(folder: string) {
   return { watch, names, errors };
 }
 
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 describe("DirectoryWatch", () => {
   it("names what is created, renamed in and written in the folder, and nothing of its subfolders", async () => {
     const folder = join(base, "dispatch");
@@ -46,7 +41,7 @@ describe("DirectoryWatch", () => {
     writeFileSync(join(base, "outside.json"), "{}");
     renameSync(join(base, "outside.json"), join(folder, "moved-in.json"));
     writeFileSync(join(folder, "written.json"), "{}");
-    await until(() => names.includes("moved-in.json") && names.includes("written.json"), "both names");
+    await vi.waitUntil(() => names.includes("moved-in.json") && names.includes("written.json"), WAIT);
     expect(names).not.toContain("deep.json");
     expect(names).not.toContain("<unknown>");
   });
@@ -62,7 +57,7 @@ describe("DirectoryWatch", () => {
     expect(await watch.renew()).toBe(true);
     expect(await watch.renew()).toBe(false);
     writeFileSync(join(folder, "after.json"), "{}");
-    await until(() => names.includes("after.json"), "the name in the new folder");
+    await vi.waitUntil(() => names.includes("after.json"), WAIT);
   });
 
   it("throws when the folder cannot be watched, and renews once it exists", async () => {
@@ -73,7 +68,7 @@ describe("DirectoryWatch", () => {
     mkdirSync(folder);
     expect(await watch.renew()).toBe(true);
     writeFileSync(join(folder, "late.json"), "{}");
-    await until(() => names.includes("late.json"), "the late name");
+    await vi.waitUntil(() => names.includes("late.json"), WAIT);
   });
 
   it("stops for good when closed", async () => {

@@ -4,14 +4,13 @@
  * `LEARNINGS_BENCH_COUNT` changes the size, `LEARNINGS_BENCH_ROUNDS` the runs per figure (median).
  * Then the built CLI's start-up against `node -e 0` (run `pnpm build` first).
  */
-import { appendFile, mkdir, mkdtemp, readFile, rm, unlink, writeFile } from "node:fs/promises";
+import { appendFile, mkdir, mkdtemp, readFile, rm, unlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { gstackLayout, openClawLayout } from "@gstack/contracts";
 import { benchStartUp } from "../../../scripts/bench-start-up";
 import { exportProject, importProject, parseMemoryFile, syncProject } from "../src/index";
 import { syncStatePath } from "../src/sync-state";
-import { learning } from "./corpus";
+import { learning, writeBenchProject } from "./corpus";
 
 const count = Number(process.env.LEARNINGS_BENCH_COUNT ?? 100_000);
 const rounds = Number(process.env.LEARNINGS_BENCH_ROUNDS ?? 3);
@@ -57,16 +56,7 @@ async function ratioAgainst(baseline: () => Promise<unknown>, task: () => Promis
 
 const folder = await mkdtemp(join(tmpdir(), "learnings-bench-"));
 try {
-  const root = join(folder, "gstack");
-  const workspace = join(folder, "workspace");
-  const project = "bench";
-  const learnings = gstackLayout(root).project(project).learnings;
-  const memoryFile = openClawLayout(workspace).gstackMemory(project);
-  await mkdir(gstackLayout(root).project(project).dir, { recursive: true });
-  await writeFile(
-    learnings,
-    `${Array.from({ length: count }, (_, index) => JSON.stringify(learning(index))).join("\n")}\n`,
-  );
+  const { root, workspace, project, learnings, memoryFile } = await writeBenchProject(folder, count);
   const options = { root, workspace, project };
 
   const baseline = async () => {

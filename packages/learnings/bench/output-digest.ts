@@ -5,27 +5,19 @@
  * sections, and the reports. `LEARNINGS_BENCH_COUNT` changes the size.
  */
 import { createHash } from "node:crypto";
-import { appendFile, mkdir, mkdtemp, readFile, rm, unlink, writeFile } from "node:fs/promises";
+import { appendFile, mkdtemp, readFile, rm, unlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { gstackLayout, openClawLayout } from "@gstack/contracts";
 import { exportProject, importProject, syncProject } from "../src/index";
 import { syncStatePath } from "../src/sync-state";
-import { learning } from "./corpus";
+import { learning, writeBenchProject } from "./corpus";
 
 const count = Number(process.env.LEARNINGS_BENCH_COUNT ?? 100_000);
 const sha = (bytes: Buffer | string) => createHash("sha256").update(bytes).digest("hex");
 
 const folder = await mkdtemp(join(tmpdir(), "learnings-digest-"));
 try {
-  const root = join(folder, "gstack");
-  const workspace = join(folder, "workspace");
-  const project = "bench";
-  const learnings = gstackLayout(root).project(project).learnings;
-  const memoryFile = openClawLayout(workspace).gstackMemory(project);
-  await mkdir(gstackLayout(root).project(project).dir, { recursive: true });
-  const lines = Array.from({ length: count }, (_, index) => JSON.stringify(learning(index)));
-  await writeFile(learnings, `${lines.join("\n")}\n`);
+  const { root, workspace, project, learnings, memoryFile } = await writeBenchProject(folder, count);
   const options = { root, workspace, project, now: () => new Date(Date.UTC(2026, 5, 1)) };
 
   const exported = await exportProject(options);

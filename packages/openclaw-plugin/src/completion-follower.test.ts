@@ -2,10 +2,13 @@ import { mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Completion, gstackLayout } from "@gstack/contracts";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { type CompletionInbox, followCompletedFolder } from "./completion-follower";
 import { type DeliveredLedger, deliveredLedger } from "./delivered-ledger";
 import type { PluginSettings } from "./plugin-settings";
+
+/** How long an event may take to arrive. */
+const WAIT = { timeout: 10_000, interval: 10 };
 
 let base: string;
 let settings: PluginSettings;
@@ -61,14 +64,6 @@ function start() {
   return follower.ready;
 }
 
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 describe("followCompletedFolder", () => {
   it("delivers what is waiting at start, skipping what the ledger holds without reading it", async () => {
     await complete("dispatch-a");
@@ -91,9 +86,9 @@ describe("followCompletedFolder", () => {
     await start();
     await complete("dispatch-new");
     await writeFile(join(settings.layout.dispatch.completed, "dispatch-new.md"), "# report");
-    await until(() => delivered.includes("dispatch-new"), "the new completion");
+    await vi.waitUntil(() => delivered.includes("dispatch-new"), WAIT);
     await complete("dispatch-next");
-    await until(() => delivered.includes("dispatch-next"), "the next completion");
+    await vi.waitUntil(() => delivered.includes("dispatch-next"), WAIT);
     expect(delivered).toEqual(["dispatch-new", "dispatch-next"]);
     expect(warnings).toEqual([]);
   });
@@ -104,9 +99,9 @@ describe("followCompletedFolder", () => {
     const text = completionText("dispatch-slow");
     await writeFile(join(folder, "dispatch-slow.json"), text.slice(0, 10));
     setTimeout(() => void writeFile(join(folder, "dispatch-slow.json"), text), 50);
-    await until(() => delivered.includes("dispatch-slow"), "the completion written in two steps");
+    await vi.waitUntil(() => delivered.includes("dispatch-slow"), WAIT);
     await writeFile(join(folder, "dispatch-broken.json"), "{ nope");
-    await until(() => warnings.length > 0, "a warning");
+    await vi.waitUntil(() => warnings.length > 0, WAIT);
     expect(warnings[0]).toContain("dispatch-broken.json");
     expect(delivered).toEqual(["dispatch-slow"]);
   });
