@@ -12,6 +12,7 @@ import { DispatchQueue } from "./dispatch-queue";
 import { commitsSince, headAndBranch } from "./git";
 import { expiresAt } from "./intake";
 import { buildPrompt } from "./prompt";
+import { untrustedAtLaunch } from "./run/launch-trust";
 import { type SessionState, writeQueueFile, writeState } from "./session-state";
 
 /**
@@ -227,6 +228,7 @@ export class SessionRunner {
       });
       return;
     }
+    if (await this.refusedAtLaunch(session)) return;
     // The attempt is on disk before the agent starts, so a crash from here on counts it; the
     // write overlaps the git queries below.
     state.status = state.attempt > 1 ? "retrying" : "running";
@@ -273,6 +275,8 @@ export class SessionRunner {
       });
       return;
     }
+    // Checked again at the last moment: the git queries above took time.
+    if (await this.refusedAtLaunch(session)) return;
     const { environment } = context;
     const agent = this.options.startAgent({
       agent: state.agent,
@@ -322,6 +326,30 @@ export class SessionRunner {
       session.runOver = undefined;
       markRunOver();
     }
+  }
+
+  /**
+   * Trust is checked again right before an agent starts (see `run/launch-trust.ts`); a session
+   * no longer trusted ends failed, its reason in the report and the audit log, and no git
+   * command runs in the folder. Returns true when it was refused.
+   */
+  private async refusedAtLaunch(session: LiveSession): Promise<boolean> {
+    const { context } = this;
+    const { state } = session;
+    const reason = await untrustedAtLaunch(state.project_dir, context.settings.trusted_repos);
+    if (reason === undefined) return false;
+    const message = `refused at launch: ${reason}`;
+    await context.audit("rejected", {
+      dispatch_id: state.id,
+      reason: message,
+      detail: { rule: "trusted-repos" },
+    });
+    context.log(`refused ${state.id} at launch: ${reason}`);
+    await this.finish(session, "failed", {
+      failure: { kind: "spawn_error", retryable: false, message, retryWithoutLearnings: false },
+      countCommits: false,
+    });
+    return true;
   }
 
   /** Takes an agent's result when it ends and settles the run. */
@@ -415,7 +443,7 @@ export class SessionRunner {
   finish(
     session: LiveSession,
     status: CompletionStatus,
-    outcome: { result?: AgentRunResult; failure?: AgentFailure },
+    outcome: { result?: AgentRunResult; failure?: AgentFailure; countCommits?: false },
   ): Promise<void> {
     session.finishing ??= this.finishNow(session, status, outcome);
     return session.finishing;
@@ -424,7 +452,7 @@ export class SessionRunner {
   private async finishNow(
     session: LiveSession,
     status: CompletionStatus,
-    outcome: { result?: AgentRunResult; failure?: AgentFailure },
+    outcome: { result?: AgentRunResult; failure?: AgentFailure; countCommits?: false },
   ): Promise<void> {
     const { context } = this;
     const { state, dispatch } = session;
@@ -436,6 +464,7 @@ export class SessionRunner {
       outcome,
       finishedAt: context.now(),
       sessionTimeoutSeconds: context.settings.session_timeout_seconds,
+      ...(outcome.countCommits === false ? { countCommits: false } : {}),
     });
     await carryOutCompletion(this.options.completion(), state, dispatch, plan, false);
     if (state.started_at) {

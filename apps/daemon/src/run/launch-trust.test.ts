@@ -1,0 +1,102 @@
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readFile, rename, rm, symlink } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Daemon } from "../daemon";
+import { submitDispatch } from "../submit";
+import {
+  auditOf,
+  completionOf,
+  dispatchFor,
+  initRepository,
+  makeWorld,
+  type TestWorld,
+  testDaemon,
+  waitFor,
+} from "../test-support";
+
+let world: TestWorld;
+let outside: string;
+let daemon: Daemon | undefined;
+
+beforeEach(async () => {
+  world = await makeWorld();
+  // A repository nobody trusts, outside the world's trusted folder.
+  outside = await mkdtemp(join(tmpdir(), "gstack-untrusted-"));
+  initRepository(join(outside, "repo"));
+});
+
+afterEach(async () => {
+  await daemon?.stop(0);
+  daemon = undefined;
+  await world.cleanup();
+  await rm(outside, { recursive: true, force: true });
+});
+
+async function promptsFor(folder: string, id: string): Promise<number> {
+  try {
+    return (await readFile(join(folder, "prompts.log"), "utf8"))
+      .split("\n")
+      .filter((line) => line.includes(`"id":"${id}"`)).length;
+  } catch {
+    return 0;
+  }
+}
+
+async function audited(event: string, id: string): Promise<true | undefined> {
+  return (await auditOf(world.layout)).some((entry) => entry.event === event && entry.dispatch_id === id)
+    ? true
+    : undefined;
+}
+
+const subjects = (repo: string) =>
+  execFileSync("git", ["-C", repo, "log", "--format=%s"], { encoding: "utf8" }).trim();
+
+describe("trust checked again right before an agent starts", () => {
+  it("refuses a queued dispatch whose folder was swapped for a symbolic link into an untrusted repository", async () => {
+    daemon = testDaemon(world, {}, { max_concurrent: 1 });
+    await daemon.start();
+    // The one slot is held by an agent that waits until it is cancelled.
+    await submitDispatch(world.layout, dispatchFor(world, "dispatch-holder", "hang"));
+    await waitFor(() => audited("spawned", "dispatch-holder"));
+    await submitDispatch(world.layout, dispatchFor(world, "dispatch-swapped", "commit swapped.txt"));
+    await waitFor(() => audited("queued", "dispatch-swapped"));
+    // Taken while trusted; now the folder leads elsewhere.
+    await rename(world.repo, join(world.base, "repo-moved"));
+    await symlink(join(outside, "repo"), world.repo);
+    await daemon.requestCancel("dispatch-holder", "free the slot");
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-swapped"));
+    expect(completion.status).toBe("failed");
+    expect(String(completion.error)).toMatch(
+      /^refused at launch: project folder .*repo now leads to .*gstack-untrusted-.*repo/,
+    );
+    expect(await promptsFor(outside, "dispatch-swapped")).toBe(0);
+    expect(subjects(join(outside, "repo"))).toBe("start");
+    const rejected = (await auditOf(world.layout)).find(
+      (entry) => entry.event === "rejected" && entry.dispatch_id === "dispatch-swapped",
+    );
+    expect(rejected?.reason).toMatch(/refused at launch/);
+    expect(await audited("spawned", "dispatch-swapped")).toBeUndefined();
+  });
+
+  it("refuses a queued dispatch outside trusted_repos narrowed before a restart", async () => {
+    daemon = testDaemon(world, {}, { max_concurrent: 1 });
+    await daemon.start();
+    await submitDispatch(world.layout, dispatchFor(world, "dispatch-holder", "hang"));
+    await waitFor(() => audited("spawned", "dispatch-holder"));
+    await submitDispatch(world.layout, dispatchFor(world, "dispatch-narrowed", "commit narrowed.txt"));
+    await waitFor(() => audited("queued", "dispatch-narrowed"));
+    await daemon.stop(0);
+    // The user narrows the trusted folders to another one and starts the daemon again.
+    daemon = testDaemon(world, {}, { max_concurrent: 1, trusted_repos: [join(outside, "repo")] });
+    await daemon.start();
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-narrowed"));
+    expect(completion.status).toBe("failed");
+    expect(String(completion.error)).toMatch(
+      /^refused at launch: project_dir .* is outside the trusted repos/,
+    );
+    expect(await promptsFor(world.base, "dispatch-narrowed")).toBe(0);
+    expect(subjects(world.repo)).toBe("start");
+  });
+});
