@@ -276,7 +276,11 @@ function assemblePlan(
 function attemptsNote(state: SessionState): string | undefined {
   if (state.attempt <= 1) return undefined;
   const restarts = state.restarts ?? 0;
-  return `Ran ${state.attempt} times${restarts > 0 ? ` (${restarts} after the daemon was interrupted)` : ""}.`;
+  return `Ran ${state.attempt} times${restarts > 0 ? ` (${restarts} after the daemon was interrupted)` : ""}.${
+    restarts > 0
+      ? " The daemon stopped while an attempt ran, before it recorded how that attempt ended, so a run that had already done some or all of the work cannot be ruled out: check for work done twice."
+      : ""
+  }`;
 }
 
 /** What the completion step needs from the daemon. */

@@ -143,7 +143,7 @@ export class Daemon {
           context,
           completion: completion(),
           ...(options.maxDispatchBytes !== undefined ? { maxDispatchBytes: options.maxDispatchBytes } : {}),
-          adopt: (state, dispatch) => runner.adopt(state, dispatch),
+          adopt: (state, dispatch, exited) => runner.adopt(state, dispatch, exited),
           adopted: (id) => runner.has(id),
           takeClaimed: (path, name, firstSeen, settled) => intake.takeClaimed(path, name, firstSeen, settled),
           saveQueue: () => runner.queue.save(),

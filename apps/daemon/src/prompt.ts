@@ -42,7 +42,7 @@ export function buildPrompt(
     const { branch, commits } = options.resume;
     lines.push(
       "",
-      `This is attempt ${options.attempt}; it resumes a run that was interrupted before it finished. Check the working tree first and continue from there${branch ? ` on the branch '${branch}'` : ""}; do not redo work that is already committed.`,
+      `This is attempt ${options.attempt}; it resumes a run that was interrupted before its end was recorded, so that run may have done some or all of the task. Check the working tree first and continue from there${branch ? ` on the branch '${branch}'` : ""}; do not redo work that is already committed.`,
     );
     if (commits.length > 0) {
       lines.push("Commits made so far:", ...commits.map((commit) => `- ${commit}`));

@@ -13,6 +13,7 @@ import type { DaemonContext } from "./daemon-context";
 import { exists } from "./exists";
 import { MAX_DISPATCH_BYTES, readClaimed } from "./intake";
 import { stopMarkedAgents, stopRecordedAgent } from "./orphans";
+import { type ExitRecord, readExitRecord } from "./run/exit-record";
 import { readAllStates, readQueueFile, type SessionState, writeState } from "./session-state";
 
 /** What recovery hands its findings to. */
@@ -21,8 +22,11 @@ export interface RecoveryParts {
   /** What finishing needs, to carry out a plan a crash interrupted. */
   completion: CompletionStepContext;
   maxDispatchBytes?: number;
-  /** Queues a session found on disk, behind those adopted before it. */
-  adopt(state: SessionState, dispatch: Dispatch): void;
+  /**
+   * Queues a session found on disk, behind those adopted before it; with `exited`, one whose
+   * agent had ended, settled from that record instead of run again.
+   */
+  adopt(state: SessionState, dispatch: Dispatch, exited?: ExitRecord): void;
   /** True for an id already adopted. */
   adopted(id: string): boolean;
   /** Hands a claimed file that has no session yet to intake (`settled`: already named `{id}.json`). */
@@ -92,6 +96,22 @@ export async function recover(parts: RecoveryParts): Promise<void> {
     const dispatch = await readRecoveredDispatch(parts, state);
     if (!dispatch) continue;
     const wasRunning = state.status !== "queued";
+    const exited = wasRunning ? await readExitRecord(layout, state.id, state.attempt) : undefined;
+    if (exited && !(exited.result.cancelled && exited.cancel_reason === "shutdown")) {
+      // Its agent had ended and the exit was recorded: it is finished (or retried) from that,
+      // never started again for this attempt. The state stays running until it is settled.
+      delete state.pid;
+      delete state.pgid;
+      state.updated_at = now().toISOString();
+      await writeState(layout, state);
+      parts.adopt(state, dispatch, exited);
+      await audit("recovered", {
+        dispatch_id: state.id,
+        detail: { was: "exited", attempt: state.attempt },
+      });
+      log(`recovered ${state.id} (its agent had ended; finishing from the recorded exit)`);
+      continue;
+    }
     if (wasRunning) {
       // The interrupted run counted as an attempt; the next one is told it resumes.
       state.attempt += 1;

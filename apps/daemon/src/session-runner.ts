@@ -12,6 +12,7 @@ import { DispatchQueue } from "./dispatch-queue";
 import { commitsSince, headAndBranch } from "./git";
 import { expiresAt } from "./intake";
 import { buildPrompt } from "./prompt";
+import { type ExitRecord, writeExitRecord } from "./run/exit-record";
 import { untrustedAtLaunch } from "./run/launch-trust";
 import { type SessionState, writeQueueFile, writeState } from "./session-state";
 
@@ -41,6 +42,8 @@ export interface LiveSession {
   finishing?: Promise<void>;
   /** Set from an agent's start until its result has been taken and the run settled. */
   runOver?: Promise<void>;
+  /** A run recovery found ended (its exit recorded): settled from the record, never run again. */
+  exited?: ExitRecord;
 }
 
 /** How sessions are run; everything but `completion` has a default. */
@@ -184,9 +187,12 @@ export class SessionRunner {
     return position;
   }
 
-  /** Queues a session recovery found on disk (its state already written), behind those before it. */
-  adopt(state: SessionState, dispatch: Dispatch): void {
-    this.sessions.set(state.id, { state, dispatch });
+  /**
+   * Queues a session recovery found on disk (its state already written), behind those before it.
+   * With `exited`, its agent had ended: its slot settles the recorded result instead of a run.
+   */
+  adopt(state: SessionState, dispatch: Dispatch, exited?: ExitRecord): void {
+    this.sessions.set(state.id, { state, dispatch, ...(exited ? { exited } : {}) });
     this.queue.push(state.id);
   }
 
@@ -212,6 +218,16 @@ export class SessionRunner {
     const { context } = this;
     const { state, dispatch } = session;
     const { settings, layout } = context;
+    if (session.exited) {
+      const { result, cancel_reason: reason } = session.exited;
+      session.exited = undefined;
+      if (reason) session.cancelReason = reason;
+      context.log(
+        `finishing ${state.id} from its recorded exit (attempt ${state.attempt}), not running it again`,
+      );
+      await this.settle(session, result);
+      return;
+    }
     const expiry = expiresAt(dispatch, new Date(state.first_seen));
     if (state.attempt === 1 && expiry && expiry.getTime() <= context.now().getTime()) {
       await context.audit("expired", {
@@ -356,6 +372,13 @@ export class SessionRunner {
   private async settleRun(session: LiveSession, agent: RunningAgent): Promise<void> {
     const { state } = session;
     const result = await agent.done;
+    // Recorded before anything else: a crash from here on finishes the dispatch at the next
+    // start instead of starting its agent again.
+    await writeExitRecord(this.context.layout, state.id, {
+      attempt: state.attempt,
+      result,
+      ...(session.cancelReason ? { cancel_reason: session.cancelReason } : {}),
+    }).catch((error: Error) => this.context.log(`could not record how ${state.id} ended: ${error.message}`));
     session.agent = undefined;
     if (session.persistTimer) clearTimeout(session.persistTimer);
     session.persistTimer = undefined;

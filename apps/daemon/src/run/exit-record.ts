@@ -1,0 +1,43 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { type GstackLayout, writeFileAtomic } from "@gstack/contracts";
+import type { AgentRunResult } from "../agent-types";
+
+/**
+ * How an attempt's agent ended, written (and synced) the moment its result is known and before
+ * anything else is done with it: `sessions/{id}/exit-{attempt}.json`. A daemon killed after this
+ * point finishes the dispatch from the record at the next start instead of starting the agent
+ * again. A kill between the agent's exit and this write leaves the run unknown; then the next
+ * attempt is told it resumes an interrupted run, and the report says the work may have been
+ * done twice.
+ */
+export interface ExitRecord {
+  attempt: number;
+  result: AgentRunResult;
+  /** Why the daemon cancelled the agent, when it did ("shutdown" puts the dispatch back in line). */
+  cancel_reason?: "cancel" | "shutdown";
+}
+
+export function exitRecordPath(layout: GstackLayout, id: string, attempt: number): string {
+  return join(layout.dispatch.sessionDir(id), `exit-${attempt}.json`);
+}
+
+export async function writeExitRecord(layout: GstackLayout, id: string, record: ExitRecord): Promise<void> {
+  await writeFileAtomic(exitRecordPath(layout, id, record.attempt), `${JSON.stringify(record)}\n`, {
+    mode: 0o600,
+  });
+}
+
+/** The record of `attempt`, or undefined when there is none (or it cannot be read). */
+export async function readExitRecord(
+  layout: GstackLayout,
+  id: string,
+  attempt: number,
+): Promise<ExitRecord | undefined> {
+  try {
+    const record = JSON.parse(await readFile(exitRecordPath(layout, id, attempt), "utf8")) as ExitRecord;
+    return record.attempt === attempt && typeof record.result === "object" ? record : undefined;
+  } catch {
+    return undefined;
+  }
+}
