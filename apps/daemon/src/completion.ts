@@ -20,7 +20,7 @@ import type { CompletionDelivery } from "./completion-delivery";
 import { commitsSince } from "./git";
 import { extractLearnings } from "./learnings";
 import { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
-import { runBaseSha, type SessionState, writeState } from "./session-state";
+import { PRIVATE, runBaseSha, type SessionState, writeState } from "./session-state";
 
 /**
  * Everything a finished dispatch leaves behind, decided once and written to
@@ -317,10 +317,10 @@ export async function carryOutCompletion(
   const sessionDir = layout.dispatch.sessionDir(id);
   if (!resumed) {
     await step("plan");
-    await writeFileAtomic(planPath(layout, id), `${JSON.stringify(plan)}\n`);
+    await writeFileAtomic(planPath(layout, id), `${JSON.stringify(plan)}\n`, PRIVATE);
   }
   await step("report");
-  await writeFileAtomic(layout.dispatch.completedReport(id), plan.reportMarkdown);
+  await writeFileAtomic(layout.dispatch.completedReport(id), plan.reportMarkdown, PRIVATE);
   await step("learnings");
   if (plan.learnings.length > 0) {
     const path = layout.project(dispatch.project).learnings;
@@ -357,7 +357,11 @@ export async function carryOutCompletion(
     state.claimed_file = archived;
   }
   await step("completion-json");
-  await writeFileAtomic(layout.dispatch.completedJson(id), `${JSON.stringify(plan.completion, null, 2)}\n`);
+  await writeFileAtomic(
+    layout.dispatch.completedJson(id),
+    `${JSON.stringify(plan.completion, null, 2)}\n`,
+    PRIVATE,
+  );
   context.log(`${plan.summary} → ${layout.dispatch.completedReport(id)}`);
   await step("delivery");
   await context.delivery.enqueue({

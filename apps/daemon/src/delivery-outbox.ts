@@ -46,7 +46,7 @@ export function legacyOutboxPath(sessionDir: string): string {
 }
 
 export async function writeOutbox(sessionDir: string, outbox: DeliveryOutbox): Promise<void> {
-  await writeFileAtomic(outboxPath(sessionDir), `${JSON.stringify(outbox, null, 2)}\n`);
+  await writeFileAtomic(outboxPath(sessionDir), `${JSON.stringify(outbox, null, 2)}\n`, { mode: 0o600 });
 }
 
 async function readJson(path: string): Promise<unknown> {
@@ -112,5 +112,6 @@ export async function markDelivered(sessionDir: string, outbox: DeliveryOutbox, 
       null,
       2,
     )}\n`,
+    { mode: 0o600 },
   );
 }

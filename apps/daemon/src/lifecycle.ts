@@ -1,4 +1,4 @@
-import { mkdir } from "node:fs/promises";
+import { chmod, mkdir, open } from "node:fs/promises";
 import { type DispatchSettings, writeFileAtomic } from "@gstack/contracts";
 import type { CompletionDelivery } from "./completion-delivery";
 import type { DaemonContext } from "./daemon-context";
@@ -92,8 +92,13 @@ export class Lifecycle {
       folders.rejected,
       folders.control,
     ]) {
-      await mkdir(folder, { recursive: true });
+      // Private to the user whatever the umask, and made so when an older start left them open.
+      await mkdir(folder, { recursive: true, mode: 0o700 });
+      await chmod(folder, 0o700);
     }
+    // The audit log is appended to by several writers; it is created private once, here.
+    await (await open(folders.audit, "a", 0o600)).close();
+    await chmod(folders.audit, 0o600);
     await takeDaemonLock(context.layout);
     this.lockHeld = true;
     try {
@@ -167,9 +172,9 @@ export class Lifecycle {
       ...(context.delivery ? { delivery: context.delivery.status() } : {}),
       ...(context.api ? { api: context.api } : {}),
     };
-    await writeFileAtomic(context.layout.dispatch.heartbeat, `${JSON.stringify(heartbeat)}\n`).catch(
-      () => undefined,
-    );
+    await writeFileAtomic(context.layout.dispatch.heartbeat, `${JSON.stringify(heartbeat)}\n`, {
+      mode: 0o600,
+    }).catch(() => undefined);
   }
 
   /** Told when a session leaves; a stop waiting for running sessions ends once none is left. */

@@ -114,6 +114,7 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
         writeFileAtomic(
           layout.dispatch.deliveryStatus,
           `${JSON.stringify({ updated_at: now().toISOString(), pid: process.pid, ...status() }, null, 2)}\n`,
+          { mode: 0o600 },
         ),
       )
       .catch((error: Error) => context.log(`could not save the delivery status: ${error.message}`));

@@ -4,6 +4,9 @@ import type { CompletionStatus, GstackLayout } from "@gstack/contracts";
 import { writeFileAtomic } from "@gstack/contracts";
 import type { AgentProgress } from "./agent-types";
 
+/** The daemon's state files are its user's alone, whatever the umask. */
+export const PRIVATE = { mode: 0o600 } as const;
+
 /** What the daemon keeps about one dispatch in `sessions/{id}/state.json`. */
 export interface SessionState {
   id: string;
@@ -42,6 +45,7 @@ export async function writeState(layout: GstackLayout, state: SessionState): Pro
   await writeFileAtomic(
     join(layout.dispatch.sessionDir(state.id), "state.json"),
     `${JSON.stringify(state, null, 2)}\n`,
+    PRIVATE,
   );
 }
 
@@ -89,6 +93,7 @@ export async function writeQueueFile(layout: GstackLayout, ids: readonly string[
   await writeFileAtomic(
     layout.dispatch.queue,
     `${JSON.stringify({ queue: [...ids] } satisfies QueueFile, null, 2)}\n`,
+    PRIVATE,
   );
 }
 

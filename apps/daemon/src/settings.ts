@@ -11,12 +11,7 @@ import {
 export async function loadSettings(
   layout: GstackLayout,
 ): Promise<{ settings: DispatchSettings; warnings: string[] }> {
-  let text: string | undefined;
-  try {
-    text = await readFile(layout.config, "utf8");
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
-  }
+  const text = await readConfigFile(layout.config);
   const file = parseYaml("daemon-config", text?.trim() ? text : "{}", { source: layout.config });
   const { settings, conflicts } = resolveDispatchSettings(file, { source: layout.config });
   const warnings = conflicts.map(
@@ -36,11 +31,27 @@ export const DEFAULT_DISALLOWED_TOOLS = [
 
 /** Reads `restrictions.yaml` when it exists. */
 export async function loadRestrictions(layout: GstackLayout): Promise<Restriction[]> {
+  const text = await readConfigFile(layout.restrictions);
+  if (text === undefined) return [];
+  return parseYaml("restriction-template", text, { source: layout.restrictions }).restrictions;
+}
+
+/**
+ * Reads a configuration file; undefined when it does not exist. Any other problem (a folder in
+ * its place, no permission) is an error that names the file.
+ */
+export async function readConfigFile(path: string): Promise<string | undefined> {
   try {
-    const text = await readFile(layout.restrictions, "utf8");
-    return parseYaml("restriction-template", text, { source: layout.restrictions }).restrictions;
+    return await readFile(path, "utf8");
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
-    throw error;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return undefined;
+    const why =
+      code === "EISDIR"
+        ? "is a folder, not a file"
+        : code === "EACCES" || code === "EPERM"
+          ? "cannot be read: permission denied"
+          : `cannot be read: ${(error as Error).message}`;
+    throw new Error(`${path} ${why}`, { cause: error });
   }
 }

@@ -37,6 +37,20 @@ describe("writeFileAtomic", () => {
     expect((await stat(path)).mode & 0o777).toBe(0o600);
   });
 
+  it("makes the missing folder of a private file private too, whatever the umask", async () => {
+    const umask = process.umask(0o022);
+    try {
+      const path = join(folder, "private", "state.json");
+      await writeFileAtomic(path, "{}", { mode: 0o600 });
+      expect((await stat(join(folder, "private"))).mode & 0o777).toBe(0o700);
+      expect((await stat(path)).mode & 0o777).toBe(0o600);
+      await writeFileAtomic(join(folder, "shared", "notes.md"), "hi");
+      expect((await stat(join(folder, "shared"))).mode & 0o777).toBe(0o755);
+    } finally {
+      process.umask(umask);
+    }
+  });
+
   it("cleans up its temporary file when the rename fails", async () => {
     const path = join(folder, "taken");
     await mkdir(join(path, "inside"), { recursive: true });

@@ -5,7 +5,8 @@ import { nodeCrypto } from "./lazy";
 /**
  * Writes a file so that readers see either the old content or the new, never a mix: the
  * data goes to a temporary file in the same folder, is flushed to disk, then renamed over
- * the target (rename is atomic within one file system).
+ * the target (rename is atomic within one file system). A missing folder is created; when
+ * `mode` gives nobody but the owner access (0600), with mode 0700.
  */
 export async function writeFileAtomic(
   path: string,
@@ -23,7 +24,9 @@ export async function writeFileAtomic(
     // same pid is stepped over: both are rare, so the common write costs no extra call.
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== "ENOENT" && code !== "EEXIST") throw error;
-    if (code === "ENOENT") await mkdir(folder, { recursive: true });
+    // The folder of a file only its owner may read is made private too.
+    if (code === "ENOENT")
+      await mkdir(folder, { recursive: true, ...((mode & 0o077) === 0 ? { mode: 0o700 } : {}) });
     temporary = temporaryName(folder, path);
     handle = await open(temporary, "wx", mode);
   }

@@ -69,11 +69,29 @@ export function serviceHandler(
           const json = error.issues[0]?.rule === "json";
           return refusalAnswer(apiError(400, json ? "invalid_json" : "bad_request", error.message));
         }
+        if (abortedByClient(request, error)) {
+          // A client that went away mid-request is routine: one line, no stack.
+          options.log(
+            `service API: ${request.method} ${request.url}: the client went away before the request was read`,
+          );
+          return refusalAnswer(apiError(400, "bad_request", "the request was aborted"));
+        }
         options.log(`service API: ${request.method} ${request.url}: ${(error as Error).stack ?? error}`);
         return refusalAnswer(apiError(500, "internal_error", "the daemon failed to answer; see its log"));
       })
       .then((result) => send(response, result, options));
   };
+}
+
+function abortedByClient(request: IncomingMessage, error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return (
+    code === "ECONNRESET" ||
+    code === "ECONNABORTED" ||
+    code === "EPIPE" ||
+    (error as Error | undefined)?.message === "aborted" ||
+    (request.destroyed && !request.complete)
+  );
 }
 
 function refusalAnswer(refusal: ApiRefusal): Answer {

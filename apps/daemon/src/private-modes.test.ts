@@ -1,0 +1,49 @@
+import { readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Daemon } from "./daemon";
+import { submitDispatch } from "./submit";
+import { completionOf, dispatchFor, makeWorld, type TestWorld, testDaemon, waitFor } from "./test-support";
+
+let world: TestWorld;
+let daemon: Daemon | undefined;
+let umask: number;
+
+beforeEach(async () => {
+  world = await makeWorld();
+  umask = process.umask(0o022);
+});
+
+afterEach(async () => {
+  await daemon?.stop(0);
+  daemon = undefined;
+  process.umask(umask);
+  await world.cleanup();
+});
+
+async function walk(folder: string): Promise<string[]> {
+  const found: string[] = [];
+  for (const entry of await readdir(folder, { withFileTypes: true })) {
+    const path = join(folder, entry.name);
+    found.push(path);
+    if (entry.isDirectory()) found.push(...(await walk(path)));
+  }
+  return found;
+}
+
+describe("the daemon's state under umask 022", () => {
+  it("is private to the user: folders 0700, files 0600", async () => {
+    daemon = testDaemon(world);
+    await daemon.start();
+    await submitDispatch(world.layout, dispatchFor(world, "dispatch-private", "commit private.txt"));
+    await waitFor(() => completionOf(world.layout, "dispatch-private"));
+    await daemon.stop(0);
+    daemon = undefined;
+    const loose: string[] = [];
+    for (const path of [world.layout.dispatch.incoming, ...(await walk(world.layout.dispatch.incoming))]) {
+      const mode = (await stat(path)).mode & 0o777;
+      if ((mode & 0o077) !== 0) loose.push(`${path.slice(world.root.length)} ${mode.toString(8)}`);
+    }
+    expect(loose).toEqual([]);
+  });
+});
