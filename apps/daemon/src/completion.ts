@@ -20,6 +20,7 @@ import type { CompletionDelivery } from "./completion-delivery";
 import { commitsSince } from "./git";
 import { extractLearnings } from "./learnings";
 import { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
+import { describeJump } from "./run/clock";
 import { PRIVATE, runBaseSha, type SessionState, writeState } from "./session-state";
 
 /**
@@ -134,7 +135,11 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
   const completion: Completion = parseValue("completion", {
     dispatch_id: state.id,
     status,
-    duration: Math.max(0, Math.round((finishedAt.getTime() - started.getTime()) / 1000)),
+    // With the clock moved meanwhile, the wall times say nothing: the measured run time does.
+    duration:
+      state.clock_jump_ms !== undefined && state.ran_ms !== undefined
+        ? Math.round(state.ran_ms / 1000)
+        : Math.max(0, Math.round((finishedAt.getTime() - started.getTime()) / 1000)),
     commits: commits.length,
     ...(status !== "completed" && failure
       ? { error: failure.message.slice(0, 2000), error_kind: failure.kind }
@@ -185,7 +190,8 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
   if (learnings.length > 0) {
     completion.artifacts = [...(completion.artifacts ?? []), `learnings:${learnings.length}`];
   }
-  const reportMarkdown = renderReport(completion, sections, dispatch.task, attemptsNote(state));
+  const notes = [attemptsNote(state), clockNote(state)].filter(Boolean).join(" ");
+  const reportMarkdown = renderReport(completion, sections, dispatch.task, notes || undefined);
   return assemblePlan(state, dispatch, completion, reportMarkdown, learnings);
 }
 
@@ -271,6 +277,11 @@ function assemblePlan(
     },
     summary: `${status} ${state.id} in ${completion.duration} s, ${completion.commits} commit${completion.commits === 1 ? "" : "s"}${completion.error ? ` (${completion.error_kind}: ${completion.error.split("\n")[0]?.slice(0, 120)})` : ""}`,
   };
+}
+
+function clockNote(state: SessionState): string | undefined {
+  if (state.clock_jump_ms === undefined) return undefined;
+  return `The system clock jumped ${describeJump(state.clock_jump_ms)} while this dispatch ran: its start and end times follow the clock, its duration is measured (${Math.round((state.ran_ms ?? 0) / 1000)} s of running).`;
 }
 
 function attemptsNote(state: SessionState): string | undefined {

@@ -30,6 +30,8 @@ export interface DaemonContext {
   environment: AgentEnvironment;
   delivery: CompletionDelivery;
   now(): Date;
+  /** The monotonic clock for waits and durations (see `run/clock.ts`); default `performance.now`. */
+  monotonicMs?: () => number;
   log(line: string): void;
   audit: Audit;
   /** True from the first stop on: nothing new is taken or started. */

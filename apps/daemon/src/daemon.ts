@@ -41,6 +41,8 @@ export interface DaemonOptions {
   maxDispatchBytes?: number;
   /** Clock, for tests of expiry. */
   now?: () => Date;
+  /** Monotonic clock in milliseconds (default `performance.now`), for tests of a moved wall clock. */
+  monotonicMs?: () => number;
   /**
    * The OpenClaw workspace whose memory receives a dispatch's learnings, or `false` for none.
    * Default: the workspace `resolveOpenClawWorkspace` names, when that folder exists.
@@ -89,6 +91,7 @@ export class Daemon {
       now,
       log,
       audit: auditLog(this.layout, now, log),
+      ...(options.monotonicMs ? { monotonicMs: options.monotonicMs } : {}),
       stopping: false,
     } as DaemonContext;
     this.context = context;
@@ -135,6 +138,8 @@ export class Daemon {
           layout: this.layout,
           settings: context.settings,
           context: deliveryContext,
+          now,
+          ...(options.monotonicMs ? { monotonicMs: options.monotonicMs } : {}),
           ...(options.deliverySchedule ? { schedule: options.deliverySchedule } : {}),
         });
       },

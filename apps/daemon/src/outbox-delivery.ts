@@ -51,6 +51,8 @@ export interface CompletionDeliveryOptions {
   /** Back-off between transient failures (default: 5 s doubling to 10 min, abandoned after 3 days). */
   schedule?: Partial<RetrySchedule>;
   now?: () => Date;
+  /** A clock that only moves forward, for waits while the daemon runs (default `performance.now`). */
+  monotonicMs?: () => number;
   fetch?: typeof fetch;
   random?: () => number;
   /** Time limit of one POST (default 15 s) and of the start-up probe (default 5 s). */
@@ -77,6 +79,30 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
   const { layout, settings, context } = options;
   const schedule: RetrySchedule = { ...DEFAULT_RETRY_SCHEDULE, ...options.schedule };
   const now = options.now ?? (() => new Date());
+  const monotonicMs = options.monotonicMs ?? (() => performance.now());
+  // When each waiting target is due, on the monotonic clock, for targets this process scheduled:
+  // moving the wall clock neither delays nor hastens them. `next_attempt_at` is for restarts.
+  const dueAt = new Map<string, number>();
+  const dueKey = (sessionDir: string, target: OutboxTarget) => `${sessionDir}\0${target.kind}\0${target.url}`;
+  // A delivery is abandoned only after this many attempts as well as `giveUpAfterMs` by the
+  // wall clock, so a clock moved forward does not end it by itself.
+  const minAttemptsToGiveUp = Math.max(1, Math.floor(schedule.giveUpAfterMs / schedule.maxDelayMs / 2));
+  /** Milliseconds until a target is due (0: due now). */
+  function remainingMs(sessionDir: string, target: OutboxTarget): number {
+    const due = dueAt.get(dueKey(sessionDir, target));
+    if (due !== undefined) return Math.max(0, due - monotonicMs());
+    if (!target.next_attempt_at) return 0;
+    const wait = Date.parse(target.next_attempt_at) - now().getTime();
+    if (Number.isNaN(wait)) return 0;
+    // No wait is ever longer than the cap: a longer one means the clock went back since.
+    if (wait > schedule.maxDelayMs) {
+      context.log(
+        `delivery of ${sessionDir}: next attempt was set for ${target.next_attempt_at}, beyond any wait; the clock moved back, so it is due now`,
+      );
+      return 0;
+    }
+    return Math.max(0, wait);
+  }
   const fetchImplementation = options.fetch ?? fetch;
   const random = options.random ?? Math.random;
   const readClawvisorToken = options.readClawvisorToken ?? (() => readCallbackToken(layout));
@@ -247,8 +273,9 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
     }
   }
 
-  function scheduleAt(sessionDir: string, at: number): void {
+  function scheduleIn(sessionDir: string, waitMs: number): void {
     if (stopping) return;
+    const at = monotonicMs() + waitMs;
     const existing = timers.get(sessionDir);
     if (existing && existing.at <= at) return;
     if (existing) clearTimeout(existing.timer);
@@ -257,7 +284,7 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
         timers.delete(sessionDir);
         void run(sessionDir);
       },
-      Math.max(0, at - now().getTime()),
+      Math.max(0, waitMs),
     );
     timer.unref();
     timers.set(sessionDir, { at, timer });
@@ -303,7 +330,8 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
     for (const target of outbox.targets) {
       if (stopping) break;
       if (target.state !== "pending") continue;
-      if (target.next_attempt_at && Date.parse(target.next_attempt_at) > now().getTime()) continue;
+      if (remainingMs(sessionDir, target) > 0) continue;
+      dueAt.delete(dueKey(sessionDir, target));
       const outcome = await attempt(target, outbox);
       target.attempts += 1;
       if (outcome.kind === "delivered") {
@@ -328,7 +356,7 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
       }
       noteEndpoint(target.kind, false, `last delivery attempt failed: ${outcome.reason}`);
       const age = now().getTime() - Date.parse(outbox.created_at);
-      if (age >= schedule.giveUpAfterMs) {
+      if (age >= schedule.giveUpAfterMs && target.attempts >= minAttemptsToGiveUp) {
         await recordEnded(
           outbox,
           target,
@@ -339,6 +367,7 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
       }
       const delay = nextDelayMs(schedule, target.attempts, outcome.retryAfterMs, random);
       target.next_attempt_at = new Date(now().getTime() + delay).toISOString();
+      dueAt.set(dueKey(sessionDir, target), monotonicMs() + delay);
       await writeOutbox(sessionDir, outbox);
       await audit("callback_failed", {
         dispatch_id: outbox.dispatch_id,
@@ -357,10 +386,7 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
       return;
     }
     await saveStatus();
-    const next = Math.min(
-      ...waiting.map((target) => Date.parse(target.next_attempt_at ?? "") || now().getTime()),
-    );
-    scheduleAt(sessionDir, next);
+    scheduleIn(sessionDir, Math.min(...waiting.map((target) => remainingMs(sessionDir, target))));
   }
 
   async function convertLegacy(sessionDir: string): Promise<boolean> {

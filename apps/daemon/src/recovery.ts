@@ -112,6 +112,12 @@ export async function recover(parts: RecoveryParts): Promise<void> {
       log(`recovered ${state.id} (its agent had ended; finishing from the recorded exit)`);
       continue;
     }
+    const lastWritten = Date.parse(state.updated_at);
+    if (wasRunning && state.clock_jump_ms === undefined && lastWritten - now().getTime() > 60_000) {
+      // Written "later" than now: the clock went back while the daemon was down.
+      state.clock_jump_ms = now().getTime() - lastWritten;
+      log(`the system clock is behind ${state.id}'s last update (${state.updated_at}): it went back`);
+    }
     if (wasRunning) {
       // The interrupted run counted as an attempt; the next one is told it resumes.
       state.attempt += 1;

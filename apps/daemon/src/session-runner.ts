@@ -12,6 +12,7 @@ import { DispatchQueue } from "./dispatch-queue";
 import { commitsSince, headAndBranch } from "./git";
 import { expiresAt } from "./intake";
 import { buildPrompt } from "./prompt";
+import { ClockWatch, monotonicNow } from "./run/clock";
 import { type ExitRecord, writeExitRecord } from "./run/exit-record";
 import { untrustedAtLaunch } from "./run/launch-trust";
 import { type SessionState, writeQueueFile, writeState } from "./session-state";
@@ -36,6 +37,8 @@ export interface LiveSession {
   cancelReason?: "cancel" | "shutdown";
   cancelMessage?: string;
   firstStarted?: number;
+  /** When it first ran in this process, on the monotonic clock, and what it had run before. */
+  runClock?: { startedMs: number; ranBeforeMs: number; watch: ClockWatch };
   retryTimer?: NodeJS.Timeout;
   persistTimer?: NodeJS.Timeout;
   /** Set once finishing has begun; settles when the completion is written. */
@@ -262,6 +265,12 @@ export class SessionRunner {
       state.run = { attempt: state.attempt, ...(head ? { base_sha: head } : {}) };
     }
     session.firstStarted ??= new Date(state.started_at).getTime();
+    const monotonic = () => monotonicNow(context);
+    session.runClock ??= {
+      startedMs: monotonic(),
+      ranBeforeMs: state.ran_ms ?? 0,
+      watch: new ClockWatch(context.now, monotonic),
+    };
     const agentConfig = settings.agents?.[state.agent];
     const resume =
       (state.restarts ?? 0) > 0
@@ -308,10 +317,8 @@ export class SessionRunner {
       disallowedTools: environment.disallowedTools,
       ...(state.agent !== "claude" && agentConfig ? { command: agentConfig.command } : {}),
       ...(environment.claudeBinary ? { binary: environment.claudeBinary } : {}),
-      timeoutMs: Math.max(
-        1000,
-        settings.session_timeout_seconds * 1000 - (context.now().getTime() - session.firstStarted),
-      ),
+      // Measured on the monotonic clock, across restarts: a moved wall clock times out nothing.
+      timeoutMs: Math.max(1000, settings.session_timeout_seconds * 1000 - this.ranMs(session)),
       streamFile: join(sessionDir, `stream-${state.attempt}.jsonl`),
       onProgress: (progress) => {
         state.progress = progress;
@@ -380,6 +387,7 @@ export class SessionRunner {
       ...(session.cancelReason ? { cancel_reason: session.cancelReason } : {}),
     }).catch((error: Error) => this.context.log(`could not record how ${state.id} ended: ${error.message}`));
     session.agent = undefined;
+    this.noteRunTime(session);
     if (session.persistTimer) clearTimeout(session.persistTimer);
     session.persistTimer = undefined;
     state.progress = result.progress;
@@ -387,11 +395,32 @@ export class SessionRunner {
     await this.settle(session, result);
   }
 
+  /** How long the session has run, on the monotonic clock, over every daemon that ran it. */
+  private ranMs(session: LiveSession): number {
+    const clock = session.runClock;
+    if (!clock) return session.state.ran_ms ?? 0;
+    return clock.ranBeforeMs + (monotonicNow(this.context) - clock.startedMs);
+  }
+
+  /** Puts the run time, and a jump of the wall clock seen meanwhile, in the state to be written. */
+  private noteRunTime(session: LiveSession): void {
+    const { state } = session;
+    state.ran_ms = Math.round(this.ranMs(session));
+    const jump = session.runClock?.watch.jumpMs() ?? 0;
+    if (jump !== 0 && state.clock_jump_ms === undefined) {
+      state.clock_jump_ms = jump;
+      this.context.log(
+        `the system clock moved while ${state.id} ran (${Math.round(jump / 1000)} s); its times may be off`,
+      );
+    }
+  }
+
   /** Writes a running session's progress at most every half second. */
   private schedulePersist(session: LiveSession): void {
     if (session.persistTimer) return;
     session.persistTimer = setTimeout(() => {
       session.persistTimer = undefined;
+      this.noteRunTime(session);
       session.state.updated_at = this.context.now().toISOString();
       void writeState(this.context.layout, session.state).catch(() => undefined);
     }, 500);

@@ -21,6 +21,14 @@ export interface SessionState {
   /** The run being made, counted across daemon restarts; written before each spawn. */
   attempt: number;
   retries: number;
+  /**
+   * How long the dispatch has been running, in milliseconds on the monotonic clock, summed
+   * over daemon restarts; counts against `session_timeout_seconds` (a wall clock moved while
+   * the daemon was down does not).
+   */
+  ran_ms?: number;
+  /** How far the wall clock jumped while it ran (ms, positive forward), when it did. */
+  clock_jump_ms?: number;
   /** How many attempts were cut short by the daemon stopping or crashing. */
   restarts?: number;
   include_learnings: boolean;
