@@ -7,6 +7,7 @@ import {
 } from "@gstack/contracts";
 import type { CompletionDelivery } from "./completion-delivery";
 import type { AgentEnvironment } from "./environment";
+import type { DiskSpace } from "./run/disk-space";
 
 /** The fields of one audit event besides its name and time. */
 export interface AuditFields {
@@ -34,6 +35,8 @@ export interface DaemonContext {
   monotonicMs?: () => number;
   log(line: string): void;
   audit: Audit;
+  /** Whether the disk is full (see `run/disk-space.ts`); absent in tests of one room. */
+  disk?: DiskSpace;
   /** True from the first stop on: nothing new is taken or started. */
   stopping: boolean;
   /** Where the service API listens, or why it could not (set when the doors open). */

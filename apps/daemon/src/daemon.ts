@@ -11,6 +11,7 @@ import { Lifecycle } from "./lifecycle";
 import { createCompletionDelivery } from "./outbox-delivery";
 import { recover } from "./recovery";
 import type { RetrySchedule } from "./retry-schedule";
+import { DiskSpace } from "./run/disk-space";
 import { startRunnerAgent } from "./runner-agent";
 import { daemonBackend } from "./service-api/backend";
 import { ServiceApi } from "./service-api/server";
@@ -95,6 +96,15 @@ export class Daemon {
       stopping: false,
     } as DaemonContext;
     this.context = context;
+    context.disk = new DiskSpace({
+      probePath: `${this.layout.dispatch.incoming}/.space-probe`,
+      now,
+      log,
+      onRoom: () => {
+        this.runner.pump();
+        void this.lifecycle.writeHeartbeat();
+      },
+    });
     const completion = (): CompletionStepContext => ({
       layout: this.layout,
       delivery: context.delivery,

@@ -5,6 +5,7 @@ import type { DaemonContext } from "./daemon-context";
 import { releaseDaemonLock, takeDaemonLock } from "./daemon-lock";
 import { checkEnvironment } from "./environment";
 import { DaemonError } from "./errors";
+import { isDiskFull } from "./run/disk-space";
 import { loadSettings } from "./settings";
 
 /** What the lifecycle starts, wakes and stops. */
@@ -171,10 +172,16 @@ export class Lifecycle {
       interval_seconds: context.settings.heartbeat_seconds,
       ...(context.delivery ? { delivery: context.delivery.status() } : {}),
       ...(context.api ? { api: context.api } : {}),
+      ...(context.disk?.full
+        ? { disk_full: { since: context.disk.full.since.toISOString(), queued: sessions.queued } }
+        : {}),
     };
-    await writeFileAtomic(context.layout.dispatch.heartbeat, `${JSON.stringify(heartbeat)}\n`, {
-      mode: 0o600,
-    }).catch(() => undefined);
+    const text = `${JSON.stringify(heartbeat)}\n`;
+    await writeFileAtomic(context.layout.dispatch.heartbeat, text, { mode: 0o600 }).catch((error) =>
+      // With the disk full a new file cannot be made, but the old one can be overwritten in
+      // place, so status still sees a live daemon and why nothing moves.
+      isDiskFull(error) ? overwriteInPlace(context.layout.dispatch.heartbeat, text) : undefined,
+    );
   }
 
   /** Told when a session leaves; a stop waiting for running sessions ends once none is left. */
@@ -228,6 +235,7 @@ export class Lifecycle {
     await context.delivery.stop(2000);
     await this.writeHeartbeat();
     await context.audit("daemon_stopped");
+    context.disk?.stop();
     await this.releaseLock();
     context.log("stopped");
     this.resolveStopped();
@@ -237,5 +245,20 @@ export class Lifecycle {
     if (!this.lockHeld) return;
     this.lockHeld = false;
     await releaseDaemonLock(this.parts.context.layout);
+  }
+}
+
+/** Rewrites a file's bytes in place (no new file, no new blocks when it does not grow). */
+async function overwriteInPlace(path: string, text: string): Promise<void> {
+  let handle: Awaited<ReturnType<typeof open>> | undefined;
+  try {
+    handle = await open(path, "r+");
+    const bytes = Buffer.from(text);
+    await handle.write(bytes, 0, bytes.length, 0);
+    await handle.truncate(bytes.length);
+  } catch {
+    // The next beat tries again.
+  } finally {
+    await handle?.close();
   }
 }

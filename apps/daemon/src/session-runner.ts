@@ -6,6 +6,7 @@ import {
   carryOutCompletion,
   planCompletion,
   readCompletionStatus,
+  readPlan,
 } from "./completion";
 import type { DaemonContext } from "./daemon-context";
 import { DispatchQueue } from "./dispatch-queue";
@@ -13,6 +14,7 @@ import { commitsSince, headAndBranch } from "./git";
 import { expiresAt } from "./intake";
 import { buildPrompt } from "./prompt";
 import { ClockWatch, monotonicNow } from "./run/clock";
+import { isDiskFull } from "./run/disk-space";
 import { type ExitRecord, writeExitRecord } from "./run/exit-record";
 import { untrustedAtLaunch } from "./run/launch-trust";
 import { type SessionState, writeQueueFile, writeState } from "./session-state";
@@ -172,7 +174,12 @@ export class SessionRunner {
       this.queue.length === 0 &&
       this.queue.hasFreeSlot() &&
       admission.pendingCancel === undefined;
-    if (!startsAtOnce) await writeState(context.layout, state);
+    // With the disk full the dispatch is queued in memory only: the claimed file is on disk, and
+    // a crash before its state is written makes recovery take it again as a first attempt.
+    if (!startsAtOnce)
+      await writeState(context.layout, state).catch((error) =>
+        this.unlessDiskFull(error, `queueing ${dispatch.id}`),
+      );
     const session: LiveSession = { state, dispatch };
     this.sessions.set(dispatch.id, session);
     const position = this.queue.push(dispatch.id);
@@ -201,7 +208,8 @@ export class SessionRunner {
 
   /** Launches waiting sessions while slots are free. */
   pump(): void {
-    while (!this.context.stopping) {
+    // Nothing starts while the disk is full; the disk's probe pumps again when there is room.
+    while (!this.context.stopping && !this.context.disk?.full) {
       const id = this.queue.next();
       if (id === undefined) return;
       const session = this.sessions.get(id);
@@ -210,11 +218,36 @@ export class SessionRunner {
         continue;
       }
       void this.queue.save();
-      void this.launch(session).catch((error: Error) => {
-        this.context.log(`could not start ${session.state.id}: ${error.message}`);
-        void this.finish(session, "failed", { failure: spawnFailure(error) });
-      });
+      void this.launch(session).catch((error: Error) => this.launchFailed(session, error, true));
     }
+  }
+
+  /**
+   * A launch that threw: for lack of space the dispatch goes back first in line (its state on
+   * disk as it was) and waits for room; anything else fails it.
+   */
+  private launchFailed(session: LiveSession, error: Error, log: boolean): void {
+    const { state } = session;
+    if (isDiskFull(error) && this.context.disk && !session.finishing) {
+      this.context.disk.noteFull(`starting ${state.id}`, error);
+      state.status = "queued";
+      delete state.pid;
+      delete state.pgid;
+      this.queue.releaseSlot(state.id);
+      this.queue.putFirst(state.id);
+      this.options.onSessionLeft?.();
+      return;
+    }
+    if (log) this.context.log(`could not start ${state.id}: ${error.message}`);
+    void this.finish(session, "failed", { failure: spawnFailure(error) }).catch((failure: Error) =>
+      this.context.log(`could not finish ${state.id}: ${failure.message}`),
+    );
+  }
+
+  /** Swallows a failed write when the disk is full (noting it); rethrows anything else. */
+  private unlessDiskFull(error: unknown, what: string): void {
+    if (!isDiskFull(error) || !this.context.disk) throw error;
+    this.context.disk.noteFull(what, error);
   }
 
   private async launch(session: LiveSession): Promise<void> {
@@ -253,6 +286,8 @@ export class SessionRunner {
     state.status = state.attempt > 1 ? "retrying" : "running";
     state.updated_at = context.now().toISOString();
     const persisted = writeState(layout, state);
+    // Awaited below, after the git queries; a failure meanwhile must not count as unhandled.
+    persisted.catch(() => undefined);
     if (state.started_at === undefined) {
       state.started_at = context.now().toISOString();
       const { commit: baseSha, branch } = await headAndBranch(state.project_dir);
@@ -337,7 +372,10 @@ export class SessionRunner {
         state.pgid = agent.pid;
       }
       state.updated_at = context.now().toISOString();
-      await writeState(layout, state);
+      // The agent runs: a write failing for space now must not fail or queue it again.
+      await writeState(layout, state).catch((error) =>
+        this.unlessDiskFull(error, `recording ${state.id}'s agent`),
+      );
       await context.audit("spawned", {
         dispatch_id: state.id,
         pid: agent.pid,
@@ -481,9 +519,7 @@ export class SessionRunner {
           void this.settle(session, { ...result, cancelled: true });
           return;
         }
-        void this.launch(session).catch((error: Error) => {
-          void this.finish(session, "failed", { failure: spawnFailure(error) });
-        });
+        void this.launch(session).catch((error: Error) => this.launchFailed(session, error, false));
       }, wait);
       session.cancelReason = context.stopping ? "shutdown" : session.cancelReason;
       return;
@@ -518,7 +554,22 @@ export class SessionRunner {
       sessionTimeoutSeconds: context.settings.session_timeout_seconds,
       ...(outcome.countCommits === false ? { countCommits: false } : {}),
     });
-    await carryOutCompletion(this.options.completion(), state, dispatch, plan, false);
+    // A step failing for space waits for room, its slot given back meanwhile, then goes on from
+    // the plan on disk (steps done are not done again); the dispatch is never failed for it.
+    let resumed = false;
+    for (;;) {
+      try {
+        const current = resumed ? ((await readPlan(context.layout, state.id)) ?? plan) : plan;
+        await carryOutCompletion(this.options.completion(), state, dispatch, current, resumed);
+        break;
+      } catch (error) {
+        if (!isDiskFull(error) || !context.disk) throw error;
+        context.disk.noteFull(`finishing ${state.id}`, error);
+        this.queue.releaseSlot(state.id);
+        if (!(await context.disk.waitForRoom())) throw error;
+        resumed = (await readPlan(context.layout, state.id)) !== undefined;
+      }
+    }
     if (state.started_at) {
       this.recentRunSeconds.push(plan.completion.duration);
       if (this.recentRunSeconds.length > 20) this.recentRunSeconds.shift();

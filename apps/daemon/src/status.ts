@@ -8,13 +8,19 @@ import {
 } from "@gstack/contracts";
 import type { DeliveryStatus } from "./completion-delivery";
 import { commitsSince } from "./git";
+import { osLockHeld } from "./lock/os-lock";
 import { readAllStates, readQueueFile, type SessionState } from "./session-state";
 
 /** The daemon's state as the `status` command shows it. */
 export interface DaemonStatus {
   heartbeat?: Heartbeat;
-  /** True when the heartbeat is recent and its pid is alive. */
+  /**
+   * True when the heartbeat is recent and its pid is alive, or when the heartbeat is late but
+   * the daemon still holds its lock (it cannot write, e.g. with the disk full).
+   */
   alive: boolean;
+  /** The heartbeat is older than three intervals while the daemon holds its lock. */
+  heartbeatLate?: boolean;
   sessions: ListSessionsResponse;
   /** Endpoints and ended deliveries as the completion delivery last wrote them. */
   delivery?: DeliveryStatus & { updated_at?: string };
@@ -105,10 +111,14 @@ export async function readStatus(layout: GstackLayout, now = new Date()): Promis
   const fresh = heartbeat
     ? now.getTime() - new Date(heartbeat.ts).getTime() < staleAfterMs && processAlive(heartbeat.pid)
     : false;
+  // A late heartbeat is not proof of death: the lock, held by the kernel, says whether it runs.
+  const late =
+    !fresh && heartbeat !== undefined && (await osLockHeld(layout.root, layout.dispatch.lock)) === true;
   const delivery = await readDeliveryStatus(layout);
   return {
     ...(heartbeat ? { heartbeat } : {}),
-    alive: fresh,
+    alive: fresh || late,
+    ...(late ? { heartbeatLate: true } : {}),
     sessions: response,
     ...(delivery ? { delivery } : {}),
   };
@@ -126,9 +136,15 @@ export function formatStatus(status: DaemonStatus): string {
   const heartbeat = status.heartbeat;
   lines.push(
     status.alive && heartbeat
-      ? `daemon running (pid ${heartbeat.pid}, ${heartbeat.mode ?? "local-only"}, last heartbeat ${heartbeat.ts})`
+      ? `daemon running (pid ${heartbeat.pid}, ${heartbeat.mode ?? "local-only"}, last heartbeat ${heartbeat.ts}${status.heartbeatLate ? ", late" : ""})`
       : "daemon not running",
   );
+  const diskFull = status.alive ? heartbeat?.disk_full : undefined;
+  if (diskFull) {
+    lines.push(
+      `disk full: ${diskFull.queued} queued (since ${diskFull.since}; they start by themselves when there is room)`,
+    );
+  }
   const { sessions } = status;
   lines.push(`${sessions.active} running of ${sessions.max_concurrent}, ${sessions.queued} queued`);
   for (const session of sessions.sessions) {

@@ -9,7 +9,7 @@ import {
   writeSync,
 } from "node:fs";
 import { rm, stat } from "node:fs/promises";
-import { createServer, type Server } from "node:net";
+import { connect, createServer, type Server } from "node:net";
 import { writeFileAtomic } from "@gstack/contracts";
 
 /**
@@ -40,6 +40,42 @@ export class LockHeldError extends Error {}
 
 /** `O_EXLOCK` where `open(2)` takes it (macOS, FreeBSD, OpenBSD, NetBSD: 0x20). */
 const O_EXLOCK = 0x20;
+
+/**
+ * Whether a daemon holds the lock of `root` now: true or false where the lock is the kernel's,
+ * undefined elsewhere. Takes nothing.
+ */
+export async function osLockHeld(root: string, lockFile: string): Promise<boolean | undefined> {
+  if (process.platform === "linux") {
+    let name: string;
+    try {
+      const { dev, ino } = await stat(root, { bigint: true });
+      name = `\0gstack-dispatch/${dev}/${ino}`;
+    } catch {
+      return false;
+    }
+    return new Promise((resolve) => {
+      const socket = connect({ path: name });
+      socket.once("connect", () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once("error", () => resolve(false));
+    });
+  }
+  if (["darwin", "freebsd", "openbsd", "netbsd"].includes(process.platform)) {
+    let fd: number;
+    try {
+      fd = openSync(lockFile, constants.O_RDONLY | constants.O_NONBLOCK | O_EXLOCK);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      return code === "EWOULDBLOCK" || code === "EAGAIN";
+    }
+    closeSync(fd);
+    return false;
+  }
+  return undefined;
+}
 
 export async function takeOsLock(root: string, lockFile: string): Promise<OsLock | undefined> {
   if (process.platform === "linux") return takeAbstractSocket(root, lockFile);

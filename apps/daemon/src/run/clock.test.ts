@@ -85,7 +85,10 @@ describe("a delivery waiting to retry when the wall clock moves", () => {
     const { receiver, clock } = await setUp((index) => (index < 3 ? 503 : 200));
     await waitFor(() => (receiver.requests.length >= 1 ? true : undefined));
     clock.shiftMs = 4 * 24 * HOUR;
-    await waitFor(() => (world.events.some((event) => event.event === "callback_sent") ? true : undefined), 15_000);
+    await waitFor(
+      () => (world.events.some((event) => event.event === "callback_sent") ? true : undefined),
+      15_000,
+    );
     expect(world.events.filter((event) => event.event === "callback_refused")).toEqual([]);
     expect(receiver.requests).toHaveLength(4);
   });

@@ -44,6 +44,12 @@ export const heartbeatSchema = lazySchema((z) =>
         })
         .optional()
         .describe("Where the service API listens, or why it could not."),
+      disk_full: z
+        .looseObject({ since: timestampSchema, queued: z.int().min(0) })
+        .optional()
+        .describe(
+          "Present while the state root's disk is full: nothing new starts, the queued dispatches wait and start by themselves when there is room.",
+        ),
     })
     .describe("Proof of life written by the dispatch daemon."),
 );
