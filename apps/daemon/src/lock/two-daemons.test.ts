@@ -1,0 +1,84 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { submitDispatch } from "../submit";
+import {
+  auditOf,
+  completionOf,
+  dispatchFor,
+  makeWorld,
+  startChildDaemon,
+  type TestWorld,
+  waitFor,
+} from "../test-support";
+
+let world: TestWorld;
+const started: Array<ReturnType<typeof startChildDaemon>> = [];
+
+beforeEach(async () => {
+  world = await makeWorld();
+});
+
+afterEach(async () => {
+  for (const daemon of started.splice(0)) {
+    daemon.child.kill("SIGKILL");
+    await daemon.exited;
+  }
+  await world.cleanup();
+});
+
+describe("two daemons started at the same instant after one was killed with -9 mid-dispatch", () => {
+  it("never both run: each interrupted dispatch runs once more and completes once", async () => {
+    const rounds = Number(process.env.TWO_DAEMONS_ROUNDS ?? 6);
+    console.log(`two daemons: ${rounds} rounds (TWO_DAEMONS_ROUNDS to change)`);
+    const agent = join(world.base, "counting-agent.cjs");
+    await writeFile(
+      agent,
+      `require("node:fs").appendFileSync(require("node:path").join(process.cwd(), "..", "runs.log"), process.env.GSTACK_DISPATCH_ID + "\\n");
+${await readFile(world.agentScript, "utf8")}`,
+    );
+    const start = () => {
+      const daemon = startChildDaemon(world, { agentScript: agent });
+      started.push(daemon);
+      return daemon;
+    };
+    const ready = (daemon: ReturnType<typeof startChildDaemon>) =>
+      daemon.output().includes("daemon ready") ? true : undefined;
+    let crashed = start();
+    await waitFor(() => ready(crashed), 30_000);
+    for (let round = 0; round < rounds; round += 1) {
+      const id = `dispatch-two-${round}`;
+      await submitDispatch(world.layout, dispatchFor(world, id, "sleep 400"));
+      await waitFor(async () =>
+        (await auditOf(world.layout)).some((event) => event.event === "spawned" && event.dispatch_id === id)
+          ? true
+          : undefined,
+      );
+      // Killed while the dispatch runs: its lock file stays behind.
+      crashed.child.kill("SIGKILL");
+      await crashed.exited;
+      const pair = [start(), start()];
+      // One is ready and the other has exited refusing, or both are ready (the failure).
+      await waitFor(async () => {
+        const readyCount = pair.filter((daemon) => ready(daemon)).length;
+        const refused = pair.filter((daemon) => daemon.child.exitCode !== null).length;
+        return readyCount === 2 || (readyCount === 1 && refused === 1) ? true : undefined;
+      }, 30_000);
+      expect(pair.filter((daemon) => ready(daemon))).toHaveLength(1);
+      const loser = pair.find((daemon) => !ready(daemon));
+      expect(loser?.output()).toMatch(/another gstack-dispatch daemon .*is already running/);
+      await waitFor(() => completionOf(world.layout, id), 30_000);
+      crashed = pair.find((daemon) => ready(daemon)) as ReturnType<typeof startChildDaemon>;
+    }
+    const runs = (await readFile(join(world.base, "runs.log"), "utf8")).split("\n").filter(Boolean);
+    const audit = await auditOf(world.layout);
+    for (let round = 0; round < rounds; round += 1) {
+      const id = `dispatch-two-${round}`;
+      // Once by the daemon killed, once more by the one that took over: never by two.
+      expect(runs.filter((run) => run === id)).toHaveLength(2);
+      expect(audit.filter((event) => event.event === "completed" && event.dispatch_id === id)).toHaveLength(
+        1,
+      );
+    }
+  }, 300_000);
+});
