@@ -35,6 +35,11 @@ export interface DaemonContext {
   monotonicMs?: () => number;
   log(line: string): void;
   audit: Audit;
+  /**
+   * `trusted_repos` as config.yaml says now (with the daemon's overrides), read again for each
+   * launch; absent in tests of one room, where `settings` is used.
+   */
+  currentTrustedRepos?: () => Promise<readonly string[]>;
   /** Whether the disk is full (see `run/disk-space.ts`); absent in tests of one room. */
   disk?: DiskSpace;
   /** True from the first stop on: nothing new is taken or started. */

@@ -83,6 +83,18 @@ export class Lifecycle {
     });
     context.settings = { ...loaded.settings, ...this.parts.settings } as DispatchSettings;
     for (const warning of loaded.warnings) context.log(`warning: ${warning}`);
+    const overrides = this.parts.settings;
+    context.currentTrustedRepos = async () => {
+      if (overrides?.trusted_repos) return overrides.trusted_repos;
+      // An edit of config.yaml takes effect at the next launch. One that cannot be read (a save
+      // under way, a mistake) leaves the list the daemon started with, and says so.
+      try {
+        return (await loadSettings(context.layout)).settings.trusted_repos;
+      } catch (error) {
+        context.log(`warning: ${(error as Error).message.split("\n")[0]}; using trusted_repos as at start`);
+        return context.settings.trusted_repos;
+      }
+    };
     const folders = context.layout.dispatch;
     for (const folder of [
       folders.incoming,

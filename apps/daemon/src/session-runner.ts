@@ -397,7 +397,10 @@ export class SessionRunner {
   private async refusedAtLaunch(session: LiveSession): Promise<boolean> {
     const { context } = this;
     const { state } = session;
-    const reason = await untrustedAtLaunch(state.project_dir, context.settings.trusted_repos);
+    const trusted = context.currentTrustedRepos
+      ? await context.currentTrustedRepos()
+      : context.settings.trusted_repos;
+    const reason = await untrustedAtLaunch(state.project_dir, trusted);
     if (reason === undefined) return false;
     const message = `refused at launch: ${reason}`;
     await context.audit("rejected", {

@@ -1,9 +1,9 @@
 import { execFileSync } from "node:child_process";
-import { mkdtemp, readFile, rename, rm, symlink } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Daemon } from "../daemon";
+import { Daemon } from "../daemon";
 import { submitDispatch } from "../submit";
 import {
   auditOf,
@@ -98,5 +98,32 @@ describe("trust checked again right before an agent starts", () => {
     );
     expect(await promptsFor(world.base, "dispatch-narrowed")).toBe(0);
     expect(subjects(world.repo)).toBe("start");
+  });
+
+  it("refuses a queued dispatch once config.yaml narrows trusted_repos, without a restart", async () => {
+    await mkdir(world.root, { recursive: true });
+    await writeFile(world.layout.config, `dispatch:\n  trusted_repos: [${world.base}]\n`);
+    daemon = new Daemon({
+      root: world.root,
+      claudeBinary: "/nonexistent/claude",
+      openclawWorkspace: false,
+      settings: {
+        max_concurrent: 1,
+        agents: { codex: { command: [process.execPath, world.agentScript, "{prompt}"] } },
+      },
+    });
+    await daemon.start();
+    await submitDispatch(world.layout, dispatchFor(world, "dispatch-holder", "hang"));
+    await waitFor(() => audited("spawned", "dispatch-holder"));
+    await submitDispatch(world.layout, dispatchFor(world, "dispatch-edited", "commit edited.txt"));
+    await waitFor(() => audited("queued", "dispatch-edited"));
+    await writeFile(world.layout.config, `dispatch:\n  trusted_repos: [${join(outside, "repo")}]\n`);
+    await daemon.requestCancel("dispatch-holder", "free the slot");
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-edited"));
+    expect(completion.status).toBe("failed");
+    expect(String(completion.error)).toMatch(
+      /^refused at launch: project_dir .* is outside the trusted repos/,
+    );
+    expect(await promptsFor(world.base, "dispatch-edited")).toBe(0);
   });
 });
