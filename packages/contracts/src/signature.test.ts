@@ -1,5 +1,5 @@
 import { createHmac } from "node:crypto";
-import { chmod, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { chmod, mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
@@ -195,6 +195,15 @@ describe("readSecretFile", () => {
     expect((error as ContractError).issues[0]!.rule).toBe("permissions");
     expect((error as ContractError).message).toContain("mode 644");
     expect((error as ContractError).message).toContain(`chmod 600 ${path}`);
+  });
+
+  it("names the file when a folder stands in its place, whatever its mode", async () => {
+    const path = join(folder, ".callback-secret");
+    await mkdir(path, { mode: 0o700 });
+    const error = await readSecretFile(path).catch((caught: unknown) => caught);
+    expect(ContractError.isInstance(error)).toBe(true);
+    expect((error as ContractError).message).toContain(path);
+    expect((error as ContractError).message).toContain("is a folder");
   });
 
   it("refuses a group-writable file", async () => {

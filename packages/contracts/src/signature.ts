@@ -67,6 +67,15 @@ export function verifyDocument(document: Record<string, unknown>, secret: string
  */
 export async function readSecretFile(path: string): Promise<string> {
   const info = await stat(path);
+  if (!info.isFile()) {
+    throw new ContractError({
+      kind: "secret file",
+      source: path,
+      issues: [
+        { path: "", rule: "file", message: `is ${info.isDirectory() ? "a folder" : "not a regular file"}` },
+      ],
+    });
+  }
   if (process.platform !== "win32" && (info.mode & 0o077) !== 0) {
     throw new ContractError({
       kind: "secret file",
