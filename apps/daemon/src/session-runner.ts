@@ -280,6 +280,8 @@ export class SessionRunner {
       });
       return;
     }
+    // Taken from the line now, in queue order, whatever the checks below take.
+    const takenAt = context.now().toISOString();
     if (await this.refusedAtLaunch(session)) return;
     // The attempt is on disk before the agent starts, so a crash from here on counts it; the
     // write overlaps the git queries below.
@@ -289,7 +291,7 @@ export class SessionRunner {
     // Awaited below, after the git queries; a failure meanwhile must not count as unhandled.
     persisted.catch(() => undefined);
     if (state.started_at === undefined) {
-      state.started_at = context.now().toISOString();
+      state.started_at = takenAt;
       const { commit: baseSha, branch } = await headAndBranch(state.project_dir);
       if (baseSha) state.base_sha = baseSha;
       if (branch) state.branch = branch;
