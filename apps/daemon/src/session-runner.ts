@@ -10,6 +10,7 @@ import {
 import type { DaemonContext } from "./daemon-context";
 import { DispatchQueue } from "./dispatch-queue";
 import { commitsSince, headAndBranch } from "./git";
+import { unattendedEnvironment } from "./gstack-run/unattended-environment";
 import { expiresAt } from "./intake";
 import { buildPrompt } from "./prompt";
 import { type SessionState, writeQueueFile, writeState } from "./session-state";
@@ -281,8 +282,11 @@ export class SessionRunner {
       env: {
         ...agentConfig?.env,
         ...this.options.agentEnv,
-        GSTACK_DISPATCH_ID: state.id,
-        GSTACK_HOME: layout.root,
+        ...unattendedEnvironment({
+          dispatchId: state.id,
+          stateRoot: layout.root,
+          ...(dispatch.reply_to ? { openclawSession: dispatch.reply_to.session_key } : {}),
+        }),
       },
       allowedTools: settings.allowed_tools ?? [],
       disallowedTools: environment.disallowedTools,
