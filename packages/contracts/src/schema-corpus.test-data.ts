@@ -17,6 +17,49 @@ const dispatch = {
   project_dir: "~/git/baku",
 };
 
+const gstackRun = {
+  schema_version: 1,
+  run: "r1",
+  status: "complete",
+  required_phases: [],
+  phases: {},
+  artifacts: { "decisions.jsonl": { path: "decisions.jsonl", sha256: sha } },
+};
+
+const gstackDecision = {
+  schema_version: 1,
+  run: "r1",
+  id: "r1-d1",
+  title: "Keep the cache",
+  options: ["a", "b"],
+  recommended: "a",
+  kind: "approval",
+  status: "pending",
+  gate_rev: 1,
+};
+
+const gstackFinding = {
+  schema_version: 1,
+  run: "r1",
+  id: "r1-eng-native-1",
+  phase: "eng",
+  voice: "native",
+  severity: "Critical",
+  title: "SQL injection in search",
+};
+
+const gstackTask = {
+  schema_version: 2,
+  run: "r1",
+  id: "r1-t1",
+  title: "Escape the query",
+  status: "ready",
+  depends_on: [],
+  findings: ["r1-eng-native-1"],
+  blocked_by: [],
+  acceptance: "pnpm test search",
+};
+
 function without<T extends Record<string, unknown>>(value: T, key: keyof T): Record<string, unknown> {
   const { [key]: _removed, ...rest } = value;
   return rest;
@@ -220,6 +263,32 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
         turns: 40,
         cost_usd: 0,
       },
+      "with a gstack run": {
+        ...completion,
+        gstack_run: {
+          skill: "autoplan",
+          status: "gate_pending",
+          run_dir: ".gstack/runs/r1",
+          check: "valid",
+          run: "r1",
+          decisions_pending: [
+            { id: "r1-d3", title: "Drop the cache", options: ["a", "b"], recommended: null },
+          ],
+          findings: [{ id: "r1-eng-native-1", severity: "High", title: "Token leak", disposition: "open" }],
+          tasks: [{ id: "r1-t1", title: "Rotate", status: "pending", acceptance: "pnpm test" }],
+          acknowledged: true,
+        },
+      },
+      "with an unreadable gstack run": {
+        ...completion,
+        gstack_run: {
+          skill: "review",
+          status: "complete",
+          run_dir: "/elsewhere",
+          check: "outside",
+          problems: ["the run directory is outside the working directory"],
+        },
+      },
       "zero duration": { ...completion, duration: 0 },
       "unknown field kept": { ...completion, reviewer: "someone" },
     },
@@ -235,6 +304,14 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "upper-case sha": { ...completion, commit_shas: ["ABC1234"] },
       "negative cost": { ...completion, cost_usd: -0.01 },
       "unknown error kind": { ...completion, error_kind: "gremlins" },
+      "gstack run with an unknown status": {
+        ...completion,
+        gstack_run: { skill: "review", status: "awaiting_result", run_dir: "r", check: "valid" },
+      },
+      "gstack run without a check": {
+        ...completion,
+        gstack_run: { skill: "review", status: "complete", run_dir: "r" },
+      },
       "bad dispatch id": { ...completion, dispatch_id: "auth" },
       ...dateTimeDocuments(completion, "finished_at", "invalid"),
     },
@@ -631,6 +708,87 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
     invalid: {
       "unknown daemon state": { ok: true, daemon: "asleep", api_version: 1 },
       "api version zero": { ok: true, daemon: "running", api_version: 0 },
+    },
+  },
+  "gstack-run": {
+    valid: {
+      minimal: gstackRun,
+      everything: {
+        ...gstackRun,
+        required_phases: ["ceo"],
+        phases: {
+          ceo: { snapshot: sha, native: { status: "completed", model: "m" }, outside: { status: "skipped" } },
+        },
+        counts: { decisions: 1, findings: 0, tasks: 0 },
+        base: "main",
+        host: "claude",
+        session_kind: "unattended",
+        gate_rev: 1,
+        gate: {},
+        consumed_by: [{ consumer: "dispatch-a", at: ts }],
+        deviations: [],
+      },
+      "unknown field kept": { ...gstackRun, wave: 3 },
+    },
+    invalid: {
+      "version 2": { ...gstackRun, schema_version: 2 },
+      "unknown status": { ...gstackRun, status: "done" },
+      "artifact without hash": { ...gstackRun, artifacts: { "plan.md": { path: "plan.md" } } },
+      "missing artifacts": without(gstackRun, "artifacts"),
+      "consumer without time": { ...gstackRun, consumed_by: [{ consumer: "dispatch-a" }] },
+    },
+  },
+  "gstack-decision": {
+    valid: {
+      pending: gstackDecision,
+      answered: { ...gstackDecision, status: "approved", chosen: "a", answered_at: ts, reply: "all" },
+      "no recommendation": { ...gstackDecision, recommended: null },
+    },
+    invalid: {
+      "gate revision zero": { ...gstackDecision, gate_rev: 0 },
+      "unknown kind": { ...gstackDecision, kind: "guess" },
+      "options missing": without(gstackDecision, "options"),
+      "recommended missing": without(gstackDecision, "recommended"),
+    },
+  },
+  "gstack-finding": {
+    valid: {
+      minimal: gstackFinding,
+      everything: {
+        ...gstackFinding,
+        model: "m",
+        file: "src/a.ts",
+        line: 12,
+        disposition: "accepted",
+        resolution: "fixed in t1",
+        plan_items: ["p1"],
+        native_counterpart: null,
+        source: "review",
+      },
+    },
+    invalid: {
+      "lower-case severity": { ...gstackFinding, severity: "high" },
+      "fractional line": { ...gstackFinding, line: 1.5 },
+      "unknown voice": { ...gstackFinding, voice: "third" },
+    },
+  },
+  "gstack-task": {
+    valid: {
+      minimal: gstackTask,
+      everything: {
+        ...gstackTask,
+        pr: "pr1",
+        item: "i",
+        tier: 2,
+        priority: "P1",
+        component: "api",
+        files: ["a.ts"],
+      },
+    },
+    invalid: {
+      "version 1": { ...gstackTask, schema_version: 1 },
+      "acceptance missing": without(gstackTask, "acceptance"),
+      "unknown status": { ...gstackTask, status: "started" },
     },
   },
 };

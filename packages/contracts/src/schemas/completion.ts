@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { lazySchema } from "../lazy";
 import { dispatchIdSchema, nonEmptyString, targetAgentSchema, timestampSchema } from "./common";
+import { gstackRunSummarySchema } from "./gstack-run";
 
 /** Why a dispatch failed, as classified from the agent's structured output. */
 export const failureKindSchema = lazySchema((z) =>
@@ -73,6 +74,11 @@ export const completionSchema = lazySchema((z) =>
         .looseObject({ runtime: z.literal("openclaw"), session_key: z.string().min(1) })
         .optional()
         .describe("Copied from the dispatch: the OpenClaw session the completion goes back to."),
+      gstack_run: gstackRunSummarySchema
+        .optional()
+        .describe(
+          "The gstack unattended run the agent's last GSTACK_RESULT line named, as the daemon read it.",
+        ),
     })
     .describe("The report written when a dispatch ends."),
 );
