@@ -12,7 +12,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import type { AgentCommand } from "@gstack/contracts";
+import { type AgentCommand, type GstackResultLine, parseGstackResultLine } from "@gstack/contracts";
 import { adapterFor } from "./agent-adapter";
 import type { AgentFailure } from "./agent-failure";
 import { type AgentProgress, type AgentResultSummary, snapshotProgress } from "./agent-progress";
@@ -85,6 +85,11 @@ export interface AgentRunResult {
   progress: AgentProgress;
   /** Summary of the agent's final report, when it gave one. */
   result?: AgentResultSummary;
+  /**
+   * gstack's verdict: the last `GSTACK_RESULT:` line the agent said, parsed. Absent when there
+   * was none or the last one does not parse (then `progress.gstackResultLine` holds it as said).
+   */
+  gstackResult?: GstackResultLine;
   /** Absent on success. */
   failure?: AgentFailure;
   /** Commits since the start, when the working directory is a git repository. */
@@ -346,6 +351,8 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
       });
     }
     const git = trackGit ? await gitProgress(options.cwd, startSha).catch(() => undefined) : undefined;
+    const gstackResult =
+      progress.gstackResultLine === undefined ? undefined : parseGstackResultLine(progress.gstackResultLine);
     const endedAt = new Date();
     reportProgress(true);
     return {
@@ -360,6 +367,7 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
       durationMs: endedAt.getTime() - startedAt.getTime(),
       progress,
       result,
+      ...(gstackResult ? { gstackResult } : {}),
       failure,
       git,
       startSha,
