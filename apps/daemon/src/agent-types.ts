@@ -28,6 +28,8 @@ export interface AgentRunResult {
   progress: AgentProgress;
   /** The agent's final answer, when it gave one. */
   result?: string;
+  /** The last `GSTACK_RESULT:` line the agent said, as said. */
+  gstackResultLine?: string;
   failure?: AgentFailure;
 }
 

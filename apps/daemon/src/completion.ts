@@ -18,6 +18,7 @@ import { parse as parseYaml } from "yaml";
 import type { AgentFailure, AgentRunResult } from "./agent-types";
 import type { CompletionDelivery } from "./completion-delivery";
 import { commitsSince } from "./git";
+import { gstackRunOf } from "./gstack-run/gstack-run-of";
 import { extractLearnings } from "./learnings";
 import { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
 import { runBaseSha, type SessionState, writeState } from "./session-state";
@@ -101,7 +102,8 @@ export interface CompletionInput {
 
 /**
  * Decides the completion of a run: the completion JSON, the Markdown report, the learnings
- * and the activity entry. Reads git and the kept agent output; writes nothing.
+ * and the activity entry. Reads git and the kept agent output; writes nothing of its own (a
+ * gstack run the agent named is acknowledged in its run.json, once: see `readGstackRun`).
  */
 export async function planCompletion(input: CompletionInput): Promise<CompletionPlan> {
   const { layout, state, dispatch, status, outcome, finishedAt } = input;
@@ -131,6 +133,11 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
       : undefined);
   const progress = outcome.result?.progress ?? state.progress;
   const started = state.started_at ? new Date(state.started_at) : finishedAt;
+  const gstackRun = await gstackRunOf(outcome.result?.gstackResultLine, {
+    cwd: state.project_dir,
+    consumer: state.id,
+    now: finishedAt,
+  });
   const completion: Completion = parseValue("completion", {
     dispatch_id: state.id,
     status,
@@ -160,6 +167,7 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
     ...(progress?.costUsd !== undefined ? { cost_usd: progress.costUsd } : {}),
     // The OpenClaw session that asked, so a receiver delivers without a lookup of its own.
     ...(dispatch.reply_to ? { reply_to: dispatch.reply_to } : {}),
+    ...(gstackRun ? { gstack_run: gstackRun } : {}),
   });
   let finalText = outcome.result?.result ?? progress?.lastText;
   let parsed = finalText ? parseReportSections(finalText) : undefined;
@@ -181,6 +189,7 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
     ...(finalText ? { finalText } : {}),
     commitSubjects: commits.map((commit) => `${commit.sha.slice(0, 7)} ${commit.subject}`),
     learningsRecorded: learnings.map((learning) => learning.key),
+    ...(outcome.result?.gstackResultLine ? { gstackResultLine: outcome.result.gstackResultLine } : {}),
   });
   if (learnings.length > 0) {
     completion.artifacts = [...(completion.artifacts ?? []), `learnings:${learnings.length}`];

@@ -29,6 +29,9 @@ function resultOf(run: RunnerResult): AgentRunResult {
     timedOut: run.timedOut,
     progress,
     ...(text !== undefined ? { result: text } : {}),
+    ...(run.progress.gstackResultLine !== undefined
+      ? { gstackResultLine: run.progress.gstackResultLine }
+      : {}),
     ...(run.failure
       ? {
           failure: {
