@@ -194,6 +194,7 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
         handoff_id: "handoff-1",
       },
       "ttl at lower bound": { ...dispatch, ttl_seconds: 60 },
+      "with a budget": { ...dispatch, budget_usd: 2.5 },
       "ttl at upper bound": { ...dispatch, ttl_seconds: 86_400 },
       "ttl written as 3600.0": { ...dispatch, ttl_seconds: 3600.0 },
       "unknown field kept": { ...dispatch, priority: "high", nested: { anything: [1, 2] } },
@@ -221,6 +222,8 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "project with slash": { ...dispatch, project: "acme/widget" },
       "project with unicode": { ...dispatch, project: "café" },
       "ttl below bound": { ...dispatch, ttl_seconds: 59 },
+      "budget of nothing": { ...dispatch, budget_usd: 0 },
+      "budget as text": { ...dispatch, budget_usd: "5" },
       "ttl above bound": { ...dispatch, ttl_seconds: 86_401 },
       "ttl fractional": { ...dispatch, ttl_seconds: 60.5 },
       "ttl as string": { ...dispatch, ttl_seconds: "3600" },
@@ -290,6 +293,14 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
         },
       },
       "zero duration": { ...completion, duration: 0 },
+      "budget exhausted": {
+        ...completion,
+        status: "failed",
+        error_kind: "budget_exhausted",
+        error: "spent $1.21 of the $1.00 budget",
+        cost_usd: 1.21,
+        budget_usd: 1,
+      },
       "unknown field kept": { ...completion, reviewer: "someone" },
     },
     invalid: {
@@ -304,6 +315,7 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "upper-case sha": { ...completion, commit_shas: ["ABC1234"] },
       "negative cost": { ...completion, cost_usd: -0.01 },
       "unknown error kind": { ...completion, error_kind: "gremlins" },
+      "budget of nothing": { ...completion, budget_usd: 0 },
       "gstack run with an unknown status": {
         ...completion,
         gstack_run: { skill: "review", status: "awaiting_result", run_dir: "r", check: "valid" },
@@ -343,6 +355,7 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "design example": { ...activity, artifacts: ["pr:47"], dispatch: "wintermute" },
       minimal: activity,
       "with source": { ...activity, source: "timeline", outcome: "success", branch: "main" },
+      "with cost": { ...activity, cost_usd: 1.25 },
     },
     invalid: {
       "duration as digits string": { ...activity, duration: "847" },
@@ -350,6 +363,7 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "unknown source": { ...activity, source: "email" },
       "empty skill": { ...activity, skill: "" },
       "artifacts not strings": { ...activity, artifacts: [47] },
+      "negative cost": { ...activity, cost_usd: -1 },
     },
   },
   "timeline-event": {
@@ -443,6 +457,7 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "nested block": { dispatch: { max_concurrent: 4, trusted_repos: ["~/git/*"] } },
       both: { dispatch_max_concurrent: 3, dispatch: { max_concurrent: 2 } },
       "empty file": {},
+      "budget both ways": { dispatch_default_budget_usd: "2.50", dispatch: { default_budget_usd: 5 } },
       "agent commands": { dispatch: { agents: { codex: { command: ["codex", "exec", "{prompt}"] } } } },
       "nested bounds": {
         dispatch: { max_concurrent: 32, session_timeout_seconds: 60, heartbeat_seconds: 5 },
@@ -460,6 +475,8 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "nested concurrency too high": { dispatch: { max_concurrent: 33 } },
       "nested concurrency zero": { dispatch: { max_concurrent: 0 } },
       "flat boolean misspelt": { dispatch_require_signature: "yes" },
+      "flat budget not an amount": { dispatch_default_budget_usd: "five dollars" },
+      "nested budget of nothing": { dispatch: { default_budget_usd: 0 } },
       "unknown agent": { dispatch: { agents: { copilot: { command: ["x"] } } } },
       "empty command": { dispatch: { agents: { codex: { command: [] } } } },
       "dispatch block is a list": { dispatch: [1] },

@@ -15,6 +15,7 @@ export const failureKindSchema = lazySchema((z) =>
     "timeout",
     "cancelled",
     "unknown",
+    "budget_exhausted",
   ]),
 );
 export type FailureKind = z.infer<typeof failureKindSchema>;
@@ -69,7 +70,16 @@ export const completionSchema = lazySchema((z) =>
         .optional()
         .describe("The commits of `commit_shas` made by that last attempt alone."),
       turns: z.int().min(0).optional(),
-      cost_usd: z.number().min(0).optional(),
+      cost_usd: z
+        .number()
+        .min(0)
+        .optional()
+        .describe("What the agent reported spending, in US dollars, over every attempt."),
+      budget_usd: z
+        .number()
+        .positive()
+        .optional()
+        .describe("The spend cap the dispatch ran under, when it had one."),
       reply_to: z
         .looseObject({ runtime: z.literal("openclaw"), session_key: z.string().min(1) })
         .optional()
