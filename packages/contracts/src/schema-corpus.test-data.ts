@@ -523,11 +523,19 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "design example": listSessions,
       idle: { active: 0, max_concurrent: 1, queued: 0, sessions: [] },
       "queue listed": { ...listSessions, queue: [{ id: "dispatch-next", project: "baku", waiting: 12 }] },
+      "with spend": {
+        ...listSessions,
+        sessions: [{ id: "dispatch-a", project: "p", elapsed: 1, cost_usd: 0.42, budget_usd: 2 }],
+      },
     },
     invalid: {
       "session without project": { ...listSessions, sessions: [{ id: "dispatch-a", elapsed: 1 }] },
       "session with bad id": { ...listSessions, sessions: [{ id: "a", project: "p", elapsed: 1 }] },
       "max_concurrent 0": { ...listSessions, max_concurrent: 0 },
+      "negative spend": {
+        ...listSessions,
+        sessions: [{ id: "dispatch-a", project: "p", elapsed: 1, cost_usd: -0.01 }],
+      },
       "sessions missing": without(listSessions, "sessions"),
       "attempt 0": {
         ...listSessions,
