@@ -22,6 +22,7 @@ import { gstackRunOf } from "./gstack-run/gstack-run-of";
 import { extractLearnings } from "./learnings";
 import { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
 import { runBaseSha, type SessionState, writeState } from "./session-state";
+import { totalSpent } from "./spend/spend";
 
 /**
  * Everything a finished dispatch leaves behind, decided once and written to
@@ -133,6 +134,7 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
       : undefined);
   const progress = outcome.result?.progress ?? state.progress;
   const started = state.started_at ? new Date(state.started_at) : finishedAt;
+  const spent = totalSpent(state.spent_usd, progress?.costUsd);
   const gstackRun = await gstackRunOf(outcome.result?.gstackResultLine, {
     cwd: state.project_dir,
     consumer: state.id,
@@ -164,7 +166,8 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
         }
       : {}),
     ...(progress ? { turns: progress.turns } : {}),
-    ...(progress?.costUsd !== undefined ? { cost_usd: progress.costUsd } : {}),
+    ...(spent !== undefined ? { cost_usd: spent } : {}),
+    ...(state.budget_usd !== undefined ? { budget_usd: state.budget_usd } : {}),
     // The OpenClaw session that asked, so a receiver delivers without a lookup of its own.
     ...(dispatch.reply_to ? { reply_to: dispatch.reply_to } : {}),
     ...(gstackRun ? { gstack_run: gstackRun } : {}),
@@ -253,6 +256,7 @@ function assemblePlan(
     outcome: status === "completed" ? "success" : status,
     ...(completion.session_id ? { session: completion.session_id } : {}),
     source: "daemon",
+    ...(completion.cost_usd !== undefined ? { cost_usd: completion.cost_usd } : {}),
   });
   const event: AuditEventName =
     status === "completed"
@@ -276,6 +280,8 @@ function assemblePlan(
         duration: completion.duration,
         retries: completion.retries,
         attempts: state.attempt,
+        ...(completion.cost_usd !== undefined ? { cost_usd: completion.cost_usd } : {}),
+        ...(completion.budget_usd !== undefined ? { budget_usd: completion.budget_usd } : {}),
       },
     },
     summary: `${status} ${state.id} in ${completion.duration} s, ${completion.commits} commit${completion.commits === 1 ? "" : "s"}${completion.error ? ` (${completion.error_kind}: ${completion.error.split("\n")[0]?.slice(0, 120)})` : ""}`,

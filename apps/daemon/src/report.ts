@@ -2,6 +2,7 @@ import type { Completion } from "@gstack/contracts";
 import { stringify } from "yaml";
 import { gstackJudgment, renderGstackRun } from "./gstack-run/render-gstack-run";
 import { REPORT_SECTIONS } from "./prompt";
+import { describeSpend } from "./spend/spend";
 
 /** The four sections of a completion report, as Markdown bodies (empty when unknown). */
 export type ReportSections = Record<(typeof REPORT_SECTIONS)[number], string>;
@@ -128,5 +129,6 @@ export function renderReport(
   const body =
     REPORT_SECTIONS.map((section) => `## ${section}\n\n${sections[section]}\n`).join("\n") +
     (completion.gstack_run ? `\n${renderGstackRun(completion.gstack_run)}` : "");
-  return `---\n${stringify(completion, { lineWidth: 0 }).trimEnd()}\n---\n\n# ${title}\n\n${note ? `${note}\n\n` : ""}${body}`;
+  const lead = [note, describeSpend(completion.cost_usd, completion.budget_usd)].filter(Boolean).join(" ");
+  return `---\n${stringify(completion, { lineWidth: 0 }).trimEnd()}\n---\n\n# ${title}\n\n${lead}\n\n${body}`;
 }

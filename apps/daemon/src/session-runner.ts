@@ -14,6 +14,7 @@ import { unattendedEnvironment } from "./gstack-run/unattended-environment";
 import { expiresAt } from "./intake";
 import { buildPrompt } from "./prompt";
 import { type SessionState, writeQueueFile, writeState } from "./session-state";
+import { budgetOf, formatUsd, remainingBudget, totalSpent } from "./spend/spend";
 
 /**
  * What a cancel did: `cancelling` (a running agent was signalled, or a launch under way stops
@@ -158,6 +159,8 @@ export class SessionRunner {
       include_learnings: true,
       updated_at: now,
     };
+    const budget = budgetOf(dispatch, context.settings);
+    if (budget !== undefined) state.budget_usd = budget;
     // A dispatch that starts at once is written by its launch, with the attempt; writing it as
     // queued first would put a second synced write before the spawn. A crash in between leaves
     // only the claimed file, which recovery takes again as a first attempt.
@@ -274,6 +277,19 @@ export class SessionRunner {
       });
       return;
     }
+    const budgetLeft = remainingBudget(state.budget_usd, state.spent_usd);
+    if (budgetLeft === 0) {
+      // Earlier attempts spent the whole cap: another would spend past it.
+      await this.finish(session, "failed", {
+        failure: {
+          kind: "budget_exhausted",
+          retryable: false,
+          message: `Spent ${formatUsd(state.spent_usd ?? 0)} of its ${formatUsd(state.budget_usd ?? 0)} budget before this attempt; not started again.`,
+          retryWithoutLearnings: false,
+        },
+      });
+      return;
+    }
     const { environment } = context;
     const agent = this.options.startAgent({
       agent: state.agent,
@@ -297,6 +313,7 @@ export class SessionRunner {
         settings.session_timeout_seconds * 1000 - (context.now().getTime() - session.firstStarted),
       ),
       streamFile: join(sessionDir, `stream-${state.attempt}.jsonl`),
+      ...(budgetLeft !== undefined ? { budgetUsd: budgetLeft } : {}),
       onProgress: (progress) => {
         state.progress = progress;
         this.schedulePersist(session);
@@ -355,6 +372,7 @@ export class SessionRunner {
     const { state } = session;
     if (result.cancelled && session.cancelReason === "shutdown") {
       // Interrupted by the daemon stopping: keep it for the next start.
+      keepSpent(state, result);
       state.status = "queued";
       delete state.pid;
       delete state.pgid;
@@ -386,6 +404,7 @@ export class SessionRunner {
     state.last_failure = { kind: failure.kind, message: failure.message };
     if (failure.retryable && state.retries === 0 && !context.stopping) {
       state.retries = 1;
+      keepSpent(state, result);
       state.attempt += 1;
       if (failure.retryWithoutLearnings) state.include_learnings = false;
       state.status = "retrying";
@@ -532,6 +551,14 @@ export class SessionRunner {
       await sleep(50);
     }
   }
+}
+
+/** Moves what an attempt that is not the last reported spending into the dispatch's running total. */
+function keepSpent(state: SessionState, result: AgentRunResult): void {
+  const spent = totalSpent(state.spent_usd, result.progress.costUsd);
+  if (spent !== undefined) state.spent_usd = spent;
+  // Counted now: the attempt's own progress must not count it a second time.
+  if (state.progress) delete state.progress.costUsd;
 }
 
 function spawnFailure(error: Error): AgentFailure {
