@@ -666,7 +666,7 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
         terminal: false,
         message: "still running (turn 4)",
         attempt: 2,
-        progress: { turns: 4, tool_uses: 9, last_action: "Edit src/a.ts" },
+        progress: { turns: 4, tool_uses: 9, last_action: "Edit src/a.ts", cost_usd: 0.75, budget_usd: 2 },
         run: { attempt: 2, commit_shas: ["abcdef1"], artifacts: ["commit:abcdef1"] },
         earlier_runs: { attempts: 1, commit_shas: ["1234567"] },
       },
@@ -697,6 +697,13 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
         report: { dispatch_id: "dispatch-a" },
       },
       "empty message": { dispatch_id: "dispatch-a", status: "queued", terminal: false, message: "" },
+      "budget of nothing": {
+        dispatch_id: "dispatch-a",
+        status: "running",
+        terminal: false,
+        message: "m",
+        progress: { turns: 1, tool_uses: 0, budget_usd: 0 },
+      },
     },
   },
   "cancel-request": {
