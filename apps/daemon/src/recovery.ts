@@ -14,6 +14,7 @@ import { exists } from "./exists";
 import { MAX_DISPATCH_BYTES, readClaimed } from "./intake";
 import { stopMarkedAgents, stopRecordedAgent } from "./orphans";
 import { readAllStates, readQueueFile, type SessionState, writeState } from "./session-state";
+import { carryAttemptSpend } from "./spend/spend";
 
 /** What recovery hands its findings to. */
 export interface RecoveryParts {
@@ -96,6 +97,7 @@ export async function recover(parts: RecoveryParts): Promise<void> {
       // The interrupted run counted as an attempt; the next one is told it resumes.
       state.attempt += 1;
       state.restarts = (state.restarts ?? 0) + 1;
+      carryAttemptSpend(state);
     }
     state.status = "queued";
     delete state.pid;

@@ -14,7 +14,7 @@ import { unattendedEnvironment } from "./gstack-run/unattended-environment";
 import { expiresAt } from "./intake";
 import { buildPrompt } from "./prompt";
 import { type SessionState, writeQueueFile, writeState } from "./session-state";
-import { budgetOf, formatUsd, remainingBudget, totalSpent } from "./spend/spend";
+import { budgetOf, carryAttemptSpend, formatUsd, remainingBudget } from "./spend/spend";
 
 /**
  * What a cancel did: `cancelling` (a running agent was signalled, or a launch under way stops
@@ -372,7 +372,7 @@ export class SessionRunner {
     const { state } = session;
     if (result.cancelled && session.cancelReason === "shutdown") {
       // Interrupted by the daemon stopping: keep it for the next start.
-      keepSpent(state, result);
+      carryAttemptSpend(state);
       state.status = "queued";
       delete state.pid;
       delete state.pgid;
@@ -404,7 +404,7 @@ export class SessionRunner {
     state.last_failure = { kind: failure.kind, message: failure.message };
     if (failure.retryable && state.retries === 0 && !context.stopping) {
       state.retries = 1;
-      keepSpent(state, result);
+      carryAttemptSpend(state);
       state.attempt += 1;
       if (failure.retryWithoutLearnings) state.include_learnings = false;
       state.status = "retrying";
@@ -551,14 +551,6 @@ export class SessionRunner {
       await sleep(50);
     }
   }
-}
-
-/** Moves what an attempt that is not the last reported spending into the dispatch's running total. */
-function keepSpent(state: SessionState, result: AgentRunResult): void {
-  const spent = totalSpent(state.spent_usd, result.progress.costUsd);
-  if (spent !== undefined) state.spent_usd = spent;
-  // Counted now: the attempt's own progress must not count it a second time.
-  if (state.progress) delete state.progress.costUsd;
 }
 
 function spawnFailure(error: Error): AgentFailure {

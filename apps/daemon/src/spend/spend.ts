@@ -29,6 +29,17 @@ export function totalSpent(
   return (earlierUsd ?? 0) + (currentUsd ?? 0);
 }
 
+/**
+ * Moves what an attempt that is not the last reported spending (its `progress.costUsd`) into the
+ * dispatch's running total `spent_usd`, so the next attempt's progress does not lose it and the
+ * completion does not count it twice.
+ */
+export function carryAttemptSpend(state: { spent_usd?: number; progress?: { costUsd?: number } }): void {
+  const spent = totalSpent(state.spent_usd, state.progress?.costUsd);
+  if (spent !== undefined) state.spent_usd = spent;
+  if (state.progress) delete state.progress.costUsd;
+}
+
 function roundCents(amount: number): number {
   return Math.round(amount * 1e6) / 1e6;
 }
