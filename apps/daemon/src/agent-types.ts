@@ -28,6 +28,8 @@ export interface AgentRunResult {
   progress: AgentProgress;
   /** The agent's final answer, when it gave one. */
   result?: string;
+  /** The last `GSTACK_RESULT:` line the agent said, as said. */
+  gstackResultLine?: string;
   failure?: AgentFailure;
 }
 
@@ -55,6 +57,8 @@ export interface StartAgentOptions {
   /** The Claude Code binary to run (default `claude` on PATH). */
   binary?: string;
   timeoutMs?: number;
+  /** Spend cap in US dollars for this run: the agent is stopped when its reported cost reaches it. */
+  budgetUsd?: number;
   /** Where the agent's raw output is kept for later reading. */
   streamFile?: string;
   onProgress?: (progress: AgentProgress) => void;

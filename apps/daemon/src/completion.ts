@@ -18,10 +18,12 @@ import { parse as parseYaml } from "yaml";
 import type { AgentFailure, AgentRunResult } from "./agent-types";
 import type { CompletionDelivery } from "./completion-delivery";
 import { commitsSince } from "./git";
+import { gstackRunOf } from "./gstack-run/gstack-run-of";
 import { extractLearnings } from "./learnings";
 import { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
 import { describeJump } from "./run/clock";
 import { PRIVATE, runBaseSha, type SessionState, writeState } from "./session-state";
+import { totalSpent } from "./spend/spend";
 
 /**
  * Everything a finished dispatch leaves behind, decided once and written to
@@ -102,7 +104,8 @@ export interface CompletionInput {
 
 /**
  * Decides the completion of a run: the completion JSON, the Markdown report, the learnings
- * and the activity entry. Reads git and the kept agent output; writes nothing.
+ * and the activity entry. Reads git and the kept agent output; writes nothing of its own (a
+ * gstack run the agent named is acknowledged in its run.json, once: see `readGstackRun`).
  */
 export async function planCompletion(input: CompletionInput): Promise<CompletionPlan> {
   const { layout, state, dispatch, status, outcome, finishedAt } = input;
@@ -132,6 +135,12 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
       : undefined);
   const progress = outcome.result?.progress ?? state.progress;
   const started = state.started_at ? new Date(state.started_at) : finishedAt;
+  const spent = totalSpent(state.spent_usd, progress?.costUsd);
+  const gstackRun = await gstackRunOf(outcome.result?.gstackResultLine, {
+    cwd: state.project_dir,
+    consumer: state.id,
+    now: finishedAt,
+  });
   const completion: Completion = parseValue("completion", {
     dispatch_id: state.id,
     status,
@@ -162,9 +171,11 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
         }
       : {}),
     ...(progress ? { turns: progress.turns } : {}),
-    ...(progress?.costUsd !== undefined ? { cost_usd: progress.costUsd } : {}),
+    ...(spent !== undefined ? { cost_usd: spent } : {}),
+    ...(state.budget_usd !== undefined ? { budget_usd: state.budget_usd } : {}),
     // The OpenClaw session that asked, so a receiver delivers without a lookup of its own.
     ...(dispatch.reply_to ? { reply_to: dispatch.reply_to } : {}),
+    ...(gstackRun ? { gstack_run: gstackRun } : {}),
   });
   let finalText = outcome.result?.result ?? progress?.lastText;
   let parsed = finalText ? parseReportSections(finalText) : undefined;
@@ -186,6 +197,7 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
     ...(finalText ? { finalText } : {}),
     commitSubjects: commits.map((commit) => `${commit.sha.slice(0, 7)} ${commit.subject}`),
     learningsRecorded: learnings.map((learning) => learning.key),
+    ...(outcome.result?.gstackResultLine ? { gstackResultLine: outcome.result.gstackResultLine } : {}),
   });
   if (learnings.length > 0) {
     completion.artifacts = [...(completion.artifacts ?? []), `learnings:${learnings.length}`];
@@ -250,6 +262,7 @@ function assemblePlan(
     outcome: status === "completed" ? "success" : status,
     ...(completion.session_id ? { session: completion.session_id } : {}),
     source: "daemon",
+    ...(completion.cost_usd !== undefined ? { cost_usd: completion.cost_usd } : {}),
   });
   const event: AuditEventName =
     status === "completed"
@@ -273,6 +286,8 @@ function assemblePlan(
         duration: completion.duration,
         retries: completion.retries,
         attempts: state.attempt,
+        ...(completion.cost_usd !== undefined ? { cost_usd: completion.cost_usd } : {}),
+        ...(completion.budget_usd !== undefined ? { budget_usd: completion.budget_usd } : {}),
       },
     },
     summary: `${status} ${state.id} in ${completion.duration} s, ${completion.commits} commit${completion.commits === 1 ? "" : "s"}${completion.error ? ` (${completion.error_kind}: ${completion.error.split("\n")[0]?.slice(0, 120)})` : ""}`,

@@ -7,6 +7,7 @@ import {
   parseValue,
 } from "@gstack/contracts";
 import { bulletItems, parseReportSections } from "./report";
+import { describeSpend } from "./spend/spend";
 
 /** OpenClaw's hooks endpoint refuses bodies over 256 KiB (413); messages stay well below. */
 export const HOOKS_BODY_LIMIT_BYTES = 256 * 1024;
@@ -23,6 +24,8 @@ const NEXT_STEP: Record<FailureKind, string> = {
   timeout: "split the task or raise dispatch.session_timeout_seconds",
   cancelled: "nothing, unless it should run again",
   unknown: "read the report and the session's stderr on the daemon's machine",
+  budget_exhausted:
+    "raise the dispatch's budget_usd (or dispatch.default_budget_usd) or narrow the task, then dispatch it again",
 };
 
 /** The report's summary ("What shipped") and its "Needs human judgment" items. */
@@ -72,6 +75,7 @@ export function completionMessage(
     `Commits: ${completion.commits ?? shas.length}${shas.length > 0 ? ` (${shas.join(", ")})` : ""}${completion.branch ? ` on ${completion.branch}` : ""}`,
   );
   if (completion.pr) lines.push(`PR: ${completion.pr}`);
+  lines.push(describeSpend(completion.cost_usd, completion.budget_usd));
   if (completion.status !== "completed") {
     const kind = completion.error_kind ?? "unknown";
     const firstLine = completion.error?.split("\n")[0]?.slice(0, 500) ?? "";

@@ -128,6 +128,20 @@ describe("recovery of a state folder", () => {
     ]);
   });
 
+  it("keeps what an interrupted run had reported spending, for the cap of the next attempt", async () => {
+    await leftBehind("dispatch-was-spending", {
+      status: "running",
+      started_at: "2026-11-20T10:00:02.000Z",
+      budget_usd: 2,
+      spent_usd: 0.5,
+      progress: { turns: 3, toolUses: 2, costUsd: 0.25 },
+    });
+    await recoverRecording();
+    const state = await readState(context.layout, "dispatch-was-spending");
+    expect(state).toMatchObject({ attempt: 2, budget_usd: 2, spent_usd: 0.75 });
+    expect(state?.progress?.costUsd).toBeUndefined();
+  });
+
   it("carries out finishing a crash interrupted, from its plan, instead of running again", async () => {
     const { state, dispatch } = await leftBehind("dispatch-finishing", {
       status: "running",

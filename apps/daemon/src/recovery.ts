@@ -15,6 +15,7 @@ import { MAX_DISPATCH_BYTES, readClaimed } from "./intake";
 import { stopMarkedAgents, stopRecordedAgent } from "./orphans";
 import { type ExitRecord, readExitRecord } from "./run/exit-record";
 import { readAllStates, readQueueFile, type SessionState, writeState } from "./session-state";
+import { carryAttemptSpend } from "./spend/spend";
 
 /** What recovery hands its findings to. */
 export interface RecoveryParts {
@@ -122,6 +123,7 @@ export async function recover(parts: RecoveryParts): Promise<void> {
       // The interrupted run counted as an attempt; the next one is told it resumes.
       state.attempt += 1;
       state.restarts = (state.restarts ?? 0) + 1;
+      carryAttemptSpend(state);
     }
     state.status = "queued";
     delete state.pid;

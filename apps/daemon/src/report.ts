@@ -1,6 +1,8 @@
 import type { Completion } from "@gstack/contracts";
 import { stringify } from "yaml";
+import { gstackJudgment, renderGstackRun } from "./gstack-run/render-gstack-run";
 import { REPORT_SECTIONS } from "./prompt";
+import { describeSpend } from "./spend/spend";
 
 /** The four sections of a completion report, as Markdown bodies (empty when unknown). */
 export type ReportSections = Record<(typeof REPORT_SECTIONS)[number], string>;
@@ -62,6 +64,8 @@ export interface ReportFacts {
   finalText?: string;
   commitSubjects: string[];
   learningsRecorded: string[];
+  /** The agent's last `GSTACK_RESULT:` line, as said, when it said one. */
+  gstackResultLine?: string;
 }
 
 /**
@@ -98,6 +102,12 @@ export function completeSections(
     );
   }
   if (!parsed) judgment.push("- The agent did not end with the requested report; review its work directly.");
+  if (completion.gstack_run) judgment.push(...gstackJudgment(completion.gstack_run));
+  else if (facts.gstackResultLine) {
+    judgment.push(
+      `- The agent's last GSTACK_RESULT line does not parse, so no gstack run was read: \`${facts.gstackResultLine.replace(/`/g, "'").slice(0, 300)}\``,
+    );
+  }
   if (judgment.length > 0) {
     sections["Needs human judgment"] = [sections["Needs human judgment"], ...judgment]
       .filter(Boolean)
@@ -116,6 +126,9 @@ export function renderReport(
   note?: string,
 ): string {
   const title = task.split(/\r?\n/)[0]?.slice(0, 120) ?? completion.dispatch_id;
-  const body = REPORT_SECTIONS.map((section) => `## ${section}\n\n${sections[section]}\n`).join("\n");
-  return `---\n${stringify(completion, { lineWidth: 0 }).trimEnd()}\n---\n\n# ${title}\n\n${note ? `${note}\n\n` : ""}${body}`;
+  const body =
+    REPORT_SECTIONS.map((section) => `## ${section}\n\n${sections[section]}\n`).join("\n") +
+    (completion.gstack_run ? `\n${renderGstackRun(completion.gstack_run)}` : "");
+  const lead = [note, describeSpend(completion.cost_usd, completion.budget_usd)].filter(Boolean).join(" ");
+  return `---\n${stringify(completion, { lineWidth: 0 }).trimEnd()}\n---\n\n# ${title}\n\n${lead}\n\n${body}`;
 }

@@ -29,6 +29,9 @@ function resultOf(run: RunnerResult): AgentRunResult {
     timedOut: run.timedOut,
     progress,
     ...(text !== undefined ? { result: text } : {}),
+    ...(run.progress.gstackResultLine !== undefined
+      ? { gstackResultLine: run.progress.gstackResultLine }
+      : {}),
     ...(run.failure
       ? {
           failure: {
@@ -57,6 +60,7 @@ export const startRunnerAgent: AgentStarter = (options) => {
     ...(options.command ? { command: { command: options.command } } : {}),
     ...(options.binary ? { binary: options.binary } : {}),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
+    ...(options.budgetUsd !== undefined ? { budgetUsd: options.budgetUsd } : {}),
     ...(options.streamFile ? { streamFile: options.streamFile } : {}),
     ...(options.onProgress
       ? { onProgress: (progress: RunnerProgress) => options.onProgress?.(progressOf(progress)) }

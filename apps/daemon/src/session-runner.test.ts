@@ -119,6 +119,9 @@ describe("SessionRunner", () => {
     expect(agents.runs[0]?.options.env).toMatchObject({
       GSTACK_DISPATCH_ID: "dispatch-a",
       GSTACK_HOME: world.root,
+      GSTACK_STATE_ROOT: world.root,
+      GSTACK_SESSION_KIND: "unattended",
+      OPENCLAW_SESSION: "gstack-dispatch:dispatch-a",
     });
     expect(runner.snapshot()).toEqual({ running: ["dispatch-a"], queued: [] });
     agents.runs[0]?.end({ result: REPORT });

@@ -11,6 +11,7 @@ import {
 import type { DaemonContext } from "./daemon-context";
 import { DispatchQueue } from "./dispatch-queue";
 import { commitsSince, headAndBranch } from "./git";
+import { unattendedEnvironment } from "./gstack-run/unattended-environment";
 import { expiresAt } from "./intake";
 import { buildPrompt } from "./prompt";
 import { ClockWatch, monotonicNow } from "./run/clock";
@@ -18,6 +19,7 @@ import { isDiskFull } from "./run/disk-space";
 import { type ExitRecord, writeExitRecord } from "./run/exit-record";
 import { untrustedAtLaunch } from "./run/launch-trust";
 import { type SessionState, writeQueueFile, writeState } from "./session-state";
+import { budgetOf, carryAttemptSpend, formatUsd, remainingBudget } from "./spend/spend";
 
 /**
  * What a cancel did: `cancelling` (a running agent was signalled, or a launch under way stops
@@ -166,6 +168,8 @@ export class SessionRunner {
       include_learnings: true,
       updated_at: now,
     };
+    const budget = budgetOf(dispatch, context.settings);
+    if (budget !== undefined) state.budget_usd = budget;
     // A dispatch that starts at once is written by its launch, with the attempt; writing it as
     // queued first would put a second synced write before the spawn. A crash in between leaves
     // only the claimed file, which recovery takes again as a first attempt.
@@ -337,6 +341,19 @@ export class SessionRunner {
       });
       return;
     }
+    const budgetLeft = remainingBudget(state.budget_usd, state.spent_usd);
+    if (budgetLeft === 0) {
+      // Earlier attempts spent the whole cap: another would spend past it.
+      await this.finish(session, "failed", {
+        failure: {
+          kind: "budget_exhausted",
+          retryable: false,
+          message: `Spent ${formatUsd(state.spent_usd ?? 0)} of its ${formatUsd(state.budget_usd ?? 0)} budget before this attempt; not started again.`,
+          retryWithoutLearnings: false,
+        },
+      });
+      return;
+    }
     // Checked again at the last moment: the git queries above took time.
     if (await this.refusedAtLaunch(session)) return;
     const { environment } = context;
@@ -347,8 +364,11 @@ export class SessionRunner {
       env: {
         ...agentConfig?.env,
         ...this.options.agentEnv,
-        GSTACK_DISPATCH_ID: state.id,
-        GSTACK_HOME: layout.root,
+        ...unattendedEnvironment({
+          dispatchId: state.id,
+          stateRoot: layout.root,
+          ...(dispatch.reply_to ? { openclawSession: dispatch.reply_to.session_key } : {}),
+        }),
       },
       allowedTools: settings.allowed_tools ?? [],
       disallowedTools: environment.disallowedTools,
@@ -357,6 +377,7 @@ export class SessionRunner {
       // Measured on the monotonic clock, across restarts: a moved wall clock times out nothing.
       timeoutMs: Math.max(1000, settings.session_timeout_seconds * 1000 - this.ranMs(session)),
       streamFile: join(sessionDir, `stream-${state.attempt}.jsonl`),
+      ...(budgetLeft !== undefined ? { budgetUsd: budgetLeft } : {}),
       onProgress: (progress) => {
         state.progress = progress;
         this.schedulePersist(session);
@@ -474,6 +495,7 @@ export class SessionRunner {
     const { state } = session;
     if (result.cancelled && session.cancelReason === "shutdown") {
       // Interrupted by the daemon stopping: keep it for the next start.
+      carryAttemptSpend(state);
       state.status = "queued";
       delete state.pid;
       delete state.pgid;
@@ -505,6 +527,7 @@ export class SessionRunner {
     state.last_failure = { kind: failure.kind, message: failure.message };
     if (failure.retryable && state.retries === 0 && !context.stopping) {
       state.retries = 1;
+      carryAttemptSpend(state);
       state.attempt += 1;
       if (failure.retryWithoutLearnings) state.include_learnings = false;
       state.status = "retrying";

@@ -39,6 +39,10 @@ export interface SessionState {
   run?: { attempt: number; base_sha?: string };
   branch?: string;
   progress?: AgentProgress;
+  /** The spend cap the dispatch runs under, in US dollars (its own, else the daemon's default). */
+  budget_usd?: number;
+  /** What attempts before the current one reported spending, in US dollars. */
+  spent_usd?: number;
   last_failure?: { kind: string; message: string };
   outcome?: CompletionStatus;
   updated_at: string;

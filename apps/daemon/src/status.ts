@@ -10,6 +10,7 @@ import type { DeliveryStatus } from "./completion-delivery";
 import { commitsSince } from "./git";
 import { osLockHeld } from "./lock/os-lock";
 import { readAllStates, readQueueFile, type SessionState } from "./session-state";
+import { formatUsd, totalSpent } from "./spend/spend";
 
 /** The daemon's state as the `status` command shows it. */
 export interface DaemonStatus {
@@ -77,6 +78,7 @@ export async function listSessionsOf(
         commits,
         ...(state.progress?.lastAction ? { last_action: state.progress.lastAction } : {}),
         attempt: state.attempt,
+        ...spendOf(state),
       };
     }),
   );
@@ -124,10 +126,26 @@ export async function readStatus(layout: GstackLayout, now = new Date()): Promis
   };
 }
 
+/** What a session has spent so far and its cap, as list-sessions reports them. */
+function spendOf(state: SessionState): { cost_usd?: number; budget_usd?: number } {
+  const spent = totalSpent(state.spent_usd, state.progress?.costUsd);
+  return {
+    ...(spent !== undefined ? { cost_usd: spent } : {}),
+    ...(state.budget_usd !== undefined ? { budget_usd: state.budget_usd } : {}),
+  };
+}
+
 function formatSeconds(seconds: number): string {
   if (seconds < 60) return `${seconds}s`;
   if (seconds < 3600) return `${Math.floor(seconds / 60)}m${String(seconds % 60).padStart(2, "0")}s`;
   return `${Math.floor(seconds / 3600)}h${String(Math.floor((seconds % 3600) / 60)).padStart(2, "0")}m`;
+}
+
+function spendText(session: { cost_usd?: number; budget_usd?: number }): string {
+  if (session.cost_usd === undefined && session.budget_usd === undefined) return "";
+  const spent =
+    session.cost_usd === undefined ? "cost not yet reported" : `spent ${formatUsd(session.cost_usd)}`;
+  return `  ${spent}${session.budget_usd !== undefined ? ` of ${formatUsd(session.budget_usd)}` : ""}`;
 }
 
 /** The status as lines for a terminal. */
@@ -149,7 +167,7 @@ export function formatStatus(status: DaemonStatus): string {
   lines.push(`${sessions.active} running of ${sessions.max_concurrent}, ${sessions.queued} queued`);
   for (const session of sessions.sessions) {
     lines.push(
-      `  ▶ ${session.id}  ${session.project}  ${session.agent ?? ""}  ${formatSeconds(session.elapsed)}  turns ${session.turns ?? 0}  commits ${session.commits ?? 0}${session.attempt && session.attempt > 1 ? `  attempt ${session.attempt}` : ""}`,
+      `  ▶ ${session.id}  ${session.project}  ${session.agent ?? ""}  ${formatSeconds(session.elapsed)}  turns ${session.turns ?? 0}  commits ${session.commits ?? 0}${session.attempt && session.attempt > 1 ? `  attempt ${session.attempt}` : ""}${spendText(session)}`,
     );
     if (session.last_action) lines.push(`      last: ${session.last_action}`);
   }

@@ -1,5 +1,5 @@
 import type { ActivityEntry } from "@gstack/contracts";
-import type { ActivitySummary, ArtifactSummary, ProjectSummary } from "./activity-summary";
+import type { ActivitySummary, ArtifactSummary, ProjectSummary, SpendSummary } from "./activity-summary";
 import { formatDuration } from "./duration-text";
 import { renderTable } from "./text-table";
 
@@ -46,6 +46,17 @@ function artifactParts(artifacts: ArtifactSummary): string[] {
   return parts;
 }
 
+/** `$4.20`; under a cent keeps three decimals so a small run does not read as free. */
+export function formatUsd(amount: number): string {
+  return amount > 0 && amount < 0.01 ? `$${amount.toFixed(3)}` : `$${amount.toFixed(2)}`;
+}
+
+/** `$4.20 spent`, with how many entries did not say; undefined when none did. */
+function spendText(spend: SpendSummary): string | undefined {
+  if (spend.priced === 0) return undefined;
+  return `${formatUsd(spend.costUsd)} spent${spend.unpriced > 0 ? ` (${spend.unpriced} without a cost)` : ""}`;
+}
+
 function countsText(counts: Record<string, number>): string {
   return Object.entries(counts)
     .sort((left, right) => right[1] - left[1] || left[0].localeCompare(right[0]))
@@ -61,6 +72,8 @@ function projectBlock(project: ProjectSummary): string[] {
   const artifacts = artifactParts(project.artifacts);
   if (artifacts.length > 0) lines.push(`  shipped: ${artifacts.join(" · ")}`);
   const details: string[] = [];
+  const spent = spendText(project.spend);
+  if (spent) details.push(spent);
   if (Object.keys(project.outcomes).length > 0) details.push(`outcomes: ${countsText(project.outcomes)}`);
   if (project.branches.length > 0) details.push(`branches: ${project.branches.join(", ")}`);
   if (Object.keys(project.dispatchers).length > 0) {
@@ -86,9 +99,16 @@ export function formatShipReport(summary: ActivitySummary, title: string): strin
     formatDuration(summary.duration, { round: "minute" }),
     plural(summary.projects.length, "project"),
     ...artifactParts(summary.artifacts).slice(0, 2),
+    ...(spendText(summary.spend) ? [spendText(summary.spend)] : []),
   ].join(" · ");
   const blocks = summary.projects.map((project) => projectBlock(project).join("\n"));
-  return [`Shipped in ${title}`, headline, "", blocks.join("\n\n")].join("\n");
+  const weekly =
+    summary.spendByWeek.length > 1
+      ? [
+          `spend per week: ${summary.spendByWeek.map((week) => `${week.week} ${formatUsd(week.costUsd)}`).join(" · ")}`,
+        ]
+      : [];
+  return [`Shipped in ${title}`, headline, ...weekly, "", blocks.join("\n\n")].join("\n");
 }
 
 /** Lists entries as a table, oldest first as given. */

@@ -76,6 +76,7 @@ describe("summarizeActivity", () => {
         const summary = summarizeActivity(clean);
         expect(summary.duration).toBe(clean.reduce((total, item) => total + item.duration, 0));
         expect(summary.projects.reduce((total, project) => total + project.entries, 0)).toBe(clean.length);
+        expect(summary.spend.priced + summary.spend.unpriced).toBe(clean.length);
         for (const project of summary.projects) {
           expect(project.skills.reduce((total, skill) => total + skill.runs, 0)).toBe(project.entries);
           expect(project.sessions).toBeLessThanOrEqual(project.entries);
@@ -103,6 +104,33 @@ describe("formatShipReport", () => {
         "  shipped: PR #52 · 1 commit (fff0001) · report:qa.md",
       ].join("\n"),
     );
+  });
+
+  it("says what the work cost, in total, per project and per week", () => {
+    const priced = [
+      entry({ session: "a", cost_usd: 1.25 }),
+      entry({ session: "b", cost_usd: 0.5, ts: "2026-04-08T10:00:00Z" }),
+      entry({ session: "c" }),
+      entry({ project: "baku", session: "d", cost_usd: 0.004 }),
+    ];
+    const summary = summarizeActivity(priced);
+    expect(summary.spend).toEqual({ costUsd: 1.754, priced: 3, unpriced: 1 });
+    expect(summary.spendByWeek).toEqual([
+      { week: "2026-W14", costUsd: 1.254, priced: 2 },
+      { week: "2026-W15", costUsd: 0.5, priced: 1 },
+    ]);
+    expect(summary.projects.map((project) => [project.project, project.spend.costUsd])).toEqual([
+      ["acme-widget", 1.75],
+      ["baku", 0.004],
+    ]);
+    const text = formatShipReport(summary, "2026-W14 – 2026-W15");
+    expect(text.split("\n").slice(0, 3)).toEqual([
+      "Shipped in 2026-W14 – 2026-W15",
+      "4 sessions · 40m · 2 projects · $1.75 spent (1 without a cost)",
+      "spend per week: 2026-W14 $1.25 · 2026-W15 $0.50",
+    ]);
+    expect(text).toContain("  $1.75 spent (1 without a cost)");
+    expect(text).toContain("  $0.004 spent");
   });
 
   it("says so when nothing was recorded", () => {

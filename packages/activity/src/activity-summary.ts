@@ -1,4 +1,4 @@
-import type { ActivityEntry } from "@gstack/contracts";
+import { type ActivityEntry, isoWeekOf } from "@gstack/contracts";
 
 /** Work on one skill within a project. */
 export interface SkillSummary {
@@ -37,6 +37,18 @@ export interface ProjectSummary {
   branches: string[];
   /** Entries per dispatcher; work nobody dispatched is not counted. */
   dispatchers: Record<string, number>;
+  /** What the work cost, in US dollars: the sum over entries that carry `cost_usd`. */
+  spend: SpendSummary;
+}
+
+/** Money spent, from entries' `cost_usd`; entries without one are counted apart, not as free. */
+export interface SpendSummary {
+  /** US dollars, summed over the entries that say. */
+  costUsd: number;
+  /** How many entries said what they cost. */
+  priced: number;
+  /** How many did not. */
+  unpriced: number;
 }
 
 /** The answer to "what did I ship": totals, then per project, busiest first. */
@@ -47,6 +59,10 @@ export interface ActivitySummary {
   duration: number;
   artifacts: ArtifactSummary;
   projects: ProjectSummary[];
+  /** Spend over the whole span. */
+  spend: SpendSummary;
+  /** Spend per ISO week (`2026-W48`) of the entries' timestamps, oldest first; weeks with no priced entry are left out. */
+  spendByWeek: Array<{ week: string; costUsd: number; priced: number }>;
 }
 
 /**
@@ -69,7 +85,37 @@ export function summarizeActivity(entries: readonly ActivityEntry[]): ActivitySu
     duration: projects.reduce((total, project) => total + project.duration, 0),
     artifacts: collectArtifacts(entries),
     projects,
+    spend: sumSpend(entries),
+    spendByWeek: spendPerWeek(entries),
   };
+}
+
+function sumSpend(entries: readonly ActivityEntry[]): SpendSummary {
+  let costUsd = 0;
+  let priced = 0;
+  for (const entry of entries) {
+    if (entry.cost_usd === undefined) continue;
+    costUsd += entry.cost_usd;
+    priced += 1;
+  }
+  return { costUsd, priced, unpriced: entries.length - priced };
+}
+
+function spendPerWeek(
+  entries: readonly ActivityEntry[],
+): Array<{ week: string; costUsd: number; priced: number }> {
+  const weeks = new Map<string, { week: string; costUsd: number; priced: number }>();
+  for (const entry of entries) {
+    if (entry.cost_usd === undefined) continue;
+    const time = Date.parse(entry.ts);
+    if (Number.isNaN(time)) continue;
+    const week = isoWeekOf(new Date(time));
+    const total = weeks.get(week) ?? { week, costUsd: 0, priced: 0 };
+    total.costUsd += entry.cost_usd;
+    total.priced += 1;
+    weeks.set(week, total);
+  }
+  return [...weeks.values()].sort((left, right) => left.week.localeCompare(right.week));
 }
 
 function summarizeProject(project: string, entries: readonly ActivityEntry[]): ProjectSummary {
@@ -108,6 +154,7 @@ function summarizeProject(project: string, entries: readonly ActivityEntry[]): P
     outcomes,
     branches: [...branches],
     dispatchers,
+    spend: sumSpend(entries),
   };
 }
 

@@ -21,6 +21,8 @@ export interface AdapterRunOptions {
   command?: AgentCommand;
   /** Git directories of the project (worktree and common), which a sandboxed agent must write to commit. */
   gitDirectories?: readonly string[];
+  /** A spend cap the CLI enforces itself, in US dollars, when it can (Claude Code `--max-budget-usd`). */
+  maxBudgetUsd?: number;
 }
 
 /** A program, its arguments and extra environment. */
@@ -94,6 +96,7 @@ export const claudeAdapter: AgentAdapter = {
         model: options.model,
         extraArgs: options.extraArgs,
         promptOnStdin,
+        ...(options.maxBudgetUsd !== undefined ? { maxBudgetUsd: options.maxBudgetUsd } : {}),
       }),
       env: {},
       stdin: promptOnStdin ? options.prompt : undefined,

@@ -9,6 +9,7 @@ import type { FailureKind } from "@gstack/contracts";
  * - `logic_error`: the agent could not do the task (max turns, refusal, unexplained exit); no retry.
  * - `timeout` / `cancelled`: stopped from outside; no retry.
  * - `spawn_error`: the program could not be started; no retry.
+ * - `budget_exhausted`: the run's spend reached its cap (the runner's or the CLI's own); no retry.
  * The kinds are the completion contract's `FailureKind`.
  */
 export type { FailureKind };
@@ -36,4 +37,5 @@ export const failureKinds: readonly FailureKind[] = [
   "timeout",
   "cancelled",
   "spawn_error",
+  "budget_exhausted",
 ];

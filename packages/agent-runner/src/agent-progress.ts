@@ -29,6 +29,11 @@ export interface AgentProgress {
   toolErrors: number;
   /** The latest text the agent said. */
   lastAssistantText?: string;
+  /**
+   * The last line the agent said that starts with `GSTACK_RESULT: `, as said (parse it with
+   * `parseGstackResultLine`): how an unattended gstack skill reports its end and its run directory.
+   */
+  gstackResultLine?: string;
   /** The latest action, e.g. `Write src/x.ts` or `Bash: git commit -m "…"`. */
   lastAction?: string;
   /** Cost so far in USD, when the agent reports it. */

@@ -85,13 +85,42 @@ describe("classifyFailure", () => {
       kind: "logic_error",
       retryable: false,
     });
+  });
+
+  it("calls a run Claude Code stopped at its own --max-budget-usd budget_exhausted, with what it spent", () => {
     expect(
       classifyFailure({
         ...ended,
         exitCode: 1,
-        result: { subtype: "error_max_budget_usd", isError: true, permissionDenials: 0 },
-      })?.kind,
-    ).toBe("logic_error");
+        result: {
+          subtype: "error_max_budget_usd",
+          isError: true,
+          terminalReason: "budget_exhausted",
+          costUsd: 4.017,
+          permissionDenials: 0,
+        },
+      }),
+    ).toMatchObject({
+      kind: "budget_exhausted",
+      retryable: false,
+      message: "Spent $4.02: the agent reached its budget without finishing.",
+    });
+  });
+
+  it("calls a run the runner stopped at the cap budget_exhausted, whatever the stop did to the exit", () => {
+    expect(
+      classifyFailure({
+        ...ended,
+        exitCode: null,
+        signal: "SIGTERM",
+        budgetStop: { spentUsd: 1.5, budgetUsd: 1 },
+      }),
+    ).toMatchObject({
+      kind: "budget_exhausted",
+      retryable: false,
+      message: "Spent $1.50 of its $1.00 budget; the agent was stopped.",
+      evidence: "budget",
+    });
   });
 
   it("treats an error during execution as transient", () => {

@@ -15,6 +15,12 @@ export interface RunOutcome {
   /** True when the agent reports through structured output (Claude Code stream-json). */
   expectsResult?: boolean;
   cancelReason?: string;
+  /** Set when the runner stopped the agent because its reported cost reached the cap. */
+  budgetStop?: { spentUsd: number; budgetUsd: number };
+}
+
+function dollars(amount: number): string {
+  return `$${amount.toFixed(2)}`;
 }
 
 const promptTooLong =
@@ -103,6 +109,14 @@ export function classifyFailure(outcome: RunOutcome): AgentFailure | undefined {
   }
   if (outcome.timedOut)
     return failure("timeout", "The agent ran past its time limit and was stopped.", "timeout");
+  if (outcome.budgetStop) {
+    const { spentUsd, budgetUsd } = outcome.budgetStop;
+    return failure(
+      "budget_exhausted",
+      `Spent ${dollars(spentUsd)} of its ${dollars(budgetUsd)} budget; the agent was stopped.`,
+      "budget",
+    );
+  }
 
   const failed =
     result?.isError === true ||
@@ -157,10 +171,11 @@ export function classifyFailure(outcome: RunOutcome): AgentFailure | undefined {
       "result.subtype=error_max_turns",
     );
   }
-  if (result?.subtype === "error_max_budget_usd") {
+  if (result?.subtype === "error_max_budget_usd" || result?.terminalReason === "budget_exhausted") {
+    const spent = result.costUsd !== undefined ? `Spent ${dollars(result.costUsd)}: ` : "";
     return failure(
-      "logic_error",
-      "The agent reached its budget without finishing.",
+      "budget_exhausted",
+      `${spent}the agent reached its budget without finishing.`,
       "result.subtype=error_max_budget_usd",
     );
   }

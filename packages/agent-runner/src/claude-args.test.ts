@@ -31,6 +31,17 @@ describe("buildClaudeArgs", () => {
     expect(args.slice(-4)).toEqual(["--max-turns", "30", "--", "-fix the build"]);
   });
 
+  it("passes a spend cap as --max-budget-usd before the prompt, and refuses one that is no amount", () => {
+    const args = buildClaudeArgs({ prompt: "fix it", maxBudgetUsd: 2.5 });
+    expect(args.slice(args.indexOf("--max-budget-usd"), args.indexOf("--max-budget-usd") + 2)).toEqual([
+      "--max-budget-usd",
+      "2.5",
+    ]);
+    expect(args.slice(-2)).toEqual(["--", "fix it"]);
+    expect(buildClaudeArgs({ prompt: "fix it" })).not.toContain("--max-budget-usd");
+    expect(() => buildClaudeArgs({ prompt: "x", maxBudgetUsd: 0 })).toThrow(AgentRunnerError);
+  });
+
   it("never asks for bypassPermissions, whatever the options", () => {
     fc.assert(
       fc.property(

@@ -16,6 +16,8 @@ export interface ClaudeArgsOptions {
   extraArgs?: readonly string[];
   /** Leave the prompt out: it is given on stdin instead (for prompts too long for one argument). */
   promptOnStdin?: boolean;
+  /** `--max-budget-usd`: Claude Code stops itself once its cost reaches this many US dollars. */
+  maxBudgetUsd?: number;
 }
 
 /**
@@ -45,6 +47,15 @@ export function buildClaudeArgs(options: ClaudeArgsOptions): string[] {
     args.push("--max-turns", String(options.maxTurns));
   }
   if (options.model) args.push("--model", options.model);
+  if (options.maxBudgetUsd !== undefined) {
+    if (!(Number.isFinite(options.maxBudgetUsd) && options.maxBudgetUsd > 0)) {
+      throw new AgentRunnerError(
+        "invalid_option",
+        `maxBudgetUsd must be an amount above 0, got ${options.maxBudgetUsd}.`,
+      );
+    }
+    args.push("--max-budget-usd", String(options.maxBudgetUsd));
+  }
   if (options.resumeSessionId) args.push("--resume", options.resumeSessionId);
   args.push(...(options.extraArgs ?? []));
   assertSafeArguments(args, "claude");

@@ -98,7 +98,7 @@ export class ClaudeStreamTracker extends BaseOutputTracker {
       if (!isObject(block)) continue;
       if (block["type"] === "text") {
         const said = text(block["text"]);
-        if (said?.trim()) progress.lastAssistantText = clip(said);
+        if (said?.trim()) this.said(said);
       } else if (block["type"] === "tool_use") {
         const name = text(block["name"]) ?? "tool";
         progress.toolUses += 1;
@@ -137,6 +137,7 @@ export class ClaudeStreamTracker extends BaseOutputTracker {
     const costUsd = finite(event["total_cost_usd"]);
     if (costUsd !== undefined) progress.costUsd = costUsd;
     const resultText = text(event["result"]);
+    if (resultText !== undefined) this.noteGstackResult(resultText);
     this.finalResult = {
       subtype: text(event["subtype"]) ?? "unknown",
       isError: event["is_error"] === true,

@@ -33,7 +33,7 @@ export class JsonLinesTracker extends BaseOutputTracker {
         // Not JSON after all: treat it as text.
       }
     }
-    this.recorded.lastAssistantText = clip(trimmed);
+    this.said(trimmed);
     return undefined;
   }
 
@@ -53,7 +53,7 @@ export class JsonLinesTracker extends BaseOutputTracker {
     }
     if (type === "message" || type === "assistant" || type === "agent_message") {
       const said = firstText(event, "content", "text", "message");
-      if (said && event["role"] !== "user") progress.lastAssistantText = clip(said);
+      if (said && event["role"] !== "user") this.said(said);
     }
     if (type === "error") {
       // Codex reports reconnects and retries this way; the turn itself fails with turn.failed.
@@ -95,7 +95,7 @@ export class JsonLinesTracker extends BaseOutputTracker {
     const kind = item["type"];
     if (kind === "agent_message" || kind === "assistant_message") {
       const said = firstText(item, "text", "message");
-      if (said) this.recorded.lastAssistantText = clip(said);
+      if (said) this.said(said);
     } else if (kind === "command_execution") {
       this.#toolUse("Bash", { command: item["command"] });
       if (typeof item["exit_code"] === "number" && item["exit_code"] !== 0) this.recorded.toolErrors += 1;

@@ -16,6 +16,8 @@ export type Json = Record<string, unknown>;
 
 const maximumTextLength = 4000;
 
+const GSTACK_RESULT_PREFIX = "GSTACK_RESULT: ";
+
 export function isObject(value: unknown): value is Json {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }
@@ -32,6 +34,21 @@ export abstract class BaseOutputTracker implements OutputTracker {
   protected lastOutputAt: number | undefined;
 
   abstract line(line: string): unknown;
+
+  /** Text the agent said: kept as the latest, and searched for gstack's result line. */
+  protected said(text: string): void {
+    this.recorded.lastAssistantText = clip(text);
+    this.noteGstackResult(text);
+  }
+
+  /** Keeps the last `GSTACK_RESULT: ` line of `text`, when it has one. */
+  protected noteGstackResult(text: string): void {
+    if (!text.includes(GSTACK_RESULT_PREFIX)) return;
+    for (const raw of text.split("\n")) {
+      const line = raw.endsWith("\r") ? raw.slice(0, -1) : raw;
+      if (line.startsWith(GSTACK_RESULT_PREFIX)) this.recorded.gstackResultLine = clip(line);
+    }
+  }
 
   account(counts: { skippedLines: number; outputBytes: number }): void {
     this.recorded.skippedLines = counts.skippedLines;

@@ -12,7 +12,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import type { AgentCommand } from "@gstack/contracts";
+import { type AgentCommand, type GstackResultLine, parseGstackResultLine } from "@gstack/contracts";
 import { adapterFor } from "./agent-adapter";
 import type { AgentFailure } from "./agent-failure";
 import { type AgentProgress, type AgentResultSummary, snapshotProgress } from "./agent-progress";
@@ -69,6 +69,12 @@ export interface StartAgentOptions {
   progressIntervalMs?: number;
   /** Record git progress (commits since start) in the result. Default true. */
   trackGit?: boolean;
+  /**
+   * Spend cap in US dollars. Claude Code gets it as `--max-budget-usd` and stops itself; for
+   * every agent, the runner stops the whole process group as soon as the cost the agent reports
+   * reaches it. Either way the run fails as `budget_exhausted`, saying what was spent.
+   */
+  budgetUsd?: number;
 }
 
 /** How a run ended. */
@@ -85,6 +91,11 @@ export interface AgentRunResult {
   progress: AgentProgress;
   /** Summary of the agent's final report, when it gave one. */
   result?: AgentResultSummary;
+  /**
+   * gstack's verdict: the last `GSTACK_RESULT:` line the agent said, parsed. Absent when there
+   * was none or the last one does not parse (then `progress.gstackResultLine` holds it as said).
+   */
+  gstackResult?: GstackResultLine;
   /** Absent on success. */
   failure?: AgentFailure;
   /** Commits since the start, when the working directory is a git repository. */
@@ -166,6 +177,12 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   if (!existsSync(options.cwd)) {
     throw new AgentRunnerError("invalid_option", `The working directory ${options.cwd} does not exist.`);
   }
+  if (options.budgetUsd !== undefined && !(Number.isFinite(options.budgetUsd) && options.budgetUsd > 0)) {
+    throw new AgentRunnerError(
+      "invalid_option",
+      `budgetUsd must be an amount above 0, got ${options.budgetUsd}.`,
+    );
+  }
   // A configured command line is used as written, so it takes no git directories either.
   const needsGitDirectories = adapter.needsGitDirectories === true && options.command === undefined;
   const inspectGit = options.trackGit !== false || needsGitDirectories;
@@ -182,6 +199,7 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
     extraArgs: options.extraArgs,
     binary: options.binary,
     command: options.command,
+    ...(options.budgetUsd !== undefined ? { maxBudgetUsd: options.budgetUsd } : {}),
   });
   if (options.timeoutMs !== undefined && !(options.timeoutMs > 0)) {
     throw new AgentRunnerError("invalid_option", `timeoutMs must be positive, got ${options.timeoutMs}.`);
@@ -197,6 +215,7 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   let cancelled = false;
   let cancelReason: string | undefined;
   let timedOut = false;
+  let budgetStop: { spentUsd: number; budgetUsd: number } | undefined;
   let stopping: Promise<unknown> | undefined;
   let stderrTail = "";
   let lastProgressAt = 0;
@@ -254,6 +273,14 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   const onLine = (line: string) => {
     const event = tracker.line(line);
     if (event !== undefined && options.onEvent) guarded("onEvent", () => options.onEvent?.(event));
+    if (options.budgetUsd !== undefined && budgetStop === undefined && !cancelled && !timedOut) {
+      const spent = tracker.progress().costUsd;
+      // A cost that arrives with the agent's final result ends nothing: the work is done.
+      if (spent !== undefined && spent >= options.budgetUsd && tracker.result() === undefined) {
+        budgetStop = { spentUsd: spent, budgetUsd: options.budgetUsd };
+        void stop();
+      }
+    }
   };
 
   running.stdout?.on("data", (chunk: Buffer) => {
@@ -343,9 +370,12 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
         progress,
         stderrTail,
         expectsResult: adapter.expectsResult,
+        ...(budgetStop ? { budgetStop } : {}),
       });
     }
     const git = trackGit ? await gitProgress(options.cwd, startSha).catch(() => undefined) : undefined;
+    const gstackResult =
+      progress.gstackResultLine === undefined ? undefined : parseGstackResultLine(progress.gstackResultLine);
     const endedAt = new Date();
     reportProgress(true);
     return {
@@ -360,6 +390,7 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
       durationMs: endedAt.getTime() - startedAt.getTime(),
       progress,
       result,
+      ...(gstackResult ? { gstackResult } : {}),
       failure,
       git,
       startSha,

@@ -39,6 +39,12 @@ describe("resolveDispatchSettings", () => {
     expect(settings.allowed_tools).toEqual(["Bash(git commit:*)"]);
   });
 
+  it("reads the default spend cap flat, as gstack-config writes it, or nested", () => {
+    expect(settingsOf('dispatch_default_budget_usd: "2.50"\n').settings.default_budget_usd).toBe(2.5);
+    expect(settingsOf("dispatch:\n  default_budget_usd: 5\n").settings.default_budget_usd).toBe(5);
+    expect(settingsOf("telemetry: off\n").settings.default_budget_usd).toBeUndefined();
+  });
+
   it("reads the nested dispatch block", () => {
     const { settings } = settingsOf("dispatch:\n  max_concurrent: 3\n  trusted_repos: [~/git/*]\n");
     expect(settings.max_concurrent).toBe(3);

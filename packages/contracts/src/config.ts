@@ -36,6 +36,7 @@ const flatReaders: Record<string, (value: unknown) => unknown> = {
   require_signature: (value) => value === true || value === "true",
   allowed_tools: (value) => splitList(value as string | string[]),
   disallowed_tools: (value) => splitList(value as string | string[]),
+  default_budget_usd: Number,
 };
 
 /**

@@ -6,6 +6,12 @@ import { completionSchema } from "./schemas/completion";
 import { daemonConfigFileSchema } from "./schemas/daemon-config";
 import { auditEventSchema, heartbeatSchema, listSessionsResponseSchema } from "./schemas/daemon-state";
 import { dispatchSchema } from "./schemas/dispatch";
+import {
+  gstackDecisionSchema,
+  gstackFindingSchema,
+  gstackRunManifestSchema,
+  gstackTaskSchema,
+} from "./schemas/gstack-run";
 import { checkpointFrontmatterSchema, handoffSchema } from "./schemas/handoff";
 import { learningSchema } from "./schemas/learning";
 import { routingConfigSchema } from "./schemas/routing";
@@ -45,6 +51,10 @@ export const documentSchemas = {
   "cancel-request": cancelRequestSchema,
   "cancel-answer": cancelAnswerSchema,
   "service-health": serviceHealthSchema,
+  "gstack-run": gstackRunManifestSchema,
+  "gstack-decision": gstackDecisionSchema,
+  "gstack-finding": gstackFindingSchema,
+  "gstack-task": gstackTaskSchema,
 } as const satisfies Record<string, z.ZodType>;
 
 export type DocumentKind = keyof typeof documentSchemas;

@@ -189,6 +189,12 @@ const callbackUrl = matching(HTTP_URL_PATTERN);
 const targetAgent = oneOf(targetAgents);
 const sourceSignature = matching(sourceSignaturePattern);
 const ttlSeconds = integer(60, 86_400);
+/** `budgetUsdSchema`: a finite number above 0, at most 10 000. */
+const budgetUsd: FastCheck = (value) =>
+  typeof value === "number" && Number.isFinite(value) && value > 0 && value <= 10_000 ? value : DECLINED;
+/** `z.number().min(0)`: a finite number, not negative. */
+const costUsd: FastCheck = (value) =>
+  typeof value === "number" && Number.isFinite(value) && value >= 0 ? value : DECLINED;
 const dispatchKeys = new Set([
   "id",
   "dispatched_by",
@@ -208,6 +214,7 @@ const dispatchKeys = new Set([
   "files",
   "handoff_id",
   "reply_to",
+  "budget_usd",
 ]);
 
 /**
@@ -319,6 +326,12 @@ const dispatch: FastCheck = (value) => {
     if (checked === DECLINED) return DECLINED;
     output.reply_to = checked;
   } else if (Object.hasOwn(input, "reply_to")) return DECLINED;
+  const budgetValue = input.budget_usd;
+  if (budgetValue !== undefined) {
+    const checked = budgetUsd(budgetValue);
+    if (checked === DECLINED) return DECLINED;
+    output.budget_usd = checked;
+  } else if (Object.hasOwn(input, "budget_usd")) return DECLINED;
   for (const key in input) {
     if (dispatchKeys.has(key)) continue;
     const other = input[key];
@@ -340,6 +353,7 @@ const activityEntry = looseObject({
   outcome: optional(nonEmptyText),
   session: optional(nonEmptyText),
   source: optional(oneOf(activitySources)),
+  cost_usd: optional(costUsd),
 });
 
 const learning = looseObject({

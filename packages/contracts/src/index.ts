@@ -92,6 +92,28 @@ export {
 } from "./schemas/daemon-state";
 export type { Dispatch, DispatchInput } from "./schemas/dispatch";
 export { dispatchSchema } from "./schemas/dispatch";
+export type {
+  GstackDecision,
+  GstackFinding,
+  GstackResultLine,
+  GstackResultStatus,
+  GstackRunManifest,
+  GstackRunSummary,
+  GstackSeverity,
+  GstackTask,
+} from "./schemas/gstack-run";
+export {
+  formatGstackResultLine,
+  gstackDecisionSchema,
+  gstackFindingSchema,
+  gstackResultStatuses,
+  gstackResultStatusSchema,
+  gstackRunManifestSchema,
+  gstackRunSummarySchema,
+  gstackSeverities,
+  gstackTaskSchema,
+  parseGstackResultLine,
+} from "./schemas/gstack-run";
 export type { CheckpointFrontmatter, Handoff, HandoffInput } from "./schemas/handoff";
 export {
   checkpointFrontmatterSchema,

@@ -17,6 +17,49 @@ const dispatch = {
   project_dir: "~/git/baku",
 };
 
+const gstackRun = {
+  schema_version: 1,
+  run: "r1",
+  status: "complete",
+  required_phases: [],
+  phases: {},
+  artifacts: { "decisions.jsonl": { path: "decisions.jsonl", sha256: sha } },
+};
+
+const gstackDecision = {
+  schema_version: 1,
+  run: "r1",
+  id: "r1-d1",
+  title: "Keep the cache",
+  options: ["a", "b"],
+  recommended: "a",
+  kind: "approval",
+  status: "pending",
+  gate_rev: 1,
+};
+
+const gstackFinding = {
+  schema_version: 1,
+  run: "r1",
+  id: "r1-eng-native-1",
+  phase: "eng",
+  voice: "native",
+  severity: "Critical",
+  title: "SQL injection in search",
+};
+
+const gstackTask = {
+  schema_version: 2,
+  run: "r1",
+  id: "r1-t1",
+  title: "Escape the query",
+  status: "ready",
+  depends_on: [],
+  findings: ["r1-eng-native-1"],
+  blocked_by: [],
+  acceptance: "pnpm test search",
+};
+
 function without<T extends Record<string, unknown>>(value: T, key: keyof T): Record<string, unknown> {
   const { [key]: _removed, ...rest } = value;
   return rest;
@@ -151,6 +194,7 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
         handoff_id: "handoff-1",
       },
       "ttl at lower bound": { ...dispatch, ttl_seconds: 60 },
+      "with a budget": { ...dispatch, budget_usd: 2.5 },
       "ttl at upper bound": { ...dispatch, ttl_seconds: 86_400 },
       "ttl written as 3600.0": { ...dispatch, ttl_seconds: 3600.0 },
       "unknown field kept": { ...dispatch, priority: "high", nested: { anything: [1, 2] } },
@@ -178,6 +222,8 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "project with slash": { ...dispatch, project: "acme/widget" },
       "project with unicode": { ...dispatch, project: "café" },
       "ttl below bound": { ...dispatch, ttl_seconds: 59 },
+      "budget of nothing": { ...dispatch, budget_usd: 0 },
+      "budget as text": { ...dispatch, budget_usd: "5" },
       "ttl above bound": { ...dispatch, ttl_seconds: 86_401 },
       "ttl fractional": { ...dispatch, ttl_seconds: 60.5 },
       "ttl as string": { ...dispatch, ttl_seconds: "3600" },
@@ -220,7 +266,41 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
         turns: 40,
         cost_usd: 0,
       },
+      "with a gstack run": {
+        ...completion,
+        gstack_run: {
+          skill: "autoplan",
+          status: "gate_pending",
+          run_dir: ".gstack/runs/r1",
+          check: "valid",
+          run: "r1",
+          decisions_pending: [
+            { id: "r1-d3", title: "Drop the cache", options: ["a", "b"], recommended: null },
+          ],
+          findings: [{ id: "r1-eng-native-1", severity: "High", title: "Token leak", disposition: "open" }],
+          tasks: [{ id: "r1-t1", title: "Rotate", status: "pending", acceptance: "pnpm test" }],
+          acknowledged: true,
+        },
+      },
+      "with an unreadable gstack run": {
+        ...completion,
+        gstack_run: {
+          skill: "review",
+          status: "complete",
+          run_dir: "/elsewhere",
+          check: "outside",
+          problems: ["the run directory is outside the working directory"],
+        },
+      },
       "zero duration": { ...completion, duration: 0 },
+      "budget exhausted": {
+        ...completion,
+        status: "failed",
+        error_kind: "budget_exhausted",
+        error: "spent $1.21 of the $1.00 budget",
+        cost_usd: 1.21,
+        budget_usd: 1,
+      },
       "unknown field kept": { ...completion, reviewer: "someone" },
     },
     invalid: {
@@ -235,6 +315,15 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "upper-case sha": { ...completion, commit_shas: ["ABC1234"] },
       "negative cost": { ...completion, cost_usd: -0.01 },
       "unknown error kind": { ...completion, error_kind: "gremlins" },
+      "budget of nothing": { ...completion, budget_usd: 0 },
+      "gstack run with an unknown status": {
+        ...completion,
+        gstack_run: { skill: "review", status: "awaiting_result", run_dir: "r", check: "valid" },
+      },
+      "gstack run without a check": {
+        ...completion,
+        gstack_run: { skill: "review", status: "complete", run_dir: "r" },
+      },
       "bad dispatch id": { ...completion, dispatch_id: "auth" },
       ...dateTimeDocuments(completion, "finished_at", "invalid"),
     },
@@ -266,6 +355,7 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "design example": { ...activity, artifacts: ["pr:47"], dispatch: "wintermute" },
       minimal: activity,
       "with source": { ...activity, source: "timeline", outcome: "success", branch: "main" },
+      "with cost": { ...activity, cost_usd: 1.25 },
     },
     invalid: {
       "duration as digits string": { ...activity, duration: "847" },
@@ -273,6 +363,7 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "unknown source": { ...activity, source: "email" },
       "empty skill": { ...activity, skill: "" },
       "artifacts not strings": { ...activity, artifacts: [47] },
+      "negative cost": { ...activity, cost_usd: -1 },
     },
   },
   "timeline-event": {
@@ -366,6 +457,7 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "nested block": { dispatch: { max_concurrent: 4, trusted_repos: ["~/git/*"] } },
       both: { dispatch_max_concurrent: 3, dispatch: { max_concurrent: 2 } },
       "empty file": {},
+      "budget both ways": { dispatch_default_budget_usd: "2.50", dispatch: { default_budget_usd: 5 } },
       "agent commands": { dispatch: { agents: { codex: { command: ["codex", "exec", "{prompt}"] } } } },
       "nested bounds": {
         dispatch: { max_concurrent: 32, session_timeout_seconds: 60, heartbeat_seconds: 5 },
@@ -383,6 +475,8 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "nested concurrency too high": { dispatch: { max_concurrent: 33 } },
       "nested concurrency zero": { dispatch: { max_concurrent: 0 } },
       "flat boolean misspelt": { dispatch_require_signature: "yes" },
+      "flat budget not an amount": { dispatch_default_budget_usd: "five dollars" },
+      "nested budget of nothing": { dispatch: { default_budget_usd: 0 } },
       "unknown agent": { dispatch: { agents: { copilot: { command: ["x"] } } } },
       "empty command": { dispatch: { agents: { codex: { command: [] } } } },
       "dispatch block is a list": { dispatch: [1] },
@@ -429,11 +523,19 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "design example": listSessions,
       idle: { active: 0, max_concurrent: 1, queued: 0, sessions: [] },
       "queue listed": { ...listSessions, queue: [{ id: "dispatch-next", project: "baku", waiting: 12 }] },
+      "with spend": {
+        ...listSessions,
+        sessions: [{ id: "dispatch-a", project: "p", elapsed: 1, cost_usd: 0.42, budget_usd: 2 }],
+      },
     },
     invalid: {
       "session without project": { ...listSessions, sessions: [{ id: "dispatch-a", elapsed: 1 }] },
       "session with bad id": { ...listSessions, sessions: [{ id: "a", project: "p", elapsed: 1 }] },
       "max_concurrent 0": { ...listSessions, max_concurrent: 0 },
+      "negative spend": {
+        ...listSessions,
+        sessions: [{ id: "dispatch-a", project: "p", elapsed: 1, cost_usd: -0.01 }],
+      },
       "sessions missing": without(listSessions, "sessions"),
       "attempt 0": {
         ...listSessions,
@@ -564,7 +666,7 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
         terminal: false,
         message: "still running (turn 4)",
         attempt: 2,
-        progress: { turns: 4, tool_uses: 9, last_action: "Edit src/a.ts" },
+        progress: { turns: 4, tool_uses: 9, last_action: "Edit src/a.ts", cost_usd: 0.75, budget_usd: 2 },
         run: { attempt: 2, commit_shas: ["abcdef1"], artifacts: ["commit:abcdef1"] },
         earlier_runs: { attempts: 1, commit_shas: ["1234567"] },
       },
@@ -595,6 +697,13 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
         report: { dispatch_id: "dispatch-a" },
       },
       "empty message": { dispatch_id: "dispatch-a", status: "queued", terminal: false, message: "" },
+      "budget of nothing": {
+        dispatch_id: "dispatch-a",
+        status: "running",
+        terminal: false,
+        message: "m",
+        progress: { turns: 1, tool_uses: 0, budget_usd: 0 },
+      },
     },
   },
   "cancel-request": {
@@ -631,6 +740,87 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
     invalid: {
       "unknown daemon state": { ok: true, daemon: "asleep", api_version: 1 },
       "api version zero": { ok: true, daemon: "running", api_version: 0 },
+    },
+  },
+  "gstack-run": {
+    valid: {
+      minimal: gstackRun,
+      everything: {
+        ...gstackRun,
+        required_phases: ["ceo"],
+        phases: {
+          ceo: { snapshot: sha, native: { status: "completed", model: "m" }, outside: { status: "skipped" } },
+        },
+        counts: { decisions: 1, findings: 0, tasks: 0 },
+        base: "main",
+        host: "claude",
+        session_kind: "unattended",
+        gate_rev: 1,
+        gate: {},
+        consumed_by: [{ consumer: "dispatch-a", at: ts }],
+        deviations: [],
+      },
+      "unknown field kept": { ...gstackRun, wave: 3 },
+    },
+    invalid: {
+      "version 2": { ...gstackRun, schema_version: 2 },
+      "unknown status": { ...gstackRun, status: "done" },
+      "artifact without hash": { ...gstackRun, artifacts: { "plan.md": { path: "plan.md" } } },
+      "missing artifacts": without(gstackRun, "artifacts"),
+      "consumer without time": { ...gstackRun, consumed_by: [{ consumer: "dispatch-a" }] },
+    },
+  },
+  "gstack-decision": {
+    valid: {
+      pending: gstackDecision,
+      answered: { ...gstackDecision, status: "approved", chosen: "a", answered_at: ts, reply: "all" },
+      "no recommendation": { ...gstackDecision, recommended: null },
+    },
+    invalid: {
+      "gate revision zero": { ...gstackDecision, gate_rev: 0 },
+      "unknown kind": { ...gstackDecision, kind: "guess" },
+      "options missing": without(gstackDecision, "options"),
+      "recommended missing": without(gstackDecision, "recommended"),
+    },
+  },
+  "gstack-finding": {
+    valid: {
+      minimal: gstackFinding,
+      everything: {
+        ...gstackFinding,
+        model: "m",
+        file: "src/a.ts",
+        line: 12,
+        disposition: "accepted",
+        resolution: "fixed in t1",
+        plan_items: ["p1"],
+        native_counterpart: null,
+        source: "review",
+      },
+    },
+    invalid: {
+      "lower-case severity": { ...gstackFinding, severity: "high" },
+      "fractional line": { ...gstackFinding, line: 1.5 },
+      "unknown voice": { ...gstackFinding, voice: "third" },
+    },
+  },
+  "gstack-task": {
+    valid: {
+      minimal: gstackTask,
+      everything: {
+        ...gstackTask,
+        pr: "pr1",
+        item: "i",
+        tier: 2,
+        priority: "P1",
+        component: "api",
+        files: ["a.ts"],
+      },
+    },
+    invalid: {
+      "version 1": { ...gstackTask, schema_version: 1 },
+      "acceptance missing": without(gstackTask, "acceptance"),
+      "unknown status": { ...gstackTask, status: "started" },
     },
   },
 };

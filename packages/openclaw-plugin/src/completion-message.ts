@@ -19,6 +19,7 @@ const WHAT_TO_DO: Record<string, string> = {
   spawn_error: "the coding agent could not be started; ask the user to check that it is installed.",
   timeout: "the work ran past its time limit; split it up or raise session_timeout_seconds.",
   cancelled: "it was cancelled; nothing more will happen unless it is dispatched again.",
+  budget_exhausted: "it spent its budget; dispatch it again with a higher budget_usd or a narrower task.",
   unknown: "read the report with gstack_report and decide with the user.",
 };
 
@@ -39,6 +40,11 @@ export function completionMessage(news: CompletionNews): string {
   if (completion.commits !== undefined) facts.push(`${completion.commits} commit(s)`);
   if (completion.commit_shas?.length) facts.push(`commits ${completion.commit_shas.join(", ")}`);
   if (completion.branch) facts.push(`branch ${completion.branch}`);
+  if (completion.cost_usd !== undefined) {
+    facts.push(
+      `cost $${completion.cost_usd.toFixed(2)}${completion.budget_usd !== undefined ? ` of a $${completion.budget_usd.toFixed(2)} budget` : ""}`,
+    );
+  }
   if (facts.length > 0) lines.push("", facts.join("; "));
   const judgment =
     news.needsJudgment ?? (sections ? bulletItems(sections["Needs human judgment"] ?? "") : []);

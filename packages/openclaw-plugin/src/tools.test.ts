@@ -128,5 +128,20 @@ describe("the completion message", () => {
       },
     });
     expect(failed).toContain("Error (rate_limit): 429. What to do: the model provider rate-limited");
+    const overBudget = completionMessage({
+      completion: {
+        dispatch_id: "dispatch-c",
+        status: "failed",
+        duration: 1,
+        commits: 0,
+        error: "Spent $1.21: the agent reached its budget without finishing",
+        error_kind: "budget_exhausted",
+        cost_usd: 1.214,
+        budget_usd: 1,
+      },
+    });
+    expect(overBudget).toContain("0 commit(s); cost $1.21 of a $1.00 budget");
+    expect(overBudget).toContain("Error (budget_exhausted): Spent $1.21");
+    expect(overBudget).toContain("What to do: it spent its budget");
   });
 });

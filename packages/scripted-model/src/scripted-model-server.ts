@@ -228,7 +228,7 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
       return;
     }
     const model_ = body?.model ?? model;
-    const inputTokens = Math.max(1, Math.ceil(recorded.promptText.length / 4));
+    const inputTokens = step.inputTokens ?? Math.max(1, Math.ceil(recorded.promptText.length / 4));
     if (recorded.api === "openai-responses") {
       const responseOptions = {
         responseId: `resp_scripted_${randomBytes(8).toString("hex")}`,

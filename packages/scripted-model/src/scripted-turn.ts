@@ -36,6 +36,11 @@ export type ScriptedStep = ScriptedTurn & {
   times?: number;
   /** Pause between streamed chunks, to imitate a slow stream. */
   chunkDelayMs?: number;
+  /**
+   * The input tokens the answer reports in its usage (default: the prompt's length over 4). A
+   * large number makes the agent count a large cost, e.g. to reach a spend cap.
+   */
+  inputTokens?: number;
 };
 
 /** Shorthand constructors so scripts read like a conversation. */

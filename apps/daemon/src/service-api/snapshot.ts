@@ -8,6 +8,7 @@ import {
 } from "@gstack/contracts";
 import { commitsSince } from "../git";
 import { readState, runBaseSha, type SessionState } from "../session-state";
+import { totalSpent } from "../spend/spend";
 
 /** Where a snapshot is read from: the runner's live sessions first, then the files. */
 export interface SnapshotSources {
@@ -163,6 +164,7 @@ async function liveSnapshot(sources: SnapshotSources, state: SessionState): Prom
       : [];
   const progress = state.progress;
   const turns = progress?.turns ?? 0;
+  const spent = totalSpent(state.spent_usd, progress?.costUsd);
   return parseValue("dispatch-snapshot", {
     ...base,
     status: state.status,
@@ -172,6 +174,8 @@ async function liveSnapshot(sources: SnapshotSources, state: SessionState): Prom
       turns,
       tool_uses: progress?.toolUses ?? 0,
       ...(progress?.lastAction ? { last_action: progress.lastAction } : {}),
+      ...(spent !== undefined ? { cost_usd: spent } : {}),
+      ...(state.budget_usd !== undefined ? { budget_usd: state.budget_usd } : {}),
     },
     ...(runCommits
       ? {

@@ -25,6 +25,7 @@ export const activityEntrySchema = lazySchema((z) =>
       outcome: nonEmptyString.optional().describe("e.g. 'success', 'failed'."),
       session: nonEmptyString.optional(),
       source: z.enum(activitySources).optional().describe("Which writer recorded it."),
+      cost_usd: z.number().min(0).optional().describe("What the work cost, in US dollars, when known."),
     })
     .describe("One finished piece of work in the weekly activity index."),
 );

@@ -111,3 +111,6 @@ export function codePointLength(text: string): number {
 
 export const nonEmptyString = lazySchema((z) => z.string().min(1));
 export const stringList = lazySchema((z) => z.array(z.string()));
+
+/** A spend cap in US dollars: more than nothing, at most 10 000. */
+export const budgetUsdSchema = lazySchema((z) => z.number().positive().max(10_000));

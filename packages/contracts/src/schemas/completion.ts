@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { lazySchema } from "../lazy";
 import { dispatchIdSchema, nonEmptyString, targetAgentSchema, timestampSchema } from "./common";
+import { gstackRunSummarySchema } from "./gstack-run";
 
 /** Why a dispatch failed, as classified from the agent's structured output. */
 export const failureKindSchema = lazySchema((z) =>
@@ -14,6 +15,7 @@ export const failureKindSchema = lazySchema((z) =>
     "timeout",
     "cancelled",
     "unknown",
+    "budget_exhausted",
   ]),
 );
 export type FailureKind = z.infer<typeof failureKindSchema>;
@@ -68,11 +70,25 @@ export const completionSchema = lazySchema((z) =>
         .optional()
         .describe("The commits of `commit_shas` made by that last attempt alone."),
       turns: z.int().min(0).optional(),
-      cost_usd: z.number().min(0).optional(),
+      cost_usd: z
+        .number()
+        .min(0)
+        .optional()
+        .describe("What the agent reported spending, in US dollars, over every attempt."),
+      budget_usd: z
+        .number()
+        .positive()
+        .optional()
+        .describe("The spend cap the dispatch ran under, when it had one."),
       reply_to: z
         .looseObject({ runtime: z.literal("openclaw"), session_key: z.string().min(1) })
         .optional()
         .describe("Copied from the dispatch: the OpenClaw session the completion goes back to."),
+      gstack_run: gstackRunSummarySchema
+        .optional()
+        .describe(
+          "The gstack unattended run the agent's last GSTACK_RESULT line named, as the daemon read it.",
+        ),
     })
     .describe("The report written when a dispatch ends."),
 );

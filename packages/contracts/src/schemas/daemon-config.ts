@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { lazySchema, lazyValue } from "../lazy";
-import { httpUrlSchema, nonEmptyString, targetAgentSchema } from "./common";
+import { budgetUsdSchema, httpUrlSchema, nonEmptyString, targetAgentSchema } from "./common";
 
 /** How the daemon starts one kind of coding agent. `{prompt}` in an argument is replaced by the prompt. */
 export const agentCommandSchema = lazySchema((z) =>
@@ -76,6 +76,9 @@ const settingsWithoutDefaults = lazyValue((z) => ({
   api_host: nonEmptyString
     .optional()
     .describe("Address the TCP service API binds to; 127.0.0.1 unless set. Only used with api_port."),
+  default_budget_usd: budgetUsdSchema
+    .optional()
+    .describe("The spend cap, in US dollars, of a dispatch that names no budget_usd; no cap unless set."),
 }));
 
 /** The daemon's dispatch settings, with defaults applied (see `resolveDispatchSettings`). */
@@ -143,6 +146,12 @@ export const daemonConfigFileSchema = lazySchema((z) =>
       dispatch_require_signature: flatBoolean.optional(),
       dispatch_allowed_tools: flatList.optional(),
       dispatch_disallowed_tools: flatList.optional(),
+      dispatch_default_budget_usd: z
+        .union([
+          z.number(),
+          z.string().regex(/^[0-9]+(\.[0-9]+)?$/, { message: "must be an amount in dollars" }),
+        ])
+        .optional(),
     })
     .describe("gstack's config.yaml, as far as the dispatch daemon reads it."),
 );

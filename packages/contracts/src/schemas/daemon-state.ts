@@ -122,6 +122,12 @@ export const listSessionsResponseSchema = lazySchema((z) =>
           commits: z.int().min(0).optional(),
           last_action: z.string().optional(),
           attempt: z.int().min(1).optional(),
+          cost_usd: z
+            .number()
+            .min(0)
+            .optional()
+            .describe("Spent so far, in US dollars, as the agent reported it."),
+          budget_usd: z.number().positive().optional().describe("The dispatch's spend cap, when it has one."),
         }),
       ),
       queue: z

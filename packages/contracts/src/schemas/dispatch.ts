@@ -3,6 +3,7 @@ import { lazySchema } from "../lazy";
 import { replyToSchema } from "./callback";
 import {
   boundedString,
+  budgetUsdSchema,
   dispatchIdSchema,
   httpUrlSchema,
   nonEmptyString,
@@ -57,6 +58,11 @@ export const dispatchSchema = lazySchema((z) =>
       reply_to: replyToSchema
         .optional()
         .describe("The OpenClaw session that asked; its completion goes back there."),
+      budget_usd: budgetUsdSchema
+        .optional()
+        .describe(
+          "Spend cap in US dollars: the agent is stopped when its reported cost reaches it (default: the daemon's default_budget_usd).",
+        ),
     })
     .describe("A coding task dispatched from OpenClaw to the gstack dispatch daemon."),
 );

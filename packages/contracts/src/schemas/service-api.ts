@@ -88,6 +88,12 @@ export const dispatchSnapshotSchema = lazySchema((z) =>
           turns: z.int().min(0),
           tool_uses: z.int().min(0),
           last_action: z.string().optional(),
+          cost_usd: z
+            .number()
+            .min(0)
+            .optional()
+            .describe("Spent so far over every attempt, in US dollars, as reported."),
+          budget_usd: z.number().positive().optional().describe("The dispatch's spend cap, when it has one."),
         })
         .optional()
         .describe("Live progress of a running attempt."),

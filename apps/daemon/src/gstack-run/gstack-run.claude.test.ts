@@ -1,0 +1,117 @@
+import { execFileSync } from "node:child_process";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Daemon } from "../daemon";
+import { submitDispatch } from "../submit";
+import { completionOf, makeWorld, type TestWorld, waitFor } from "../test-support";
+import { writeGstackRun } from "./gstack-run-fixture";
+
+const claude = join(import.meta.dirname, "..", "..", "node_modules", ".bin", "claude");
+
+const REPORT = [
+  "Planned the search fix with /autoplan.",
+  "",
+  "## What shipped",
+  "- A reviewed plan",
+  "## Decisions made",
+  "- None beyond gstack's",
+  "## Learnings logged",
+  "- None",
+  "## Needs human judgment",
+  "- The gate",
+].join("\n");
+
+let world: TestWorld;
+let model: ScriptedModel | undefined;
+let daemon: Daemon | undefined;
+let home: string;
+
+beforeEach(async () => {
+  world = await makeWorld();
+  home = await mkdtemp(join(tmpdir(), "gstack-claude-home-"));
+});
+
+afterEach(async () => {
+  await daemon?.stop(0);
+  daemon = undefined;
+  await model?.close();
+  model = undefined;
+  await rm(home, { recursive: true, force: true });
+  await world.cleanup();
+});
+
+async function runWithFinalText(id: string, finalText: string) {
+  model = await startScriptedModel({ script: [scripted.text(finalText)] });
+  daemon = new Daemon({
+    openclawWorkspace: false,
+    root: world.root,
+    claudeBinary: claude,
+    agentEnv: { ...model.claudeEnv(home), CLAUDE_CODE_MAX_RETRIES: "0" },
+    settings: { trusted_repos: [world.base] },
+  });
+  await daemon.start();
+  await submitDispatch(world.layout, {
+    id,
+    dispatched_by: "wintermute",
+    task: "Plan the search fix with /autoplan",
+    project: "acme-widget",
+    project_dir: world.repo,
+  });
+  const layout = world.layout;
+  const completion = await waitFor(() => completionOf(layout, id), 60_000);
+  const report = await readFile(layout.dispatch.completedReport(id), "utf8");
+  return { completion, report };
+}
+
+describe("a gstack run named by a real Claude Code agent", { timeout: 90_000 }, () => {
+  it("is read into the completion and the report, and acknowledged with the dispatch id", async () => {
+    const runDir = join(world.repo, ".gstack", "runs", "r1");
+    await writeGstackRun(runDir);
+    const { completion, report } = await runWithFinalText(
+      "dispatch-gstack-gate",
+      `${REPORT}\n\nGSTACK_RESULT: skill=autoplan status=gate_pending run=.gstack/runs/r1`,
+    );
+    expect(completion).toMatchObject({
+      status: "completed",
+      gstack_run: {
+        skill: "autoplan",
+        status: "gate_pending",
+        check: "valid",
+        run: "r1",
+        acknowledged: true,
+        decisions_pending: [
+          { id: "r1-d3", recommended: null },
+          { id: "r1-p1", recommended: "a" },
+        ],
+        findings: [{ severity: "Critical" }, { severity: "High" }],
+        tasks: [{ id: "r1-t1", acceptance: "pnpm test search" }],
+      },
+    });
+    expect(report).toContain("## gstack run");
+    expect(report).toContain("ended **gate_pending**");
+    expect(report).toContain("1. `r1-d3` Drop the session cache. Options: a, b. No recommendation.");
+    expect(report).toContain("- **Critical** `r1-eng-native-1` Critical finding 1 (open)");
+    expect(report).toContain("done when: `pnpm test search`");
+    expect(report).toContain("stopped at its gate: 2 decisions wait for you");
+    const manifest = JSON.parse(await readFile(join(runDir, "run.json"), "utf8"));
+    expect(manifest.consumed_by).toEqual([{ consumer: "dispatch-gstack-gate", at: expect.any(String) }]);
+  });
+
+  it("reports a run directory outside the working directory as such, not as a success", async () => {
+    const outside = join(world.base, "elsewhere");
+    await writeGstackRun(outside, { status: "complete" });
+    const { completion, report } = await runWithFinalText(
+      "dispatch-gstack-outside",
+      `${REPORT}\n\nGSTACK_RESULT: skill=autoplan status=complete run=${outside}`,
+    );
+    expect(completion).toMatchObject({ gstack_run: { check: "outside", status: "complete" } });
+    expect(report).toContain("NOT read: it lies outside the agent's working directory");
+    expect(report).toMatch(/## Needs human judgment[\s\S]*is outside: run=/);
+    const manifest = JSON.parse(await readFile(join(outside, "run.json"), "utf8"));
+    expect(manifest.consumed_by).toBeUndefined();
+    expect(execFileSync("git", ["-C", world.repo, "status", "--porcelain"], { encoding: "utf8" })).toBe("");
+  });
+});
