@@ -1,0 +1,294 @@
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import { createServer } from "node:http";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { processGroupAlive } from "@gstack/agent-runner";
+import { freePort } from "@gstack/openclaw-testbed";
+import { type ScriptedModel, startScriptedModel } from "@gstack/scripted-model";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { resolveContractorSettings } from "./contractor-settings";
+import { claudeProjectFolderName, SessionMap } from "./session-map";
+import { type RunningSidecar, releaseSidecar, startSidecarOnce } from "./sidecar-service";
+import {
+  type ChatAnswer,
+  claudeForTests,
+  claudeNewestText,
+  contractorResponder,
+  openclawBody,
+  postChat,
+} from "./sidecar-test-support";
+
+const KEY = "contractor-key-for-tests-0123456789";
+let base: string;
+let project: string;
+let claudeHome: string;
+let model: ScriptedModel;
+let sidecar: RunningSidecar;
+let sessions: SessionMap;
+let port: number;
+
+beforeAll(async () => {
+  base = await mkdtemp(join(tmpdir(), "gstack-contractor-"));
+  project = join(base, "project");
+  claudeHome = join(base, "claude-home");
+  await mkdir(project, { recursive: true });
+  await mkdir(claudeHome, { recursive: true });
+  execFileSync("git", ["init", "-q", project]);
+  model = await startScriptedModel({ respond: contractorResponder });
+  port = await freePort();
+  const settings = resolveContractorSettings(
+    { enabled: true, projectDir: project, port, claudeBinary: claudeForTests, turnTimeoutMs: 120_000 },
+    join(base, "state"),
+  );
+  sessions = new SessionMap(settings.sessionsFile);
+  const started = await startSidecarOnce(settings, {
+    key: KEY,
+    sessions,
+    claudeEnv: { ...model.claudeEnv(claudeHome), CLAUDE_CODE_MAX_RETRIES: "0" },
+    allowedTools: [],
+    disallowedTools: ["Bash(sudo:*)"],
+    log: { info: () => undefined, warn: () => undefined },
+  });
+  if (started.kind !== "started") throw new Error(`sidecar not started: ${JSON.stringify(started)}`);
+  sidecar = started.sidecar;
+});
+
+afterAll(async () => {
+  if (sidecar) await releaseSidecar(sidecar.port);
+  await model?.close();
+  if (base) await rm(base, { recursive: true, force: true });
+});
+
+const url = () => sidecar.url;
+const finishChunk = (answer: ChatAnswer) =>
+  answer.chunks.find(
+    (chunk) => (chunk.choices as { finish_reason?: string }[])?.[0]?.finish_reason === "stop",
+  );
+
+describe("the contractor sidecar in front of the real Claude Code CLI", () => {
+  it("keeps one Claude Code session per OpenClaw session: turn 2 resumes turn 1", async () => {
+    const key = "agent:claude-code:resume";
+    const first = await postChat(
+      url(),
+      KEY,
+      openclawBody({ sessionKey: key, conversation: ["Hello MARK-one"] }),
+    );
+    expect(first.status, first.raw).toBe(200);
+    expect(first.done).toBe(true);
+    expect(first.text).toContain("ANSWER one from Claude Code.");
+    expect((first.chunks[0]?.choices as { delta: { role?: string } }[] | undefined)?.[0]?.delta.role).toBe(
+      "assistant",
+    );
+    const usage = finishChunk(first)?.usage as { completion_tokens: number; cost?: number };
+    expect(usage.completion_tokens).toBeGreaterThan(0);
+    expect(typeof usage.cost).toBe("number");
+    const entry = await sessions.get(key);
+    expect(entry?.claudeSessionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(entry?.turns).toBe(1);
+    const firstPrompt = model
+      .agentRequests()
+      .find((request) => claudeNewestText(request).includes("MARK-one"));
+    expect(claudeNewestText(firstPrompt!)).toContain(`OpenClaw session: ${key}`);
+    expect(claudeNewestText(firstPrompt!)).not.toContain("Runtime:");
+    expect(claudeNewestText(firstPrompt!)).not.toContain("personal assistant running inside OpenClaw");
+
+    const second = await postChat(
+      url(),
+      KEY,
+      openclawBody({ sessionKey: key, conversation: ["Hello MARK-one", first.text, "And now MARK-two"] }),
+    );
+    expect(second.text).toContain("ANSWER two from Claude Code.");
+    const request = model
+      .agentRequests()
+      .find((candidate) => claudeNewestText(candidate).includes("MARK-two"))!;
+    // Only the newest message was sent; the history Claude Code resent is its own session's.
+    expect(claudeNewestText(request)).not.toContain("MARK-one");
+    expect(request.promptText).toContain("Hello MARK-one");
+    expect(request.promptText).toContain("ANSWER one from Claude Code.");
+    expect((await sessions.get(key))?.claudeSessionId).toBe(entry?.claudeSessionId);
+    expect((await sessions.get(key))?.turns).toBe(2);
+  });
+
+  it("starts a fresh Claude Code session, and says so, when the old one is gone", async () => {
+    const key = "agent:claude-code:gone";
+    await postChat(url(), KEY, openclawBody({ sessionKey: key, conversation: ["Hi MARK-g1"] }));
+    const before = (await sessions.get(key))!;
+    await rm(
+      join(
+        claudeHome,
+        ".claude",
+        "projects",
+        claudeProjectFolderName(project),
+        `${before.claudeSessionId}.jsonl`,
+      ),
+    );
+    const after = await postChat(
+      url(),
+      KEY,
+      openclawBody({ sessionKey: key, conversation: ["Hi MARK-g1", "x", "Again MARK-g2"] }),
+    );
+    expect(after.text).toContain("is gone from this machine, so this is a new one");
+    expect(after.text).toContain("ANSWER g2");
+    expect((await sessions.get(key))?.claudeSessionId).not.toBe(before.claudeSessionId);
+  });
+
+  it("shows tool activity as short progress text", async () => {
+    const answer = await postChat(
+      url(),
+      KEY,
+      openclawBody({ sessionKey: "agent:claude-code:tool", conversation: ["Please TOOL:notes.txt MARK-t"] }),
+    );
+    expect(answer.text).toMatch(/_Write \S*notes\.txt_/);
+    expect(answer.text).toContain("ANSWER after-tool");
+    expect(await stat(join(project, "notes.txt")).then(() => true)).toBe(true);
+  });
+
+  it("keeps two sessions at once apart", async () => {
+    const [left, right] = await Promise.all([
+      postChat(
+        url(),
+        KEY,
+        openclawBody({ sessionKey: "agent:claude-code:left", conversation: ["Left MARK-left"] }),
+      ),
+      postChat(
+        url(),
+        KEY,
+        openclawBody({ sessionKey: "agent:claude-code:right", conversation: ["Right MARK-right"] }),
+      ),
+    ]);
+    expect(left.text).toContain("ANSWER left");
+    expect(left.text).not.toContain("right");
+    expect(right.text).toContain("ANSWER right");
+    expect(right.text).not.toContain("left");
+    const [a, b] = await Promise.all([
+      sessions.get("agent:claude-code:left"),
+      sessions.get("agent:claude-code:right"),
+    ]);
+    expect(a?.claudeSessionId).toBeDefined();
+    expect(a?.claudeSessionId).not.toBe(b?.claudeSessionId);
+  });
+
+  it("refuses a second message while a turn runs, and stops the whole process group when the client goes away", async () => {
+    const key = "agent:claude-code:hang";
+    const client = new AbortController();
+    const pending = postChat(
+      url(),
+      KEY,
+      openclawBody({ sessionKey: key, conversation: ["HANG please"] }),
+      client.signal,
+    ).catch((error: unknown) => error);
+    await vi.waitUntil(() => model.hangingCount() > 0, { timeout: 90_000, interval: 100 });
+    const pids = sidecar.handler.turnPids();
+    expect(pids).toHaveLength(1);
+    const busy = await postChat(
+      url(),
+      KEY,
+      openclawBody({ sessionKey: key, conversation: ["HANG please", "…", "Hello?"] }),
+    );
+    expect(busy.status).toBe(409);
+    expect(busy.error?.code).toBe("session_busy");
+    client.abort();
+    await pending;
+    await vi.waitUntil(() => sidecar.handler.busySessions().length === 0, { timeout: 30_000, interval: 50 });
+    expect(processGroupAlive(pids[0] as number)).toBe(false);
+  });
+
+  it("answers bad requests with OpenAI-shaped errors and keeps serving", async () => {
+    const noKey = await postChat(
+      url(),
+      undefined,
+      openclawBody({ sessionKey: "agent:x:bad", conversation: ["MARK-x"] }),
+    );
+    expect([noKey.status, noKey.error?.code]).toEqual([401, "invalid_api_key"]);
+    const wrongKey = await postChat(
+      url(),
+      "not-the-key",
+      openclawBody({ sessionKey: "agent:x:bad", conversation: ["MARK-x"] }),
+    );
+    expect(wrongKey.status).toBe(401);
+    const malformed = await postChat(url(), KEY, "{not json");
+    expect([malformed.status, malformed.error?.code]).toEqual([400, "invalid_json"]);
+    const missing = await postChat(url(), KEY, { model: "claude-code", stream: true });
+    expect(missing.error?.message).toContain("Field messages");
+    const unknown = await postChat(
+      url(),
+      KEY,
+      openclawBody({ sessionKey: "agent:x:bad", conversation: ["MARK-x"], model: "gpt-9" }),
+    );
+    expect([unknown.status, unknown.error?.code]).toEqual([404, "model_not_found"]);
+    const plain = await postChat(
+      url(),
+      KEY,
+      openclawBody({ sessionKey: "agent:x:bad", conversation: ["MARK-x"], stream: false }),
+    );
+    expect([plain.status, plain.error?.code]).toEqual([400, "stream_required"]);
+    const huge = await fetch(`${url()}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
+      body: "x".repeat(9 * 1024 * 1024),
+    }).then(
+      async (response) => ({
+        status: response.status,
+        body: (await response.json()) as { error: { code: string } },
+      }),
+      () => undefined,
+    );
+    // The connection may be closed before the client finishes sending; when the answer arrives it is a 413.
+    if (huge) expect([huge.status, huge.body.error.code]).toEqual([413, "request_too_large"]);
+    const models = await fetch(`${url()}/models`, { headers: { authorization: `Bearer ${KEY}` } });
+    expect(((await models.json()) as { data: { id: string }[] }).data.map((entry) => entry.id)).toEqual([
+      "claude-code",
+    ]);
+    const nowhere = await fetch(`${url()}/other`, { headers: { authorization: `Bearer ${KEY}` } });
+    expect(nowhere.status).toBe(404);
+    const still = await postChat(
+      url(),
+      KEY,
+      openclawBody({ sessionKey: "agent:claude-code:after-bad", conversation: ["MARK-alive"] }),
+    );
+    expect(still.text).toContain("ANSWER alive");
+  });
+
+  it("is started once per process and leaves a port served by another gateway alone", async () => {
+    const settings = resolveContractorSettings(
+      { enabled: true, projectDir: project, port: sidecar.port },
+      join(base, "state"),
+    );
+    const options = {
+      key: KEY,
+      sessions,
+      claudeEnv: {},
+      allowedTools: [],
+      disallowedTools: [],
+      log: { info: () => undefined, warn: () => undefined },
+    };
+    const again = await startSidecarOnce(settings, options);
+    expect(again.kind).toBe("shared");
+    await releaseSidecar(sidecar.port);
+    expect((await fetch(`${url()}/models`, { headers: { authorization: `Bearer ${KEY}` } })).status).toBe(
+      200,
+    );
+
+    // Another process holds a port and its lock file names a live process: left alone.
+    const otherPort = await freePort();
+    const other = createServer((_request, response) => response.end("other"));
+    await new Promise<void>((resolve) => other.listen(otherPort, "127.0.0.1", () => resolve()));
+    try {
+      const elsewhere = resolveContractorSettings(
+        { enabled: true, projectDir: project, port: otherPort },
+        join(base, "other-state"),
+      );
+      await mkdir(join(base, "other-state"), { recursive: true });
+      const { writeFile } = await import("node:fs/promises");
+      await writeFile(elsewhere.lockFile, JSON.stringify({ pid: process.pid, port: otherPort }));
+      expect((await startSidecarOnce(elsewhere, options)).kind).toBe("elsewhere");
+      await writeFile(elsewhere.lockFile, JSON.stringify({ pid: 999_999_999, port: otherPort }));
+      const taken = await startSidecarOnce(elsewhere, options);
+      expect(taken.kind).toBe("failed");
+    } finally {
+      other.close();
+    }
+    expect(await readdir(join(base, "state"))).toContain("contractor-sidecar.lock");
+  });
+});
