@@ -90,7 +90,7 @@ export function bootstrapPrompt(options: { turn: OpenClawTurn; projectDir: strin
     "You are talking to a person through OpenClaw (chat: WhatsApp, Slack, the web UI). Each message below is one chat turn; answer in chat-sized text.",
     `Project folder: ${projectDir}. OpenClaw session: ${turn.sessionKey}${turn.workspace ? `; OpenClaw workspace: ${turn.workspace}` : ""}.`,
     "gstack's skills are installed; this is a spawned session (OPENCLAW_SESSION is set), so pick recommended options yourself and never wait for a question to be answered.",
-    "For a long task the person wants done in the background, hand it to the gstack dispatch daemon instead of doing it in this turn: run `gstack-dispatch submit` (or tell the person to ask the OpenClaw agent to use its gstack_dispatch tool); the completion report comes back to the chat by itself.",
+    `For a long task the person wants done in the background ("do this in the background"), do not do it in this turn: write a dispatch file (JSON: "id": "dispatch-" plus a unique suffix, "dispatched_by": "openclaw", "task", "project" (a lowercase slug), "project_dir", "reply_to": {"runtime": "openclaw", "session_key": ${JSON.stringify(turn.sessionKey)}${turn.agentId ? `, "agent_id": ${JSON.stringify(turn.agentId)}` : ""}}) in the project folder as .gstack-dispatch.json and run \`gstack-dispatch submit .gstack-dispatch.json\`. The gstack daemon runs it and its completion report comes back into this chat by itself; say so and end the turn.`,
   ];
   if (options.note) lines.push(options.note);
   return `${lines.join("\n")}\n\n---\n\n${turn.text}`;

@@ -1,9 +1,10 @@
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, readdir, rm, stat } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { processGroupAlive } from "@gstack/agent-runner";
+import { gstackLayout } from "@gstack/contracts";
 import { freePort } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, startScriptedModel } from "@gstack/scripted-model";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -27,6 +28,7 @@ let model: ScriptedModel;
 let sidecar: RunningSidecar;
 let sessions: SessionMap;
 let port: number;
+let gstackHome: string;
 
 beforeAll(async () => {
   base = await mkdtemp(join(tmpdir(), "gstack-contractor-"));
@@ -35,6 +37,19 @@ beforeAll(async () => {
   await mkdir(project, { recursive: true });
   await mkdir(claudeHome, { recursive: true });
   execFileSync("git", ["init", "-q", project]);
+  // gstack-dispatch as installed from this package, for handing work to the daemon.
+  const bin = join(base, "bin");
+  await mkdir(bin, { recursive: true });
+  const dispatchCommand = join(import.meta.dirname, "..", "..", "dist", "bin", "gstack-dispatch.js");
+  await writeFile(
+    join(bin, "gstack-dispatch"),
+    `#!/bin/sh\nexec "${process.execPath}" "${dispatchCommand}" "$@"\n`,
+    {
+      mode: 0o755,
+    },
+  );
+  gstackHome = join(base, "gstack");
+  await mkdir(gstackHome, { recursive: true });
   model = await startScriptedModel({ respond: contractorResponder });
   port = await freePort();
   const settings = resolveContractorSettings(
@@ -45,8 +60,13 @@ beforeAll(async () => {
   const started = await startSidecarOnce(settings, {
     key: KEY,
     sessions,
-    claudeEnv: { ...model.claudeEnv(claudeHome), CLAUDE_CODE_MAX_RETRIES: "0" },
-    allowedTools: [],
+    claudeEnv: {
+      ...model.claudeEnv(claudeHome),
+      CLAUDE_CODE_MAX_RETRIES: "0",
+      GSTACK_HOME: gstackHome,
+      PATH: `${bin}:${process.env.PATH ?? ""}`,
+    },
+    allowedTools: ["Bash(gstack-dispatch submit:*)"],
     disallowedTools: ["Bash(sudo:*)"],
     log: { info: () => undefined, warn: () => undefined },
   });
@@ -142,6 +162,22 @@ describe("the contractor sidecar in front of the real Claude Code CLI", () => {
     expect(answer.text).toMatch(/_Write \S*notes\.txt_/);
     expect(answer.text).toContain("ANSWER after-tool");
     expect(await stat(join(project, "notes.txt")).then(() => true)).toBe(true);
+  });
+
+  it("hands a long task to the dispatch daemon, with the chat as the place its report comes back to", async () => {
+    const key = "agent:claude-code:background";
+    const answer = await postChat(
+      url(),
+      KEY,
+      openclawBody({ sessionKey: key, conversation: ["Please do BACKGROUND:refactor"] }),
+    );
+    expect(answer.text).toContain("_Bash: gstack-dispatch submit .gstack-dispatch.json_");
+    expect(answer.text).toContain("Handed to the gstack daemon");
+    const incoming = gstackLayout(gstackHome).dispatch.incoming;
+    const files = (await readdir(incoming)).filter((name) => name.endsWith(".json"));
+    expect(files).toEqual(["dispatch-refactor.json"]);
+    const dispatch = JSON.parse(await readFile(join(incoming, files[0] as string), "utf8"));
+    expect(dispatch.reply_to).toEqual({ runtime: "openclaw", session_key: key });
   });
 
   it("keeps two sessions at once apart", async () => {

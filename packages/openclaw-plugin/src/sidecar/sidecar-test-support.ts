@@ -33,6 +33,23 @@ export function contractorResponder(request: RecordedRequest): ScriptedStep {
     JSON.stringify(request.body?.messages ?? []).includes('"tool_result"') && !/MARK-/.test(newest);
   const marks = [...newest.matchAll(/MARK-([A-Za-z0-9]+)/g)].map((match) => match[1]);
   if (newest.includes("HANG")) return { type: "hang" };
+  const background = /BACKGROUND:(\S+)/.exec(request.firstUserText);
+  if (background) {
+    if (request.toolResultCount === 0) {
+      const sessionKey = /OpenClaw session: ([^;.\s]+)/.exec(request.firstUserText)?.[1] ?? "";
+      const dispatch = {
+        id: `dispatch-${background[1]}`,
+        dispatched_by: "openclaw",
+        task: `Do ${background[1]} in the background`,
+        project: "widget",
+        project_dir: ".",
+        reply_to: { runtime: "openclaw", session_key: sessionKey },
+      };
+      return scripted.write(".gstack-dispatch.json", JSON.stringify(dispatch));
+    }
+    if (request.toolResultCount === 1) return scripted.bash("gstack-dispatch submit .gstack-dispatch.json");
+    return scripted.text("Handed to the gstack daemon; its report will come back here.");
+  }
   const tool = /TOOL:(\S+)/.exec(newest);
   if (tool && !toolResult) return scripted.write(tool[1] as string, "written by the contractor\n");
   return scripted.text(`ANSWER ${marks.at(-1) ?? "after-tool"} from Claude Code.`, {
