@@ -86,6 +86,8 @@ export function startClaudeTurn(options: ClaudeTurnOptions): ClaudeTurn {
       }
       case "assistant": {
         const message = isObject(event.message) ? event.message : undefined;
+        // The CLI words an API failure as a synthetic assistant message; it becomes the error answer instead.
+        if (event.error !== undefined || message?.model === "<synthetic>") return;
         const id = typeof message?.id === "string" ? message.id : undefined;
         const content = Array.isArray(message?.content) ? message.content : [];
         for (const block of content) {

@@ -230,6 +230,28 @@ describe("the contractor sidecar in front of the real Claude Code CLI", () => {
     expect(processGroupAlive(pids[0] as number)).toBe(false);
   });
 
+  it("maps Claude's rate limit, overload, context and auth failures to OpenAI-shaped errors", async () => {
+    const failed = async (marker: string) =>
+      await postChat(
+        url(),
+        KEY,
+        openclawBody({ sessionKey: `agent:claude-code:${marker}`, conversation: [marker] }),
+      );
+    const limited = await failed("FAIL-429");
+    expect([limited.status, limited.error?.type, limited.error?.code]).toEqual([
+      429,
+      "rate_limit_error",
+      "rate_limit_exceeded",
+    ]);
+    const overloaded = await failed("FAIL-529");
+    expect([overloaded.status, overloaded.error?.code]).toEqual([503, "overloaded"]);
+    const full = await failed("FAIL-CONTEXT");
+    expect([full.status, full.error?.code]).toEqual([400, "context_length_exceeded"]);
+    const denied = await failed("FAIL-401");
+    expect([denied.status, denied.error?.code]).toEqual([401, "invalid_api_key"]);
+    expect(denied.error?.message).toContain("Claude Code could not authenticate");
+  });
+
   it("answers bad requests with OpenAI-shaped errors and keeps serving", async () => {
     const noKey = await postChat(
       url(),

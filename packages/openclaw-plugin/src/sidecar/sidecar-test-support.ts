@@ -33,6 +33,11 @@ export function contractorResponder(request: RecordedRequest): ScriptedStep {
     JSON.stringify(request.body?.messages ?? []).includes('"tool_result"') && !/MARK-/.test(newest);
   const marks = [...newest.matchAll(/MARK-([A-Za-z0-9]+)/g)].map((match) => match[1]);
   if (newest.includes("HANG")) return { type: "hang" };
+  if (newest.includes("FAIL-429")) return scripted.rateLimited();
+  if (newest.includes("FAIL-529")) return scripted.overloaded();
+  if (newest.includes("FAIL-CONTEXT")) return scripted.promptTooLong();
+  if (newest.includes("FAIL-401"))
+    return scripted.error(401, { errorType: "authentication_error", message: "invalid x-api-key" });
   const background = /BACKGROUND:(\S+)/.exec(request.firstUserText);
   if (background) {
     if (request.toolResultCount === 0) {
