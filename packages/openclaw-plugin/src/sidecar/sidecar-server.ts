@@ -102,6 +102,8 @@ async function readBody(
 export function createSidecarHandler(options: SidecarServerOptions): SidecarHandler {
   const { settings, sessions, log } = options;
   const running = new Map<string, ClaudeTurn>();
+  /** Sessions with a turn in progress, taken before anything is awaited so two requests cannot both pass. */
+  const busy = new Set<string>();
   const keepAliveMs = options.keepAliveMs ?? 10_000;
   const modelNames = new Set([settings.modelId, `${settings.providerId}/${settings.modelId}`]);
 
@@ -183,7 +185,7 @@ export function createSidecarHandler(options: SidecarServerOptions): SidecarHand
         ),
       );
     }
-    if (running.has(turn.sessionKey)) {
+    if (busy.has(turn.sessionKey)) {
       return sendError(
         response,
         openAiError(
@@ -194,7 +196,12 @@ export function createSidecarHandler(options: SidecarServerOptions): SidecarHand
         ),
       );
     }
-    await streamTurn(turn, response);
+    busy.add(turn.sessionKey);
+    try {
+      await streamTurn(turn, response);
+    } finally {
+      busy.delete(turn.sessionKey);
+    }
   };
 
   const streamTurn = async (turn: OpenClawTurn, response: ServerResponse) => {
@@ -265,6 +272,8 @@ export function createSidecarHandler(options: SidecarServerOptions): SidecarHand
       });
       current = claude;
       running.set(turn.sessionKey, claude);
+      // The client may have gone while the session was being looked up.
+      if (response.destroyed) void claude.cancel("the client went away");
       const outcome = await claude.done;
       return { ...outcome, recorded };
     };
@@ -356,7 +365,7 @@ export function createSidecarHandler(options: SidecarServerOptions): SidecarHand
         } else response.destroy();
       });
     },
-    busySessions: () => [...running.keys()],
+    busySessions: () => [...busy],
     turnPids: () => [...running.values()].flatMap((turn) => (turn.pid === undefined ? [] : [turn.pid])),
     async stopAll(reason) {
       await Promise.all([...running.values()].map((turn) => turn.cancel(reason)));
