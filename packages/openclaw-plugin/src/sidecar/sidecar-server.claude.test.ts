@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { createServer } from "node:http";
+import { createServer, request as httpRequest } from "node:http";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { processGroupAlive } from "@gstack/agent-runner";
@@ -281,19 +281,52 @@ describe("the contractor sidecar in front of the real Claude Code CLI", () => {
       openclawBody({ sessionKey: "agent:x:bad", conversation: ["MARK-x"], stream: false }),
     );
     expect([plain.status, plain.error?.code]).toEqual([400, "stream_required"]);
-    const huge = await fetch(`${url()}/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${KEY}`, "content-type": "application/json" },
-      body: "x".repeat(9 * 1024 * 1024),
-    }).then(
-      async (response) => ({
-        status: response.status,
-        body: (await response.json()) as { error: { code: string } },
-      }),
-      () => undefined,
-    );
-    // The connection may be closed before the client finishes sending; when the answer arrives it is a 413.
-    if (huge) expect([huge.status, huge.body.error.code]).toEqual([413, "request_too_large"]);
+    // A body declared larger than the limit is refused before it is read.
+    const huge = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      const request = httpRequest(`${url()}/chat/completions`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${KEY}`,
+          "content-type": "application/json",
+          "content-length": 9 * 1024 * 1024,
+        },
+      });
+      request.on("response", (response) => {
+        let body = "";
+        response.on("data", (chunk: Buffer) => {
+          body += chunk.toString();
+        });
+        response.on("end", () => resolve({ status: response.statusCode ?? 0, body }));
+      });
+      request.on("error", reject);
+      request.flushHeaders();
+    });
+    expect(huge.status).toBe(413);
+    expect((JSON.parse(huge.body) as { error: { code: string } }).error.code).toBe("request_too_large");
+    // One that grows past the limit while it is read is refused too.
+    const growing = await new Promise<number>((resolve) => {
+      const request = httpRequest(`${url()}/chat/completions`, {
+        method: "POST",
+        headers: {
+          authorization: `Bearer ${KEY}`,
+          "content-type": "application/json",
+          "transfer-encoding": "chunked",
+        },
+      });
+      request.on("response", (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
+      request.on("error", () => resolve(-1));
+      const piece = "z".repeat(1024 * 1024);
+      const write = (left: number) => {
+        if (left === 0 || request.destroyed) return request.end();
+        if (request.write(piece)) setImmediate(() => write(left - 1));
+        else request.once("drain", () => write(left - 1));
+      };
+      write(12);
+    });
+    expect([413, -1]).toContain(growing);
     const models = await fetch(`${url()}/models`, { headers: { authorization: `Bearer ${KEY}` } });
     expect(((await models.json()) as { data: { id: string }[] }).data.map((entry) => entry.id)).toEqual([
       "claude-code",
