@@ -90,7 +90,10 @@ describe("the install step", () => {
       apiKey: await readSidecarKey(settings.keyFile),
     });
     expect(config.agents.entries["claude-code"].model.primary).toBe("gstack-claude/claude-code");
-    expect(config.agents.entries.main).toEqual({ name: "Main" });
+    // The agent that answered before stays the default, in its own workspace.
+    expect(config.agents.entries.main).toEqual({ name: "Main", workspace: join(folder, "workspace") });
+    expect(config.agents.ownership).toBe("explicit");
+    expect(config.agents.defaults.systemAgent).toEqual({ agentId: "main" });
     expect(config.plugins.entries.gstack.config.contractor).toMatchObject({
       enabled: true,
       projectDir: "/work/widget",
@@ -102,8 +105,25 @@ describe("the install step", () => {
     expect(await uninstallContractor({ configPath, pluginStateDir })).toEqual([
       "models.providers.gstack-claude",
       "agents.entries.claude-code",
+      "agents.ownership",
+      "agents.defaults.systemAgent",
       "plugins.entries.gstack.config.contractor",
     ]);
+    expect(JSON.parse(await readFile(configPath, "utf8"))).toEqual(original);
+  });
+
+  it("makes the implicit main agent explicit when no agent was configured, and takes it back out", async () => {
+    const configPath = join(folder, "openclaw.json");
+    const original = { plugins: { entries: { gstack: { enabled: true } } } };
+    await writeFile(configPath, JSON.stringify(original));
+    const pluginStateDir = join(folder, "gstack");
+    await installContractor({ configPath, pluginStateDir, projectDir: "/p" });
+    await installContractor({ configPath, pluginStateDir, projectDir: "/p" });
+    const config = JSON.parse(await readFile(configPath, "utf8"));
+    expect(Object.keys(config.agents.entries)).toEqual(["main", "claude-code"]);
+    expect(config.agents.entries.main).toEqual({ workspace: join(folder, "workspace") });
+    expect(config.agents.defaults.systemAgent).toEqual({ agentId: "main" });
+    await uninstallContractor({ configPath, pluginStateDir });
     expect(JSON.parse(await readFile(configPath, "utf8"))).toEqual(original);
   });
 

@@ -1,5 +1,5 @@
 import { access, constants, readFile, stat } from "node:fs/promises";
-import { delimiter, isAbsolute, join } from "node:path";
+import { delimiter, dirname, isAbsolute, join } from "node:path";
 import { writeJsonAtomic } from "../atomic-json";
 import { type ContractorSettings, resolveContractorSettings } from "./contractor-settings";
 import { ensureSidecarKey, readSidecarKey } from "./sidecar-key";
@@ -120,6 +120,10 @@ export async function installContractor(
     ],
   };
   const agents = objectAt(config, ["agents", "entries"], file);
+  if (contractor.keptDefault === undefined) {
+    const kept = keepDefaultAgent(config, agentId, file);
+    if (kept) contractor.keptDefault = kept;
+  }
   const existing = isObject(agents[agentId]) ? agents[agentId] : {};
   agents[agentId] = {
     ...existing,
@@ -128,6 +132,86 @@ export async function installContractor(
   };
   await writeJsonAtomic(file, config);
   return { ...settings, agentId };
+}
+
+/** What the install added so the agent that answered before stays the default (undone by uninstall). */
+interface KeptDefault {
+  agentId: string;
+  /** `agents.entries.<agentId>` was added (the implicit `main` agent made explicit). */
+  addedEntry?: boolean;
+  /** The workspace written into that agent's entry. */
+  addedWorkspace?: string;
+  addedOwnership?: boolean;
+  addedSystemAgent?: boolean;
+}
+
+/**
+ * OpenClaw treats a lone configured agent as the default and refuses a roster of several without
+ * `agents.ownership: "explicit"`; in such a roster an agent without its own workspace gets
+ * `workspace-<id>`. So when the config had no agent or one, adding ours would take over the
+ * person's chats or move that agent's workspace: the install names the agent that answered
+ * before (`main` when none was configured) as `agents.defaults.systemAgent`, keeps its workspace
+ * where it was, and sets explicit ownership. A roster that is already explicit is left alone.
+ */
+function keepDefaultAgent(config: Json, agentId: string, file: string): KeptDefault | undefined {
+  const agents = objectAt(config, ["agents"], file);
+  const entries = objectAt(config, ["agents", "entries"], file);
+  if (agents.ownership === "explicit") return undefined;
+  const others = Object.keys(entries).filter((id) => id !== agentId);
+  if (others.length > 1) return undefined;
+  const previous = others[0] ?? "main";
+  const kept: KeptDefault = { agentId: previous };
+  const defaults = objectAt(config, ["agents", "defaults"], file);
+  if (entries[previous] === undefined) {
+    entries[previous] = {};
+    kept.addedEntry = true;
+  }
+  const entry = entries[previous];
+  if (!isObject(entry)) throw new Error(`${file}: field agents.entries.${previous} must be an object`);
+  if (entry.workspace === undefined) {
+    const workspace =
+      typeof defaults.workspace === "string"
+        ? defaults.workspace
+        : (process.env.OPENCLAW_WORKSPACE_DIR ?? join(dirname(file), "workspace"));
+    entry.workspace = workspace;
+    kept.addedWorkspace = workspace;
+  }
+  agents.ownership = "explicit";
+  kept.addedOwnership = true;
+  if (defaults.systemAgent === undefined) {
+    defaults.systemAgent = { agentId: previous };
+    kept.addedSystemAgent = true;
+  }
+  return kept;
+}
+
+/** Undoes {@link keepDefaultAgent}, leaving what the person changed since. */
+function restoreDefaultAgent(config: Json, kept: unknown, removed: string[]): void {
+  if (!isObject(kept) || typeof kept.agentId !== "string") return;
+  const agents = isObject(config.agents) ? config.agents : undefined;
+  if (!agents) return;
+  const entries = isObject(agents.entries) ? agents.entries : {};
+  const defaults = isObject(agents.defaults) ? agents.defaults : {};
+  const entry = entries[kept.agentId];
+  if (isObject(entry) && typeof kept.addedWorkspace === "string" && entry.workspace === kept.addedWorkspace) {
+    delete entry.workspace;
+  }
+  if (kept.addedEntry === true && isObject(entry) && Object.keys(entry).length === 0) {
+    delete entries[kept.agentId];
+    removed.push(`agents.entries.${kept.agentId}`);
+  }
+  if (kept.addedOwnership === true && agents.ownership === "explicit" && Object.keys(entries).length <= 1) {
+    delete agents.ownership;
+    removed.push("agents.ownership");
+  }
+  const system = defaults.systemAgent;
+  if (kept.addedSystemAgent === true && isObject(system) && system.agentId === kept.agentId) {
+    delete defaults.systemAgent;
+    removed.push("agents.defaults.systemAgent");
+  }
+  if (Object.keys(entries).length === 0) delete agents.entries;
+  if (Object.keys(defaults).length === 0) delete agents.defaults;
+  if (Object.keys(agents).length === 0) delete config.agents;
 }
 
 /**
@@ -162,9 +246,17 @@ export async function uninstallContractor(options: {
     isObject(plugins[PLUGIN_ID]) && isObject(plugins[PLUGIN_ID].config)
       ? plugins[PLUGIN_ID].config
       : undefined;
+  restoreDefaultAgent(config, contractor.keptDefault, removed);
   if (pluginConfig && "contractor" in pluginConfig) {
     delete pluginConfig.contractor;
     removed.push(`plugins.entries.${PLUGIN_ID}.config.contractor`);
+    const entry = plugins[PLUGIN_ID] as Json;
+    if (Object.keys(pluginConfig).length === 0) delete entry.config;
+  }
+  // Containers the install had to create go again once empty.
+  if (providers && Object.keys(providers).length === 0 && isObject(config.models)) {
+    delete config.models.providers;
+    if (Object.keys(config.models).length === 0) delete config.models;
   }
   if (removed.length > 0) await writeJsonAtomic(options.configPath, config);
   return removed;
