@@ -374,6 +374,26 @@ describe("the contractor sidecar in front of the real Claude Code CLI", () => {
       const { writeFile } = await import("node:fs/promises");
       await writeFile(elsewhere.lockFile, JSON.stringify({ pid: process.pid, port: otherPort }));
       expect((await startSidecarOnce(elsewhere, options)).kind).toBe("elsewhere");
+      // A sidecar of another OpenClaw home (whose lock file is elsewhere) is recognised by its answers.
+      const neighbourPort = await freePort();
+      const neighbour = createServer((_request, response) => {
+        response.setHeader("x-gstack-contractor", "4242");
+        response.writeHead(401).end("{}");
+      });
+      await new Promise<void>((resolve) => neighbour.listen(neighbourPort, "127.0.0.1", () => resolve()));
+      try {
+        const settingsThere = resolveContractorSettings(
+          { enabled: true, projectDir: project, port: neighbourPort },
+          join(base, "neighbour"),
+        );
+        expect(await startSidecarOnce(settingsThere, options)).toEqual({
+          kind: "elsewhere",
+          pid: 4242,
+          port: neighbourPort,
+        });
+      } finally {
+        neighbour.close();
+      }
       await writeFile(elsewhere.lockFile, JSON.stringify({ pid: 999_999_999, port: otherPort }));
       const taken = await startSidecarOnce(elsewhere, options);
       expect(taken.kind).toBe("failed");

@@ -18,6 +18,9 @@ import { type ClaudeSessionEntry, claudeSessionExists, type SessionMap } from ".
 import { authorizationMatches } from "./sidecar-key";
 import { resumeWasRefused, turnError } from "./turn-error";
 
+/** The response header every sidecar answer carries: the serving process's id. */
+export const SIDECAR_HEADER = "x-gstack-contractor";
+
 export interface SidecarLog {
   info(message: string): void;
   warn(message: string): void;
@@ -321,6 +324,8 @@ export function createSidecarHandler(options: SidecarServerOptions): SidecarHand
 
   return {
     handle(request, response) {
+      // Names the process serving, so a second gateway that finds the port taken knows it is a sidecar.
+      response.setHeader(SIDECAR_HEADER, String(process.pid));
       const path = (request.url ?? "/").split("?")[0];
       const work = async () => {
         if (path !== "/v1/models" && path !== "/v1/chat/completions") {

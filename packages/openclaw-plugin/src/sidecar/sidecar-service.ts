@@ -4,6 +4,7 @@ import { writeJsonAtomic } from "../atomic-json";
 import type { ContractorSettings } from "./contractor-settings";
 import {
   createSidecarHandler,
+  SIDECAR_HEADER,
   type SidecarHandler,
   type SidecarLog,
   type SidecarServerOptions,
@@ -64,10 +65,22 @@ async function lockHolder(lockFile: string): Promise<{ pid: number; port: number
   return undefined;
 }
 
+/** The process id a contractor sidecar on the port names in its answers, if one answers. */
+async function sidecarOnPort(host: string, port: number): Promise<number | undefined> {
+  try {
+    const response = await fetch(`http://${host}:${port}/v1/models`, { signal: AbortSignal.timeout(3_000) });
+    await response.arrayBuffer();
+    const pid = Number(response.headers.get(SIDECAR_HEADER));
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Starts the sidecar once per gateway. The port itself is the lock between processes: the
- * first to bind it serves, a second gateway finds it taken and leaves it to the process the
- * lock file names. Within one process the running server is shared and counted, so a reload
+ * first to bind it serves, a second gateway finds it taken and leaves it to the sidecar that
+ * answers there (or the live process its lock file names). Within one process the running server is shared and counted, so a reload
  * that starts the service again (before or after stopping the old one) never binds twice.
  */
 export async function startSidecarOnce(
@@ -94,6 +107,9 @@ export async function startSidecarOnce(
   });
   if (bound) {
     if (bound.code === "EADDRINUSE") {
+      // Another OpenClaw home on this machine keeps its lock file elsewhere: ask the port itself.
+      const serving = await sidecarOnPort(settings.host, settings.port);
+      if (serving !== undefined) return { kind: "elsewhere", pid: serving, port: settings.port };
       const holder = await lockHolder(settings.lockFile);
       if (holder && holder.port === settings.port && processAlive(holder.pid)) {
         return { kind: "elsewhere", pid: holder.pid, port: settings.port };
