@@ -34,6 +34,7 @@ let gateway: OpenClawGateway;
 let scratch: string;
 let claudeHome: string;
 let port: number;
+let tarball: string;
 
 const gatewayEnv = () => ({
   OPENCLAW_GATEWAY_URL: `ws://127.0.0.1:${gateway.port}`,
@@ -68,7 +69,7 @@ beforeAll(async () => {
   });
   scratch = await mkdtemp(join(tmpdir(), "gstack-contractor-e2e-"));
   claudeHome = join(scratch, "claude-home");
-  const tarball = await packPlugin(join(scratch, "pack"));
+  tarball = await packPlugin(join(scratch, "pack"));
   world = await makeGstackWorld();
   claudeModel = await startScriptedModel({ respond: contractorResponder });
   home = await makeOpenClawHome({
@@ -196,6 +197,42 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
     expect((await fetch(`${gateway.url}/health`)).status).toBeLessThan(500);
     const after = await agentTurn(home, gateway, SESSION, "Still there? MARK-e4");
     expect(after.stdout).toContain("ANSWER e4 from Claude Code.");
+  });
+
+  it("leaves the port to the gateway that serves it when a second gateway on this machine has the contractor too", async () => {
+    const otherLog = join(scratch, "other-gateway.log");
+    const otherHome = await makeOpenClawHome({
+      logging: { file: otherLog },
+      plugins: {
+        entries: { gstack: { enabled: true, config: { gstackHome: world.root, followCompletions: false } } },
+      },
+    });
+    let other: OpenClawGateway | undefined;
+    try {
+      await installPlugin(otherHome, tarball);
+      await installContractor({
+        configPath: otherHome.configPath,
+        pluginStateDir: join(otherHome.stateDir, "gstack"),
+        projectDir: world.repo,
+        port,
+        claudeBinary: claudeForTests,
+      });
+      other = await startOpenClawGateway({ home: otherHome.home, startTimeoutMs: 300_000 });
+      const otherGateway = other;
+      const logged = () => readFile(otherLog, "utf8").catch(() => "");
+      await vi.waitUntil(async () => (await logged()).includes(`port ${port} is served by gateway process`), {
+        timeout: 120_000,
+        interval: 250,
+      });
+      expect(otherGateway.running()).toBe(true);
+      expect(await logged()).not.toContain("gstack contractor: serving");
+      await expect(stat(join(otherHome.stateDir, "gstack", "contractor-sidecar.lock"))).rejects.toThrow();
+      const again = await agentTurn(home, gateway, SESSION, "With a neighbour MARK-e5");
+      expect(again.stdout).toContain("ANSWER e5 from Claude Code.");
+    } finally {
+      await other?.stop();
+      await otherHome.remove();
+    }
   });
 
   it("reports the setup with doctor and takes it out again with uninstall, leaving the rest of openclaw.json", async () => {
