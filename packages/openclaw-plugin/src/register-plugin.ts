@@ -18,6 +18,7 @@ import { resolvePluginSettings } from "./plugin-settings";
 import { reportParameters, runReportTool } from "./report-tool";
 import { runtimeSessionDelivery } from "./session-delivery";
 import { runShippedTool, shippedParameters } from "./shipped-tool";
+import { registerContractor } from "./sidecar";
 import { runStatusTool } from "./status-tool";
 import type { ToolAnswer } from "./tool-answer";
 import { failure, oneLine } from "./tool-answer";
@@ -116,6 +117,8 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
       follower = undefined;
     },
   });
+
+  registerContractor(api, settings, stateRoot);
 
   // gstack's learnings, with their provenance, as an extra corpus of OpenClaw's memory search.
   api.registerMemoryCorpusSupplement(learningsCorpus(settings));

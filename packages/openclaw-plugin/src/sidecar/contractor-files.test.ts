@@ -1,0 +1,138 @@
+import { chmod, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { checkContractor, installContractor, uninstallContractor } from "./contractor-install";
+import { claudeSessionExists, SessionMap } from "./session-map";
+import { authorizationMatches, ensureSidecarKey, readSidecarKey } from "./sidecar-key";
+
+let folder: string;
+beforeEach(async () => {
+  folder = await mkdtemp(join(tmpdir(), "gstack-contractor-files-"));
+});
+afterEach(async () => {
+  await rm(folder, { recursive: true, force: true });
+});
+
+describe("the sidecar key", () => {
+  it("is made once with mode 0600, and a looser file is refused", async () => {
+    const path = join(folder, "state", "contractor.key");
+    const key = await ensureSidecarKey(path);
+    expect(((await stat(path)).mode & 0o777).toString(8)).toBe("600");
+    expect(await ensureSidecarKey(path)).toBe(key);
+    expect(authorizationMatches(`Bearer ${key}`, key)).toBe(true);
+    expect(authorizationMatches(`Bearer ${key}x`, key)).toBe(false);
+    expect(authorizationMatches(undefined, key)).toBe(false);
+    await chmod(path, 0o644);
+    await expect(readSidecarKey(path)).rejects.toThrow(/readable by others \(mode 644\); run chmod 600/);
+  });
+});
+
+describe("the session map", () => {
+  it("keeps entries across instances and applies concurrent changes one at a time", async () => {
+    const path = join(folder, "sessions.json");
+    const map = new SessionMap(path);
+    const entry = (id: string) => ({
+      claudeSessionId: id,
+      cwd: "/p",
+      createdAt: "t",
+      updatedAt: "t",
+      turns: 1,
+    });
+    await Promise.all(
+      Array.from({ length: 20 }, (_, index) => map.set(`agent:a:${index}`, entry(`id-${index}`))),
+    );
+    const again = new SessionMap(path);
+    expect(Object.keys(await again.all())).toHaveLength(20);
+    expect((await again.get("agent:a:7"))?.claudeSessionId).toBe("id-7");
+    await again.delete("agent:a:7");
+    expect(await map.get("agent:a:7")).toBeUndefined();
+    await writeFile(path, JSON.stringify({ sessions: [] }));
+    await expect(map.get("x")).resolves.toBeUndefined();
+    await writeFile(path, JSON.stringify({ sessions: "no" }));
+    await expect(map.get("x")).rejects.toThrow(/sessions\.json: field sessions must be an object/);
+  });
+
+  it("knows whether Claude Code still has a session's transcript", async () => {
+    const env = { HOME: folder };
+    const entry = { claudeSessionId: "abc", cwd: "/work/my project" };
+    expect(await claudeSessionExists(entry, env)).toBe(false);
+    const { mkdir } = await import("node:fs/promises");
+    await mkdir(join(folder, ".claude", "projects", "-work-my-project"), { recursive: true });
+    await writeFile(join(folder, ".claude", "projects", "-work-my-project", "abc.jsonl"), "{}\n");
+    expect(await claudeSessionExists(entry, env)).toBe(true);
+  });
+});
+
+describe("the install step", () => {
+  it("adds the provider, the agent and the settings, and uninstall takes exactly those out", async () => {
+    const configPath = join(folder, "openclaw.json");
+    const original = {
+      gateway: { port: 18789 },
+      models: { providers: { other: { baseUrl: "http://x", api: "anthropic-messages" } } },
+      agents: { defaults: { model: { primary: "other/m" } }, entries: { main: { name: "Main" } } },
+      plugins: { entries: { gstack: { enabled: true, config: { gstackHome: "/g" } } } },
+    };
+    await writeFile(configPath, JSON.stringify(original, null, 2));
+    const pluginStateDir = join(folder, "gstack");
+    const settings = await installContractor({
+      configPath,
+      pluginStateDir,
+      projectDir: "/work/widget",
+      port: 18999,
+    });
+    const config = JSON.parse(await readFile(configPath, "utf8"));
+    expect(config.gateway).toEqual(original.gateway);
+    expect(config.models.providers.other).toEqual(original.models.providers.other);
+    expect(config.models.providers["gstack-claude"]).toMatchObject({
+      baseUrl: "http://127.0.0.1:18999/v1",
+      api: "openai-completions",
+      apiKey: await readSidecarKey(settings.keyFile),
+    });
+    expect(config.agents.entries["claude-code"].model.primary).toBe("gstack-claude/claude-code");
+    // The agent that answered before stays the default, in its own workspace.
+    expect(config.agents.entries.main).toEqual({ name: "Main", workspace: join(folder, "workspace") });
+    expect(config.agents.ownership).toBe("explicit");
+    expect(config.agents.defaults.systemAgent).toEqual({ agentId: "main" });
+    expect(config.plugins.entries.gstack.config.contractor).toMatchObject({
+      enabled: true,
+      projectDir: "/work/widget",
+    });
+    const doctor = await checkContractor({ configPath, pluginStateDir });
+    expect(doctor.find((line) => line.line.startsWith("key "))?.ok).toBe(true);
+    expect(doctor.find((line) => line.line.startsWith("project folder"))?.ok).toBe(false);
+
+    expect(await uninstallContractor({ configPath, pluginStateDir })).toEqual([
+      "models.providers.gstack-claude",
+      "agents.entries.claude-code",
+      "agents.ownership",
+      "agents.defaults.systemAgent",
+      "plugins.entries.gstack.config.contractor",
+    ]);
+    expect(JSON.parse(await readFile(configPath, "utf8"))).toEqual(original);
+  });
+
+  it("makes the implicit main agent explicit when no agent was configured, and takes it back out", async () => {
+    const configPath = join(folder, "openclaw.json");
+    const original = { plugins: { entries: { gstack: { enabled: true } } } };
+    await writeFile(configPath, JSON.stringify(original));
+    const pluginStateDir = join(folder, "gstack");
+    await installContractor({ configPath, pluginStateDir, projectDir: "/p" });
+    await installContractor({ configPath, pluginStateDir, projectDir: "/p" });
+    const config = JSON.parse(await readFile(configPath, "utf8"));
+    expect(Object.keys(config.agents.entries)).toEqual(["main", "claude-code"]);
+    expect(config.agents.entries.main).toEqual({ workspace: join(folder, "workspace") });
+    expect(config.agents.defaults.systemAgent).toEqual({ agentId: "main" });
+    await uninstallContractor({ configPath, pluginStateDir });
+    expect(JSON.parse(await readFile(configPath, "utf8"))).toEqual(original);
+  });
+
+  it("refuses a config that is not plain JSON, naming the file, and leaves it alone", async () => {
+    const configPath = join(folder, "openclaw.json");
+    await writeFile(configPath, "{ // comment\n gateway: {},\n}");
+    await expect(installContractor({ configPath, pluginStateDir: folder, projectDir: "/p" })).rejects.toThrow(
+      /openclaw\.json is not plain JSON/,
+    );
+    expect(await readFile(configPath, "utf8")).toBe("{ // comment\n gateway: {},\n}");
+  });
+});

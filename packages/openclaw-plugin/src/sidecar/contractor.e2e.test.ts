@@ -1,0 +1,264 @@
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { markedRunProcesses } from "@gstack/agent-runner";
+import { freePort, type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
+import { type ScriptedModel, startScriptedModel } from "@gstack/scripted-model";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import {
+  agentTurn,
+  type GstackWorld,
+  installPlugin,
+  makeGstackWorld,
+  makeOpenClawHome,
+  packPlugin,
+  pluginPackageDir,
+  startOpenClawGateway,
+} from "../openclaw-world";
+import { installContractor } from "./contractor-install";
+import { readSidecarKey } from "./sidecar-key";
+import {
+  claudeForTests,
+  claudeNewestText,
+  contractorResponder,
+  openclawBody,
+  postChat,
+} from "./sidecar-test-support";
+
+const SESSION = "agent:claude-code:chat";
+
+let world: GstackWorld;
+let claudeModel: ScriptedModel;
+let home: OpenClawHome;
+let gateway: OpenClawGateway;
+let scratch: string;
+let claudeHome: string;
+let port: number;
+let tarball: string;
+
+const gatewayEnv = () => ({
+  OPENCLAW_GATEWAY_URL: `ws://127.0.0.1:${gateway.port}`,
+  OPENCLAW_GATEWAY_TOKEN: gateway.token,
+});
+const sessionsFile = () => join(home.stateDir, "gstack", "contractor-sessions.json");
+const claudeSessionOf = async (key: string) =>
+  (
+    JSON.parse(await readFile(sessionsFile(), "utf8")) as {
+      sessions: Record<string, { claudeSessionId: string }>;
+    }
+  ).sessions[key]?.claudeSessionId;
+const claudeRequestAbout = (mark: string) =>
+  claudeModel.agentRequests().find((request) => claudeNewestText(request).includes(mark));
+
+async function history(key: string): Promise<{ role: string; content: unknown }[]> {
+  const answer = await runOpenClaw(
+    ["gateway", "call", "chat.history", "--params", JSON.stringify({ sessionKey: key }), "--json"],
+    {
+      home: home.home,
+      env: gatewayEnv(),
+      timeoutMs: 120_000,
+    },
+  );
+  expect(answer.code, answer.stderr).toBe(0);
+  return (JSON.parse(answer.stdout) as { messages: { role: string; content: unknown }[] }).messages;
+}
+
+beforeAll(async () => {
+  await stat(join(pluginPackageDir, "dist", "index.js")).catch(() => {
+    throw new Error("build @gstack/openclaw-plugin before its end-to-end tests (pnpm run build)");
+  });
+  scratch = await mkdtemp(join(tmpdir(), "gstack-contractor-e2e-"));
+  claudeHome = join(scratch, "claude-home");
+  tarball = await packPlugin(join(scratch, "pack"));
+  world = await makeGstackWorld();
+  claudeModel = await startScriptedModel({ respond: contractorResponder });
+  home = await makeOpenClawHome({
+    plugins: {
+      entries: { gstack: { enabled: true, config: { gstackHome: world.root, followCompletions: false } } },
+    },
+  });
+  await installPlugin(home, tarball);
+  port = await freePort();
+  // The install command, as a person runs it.
+  const install = await runOpenClaw(
+    [
+      "gstack-contractor",
+      "install",
+      "--project",
+      world.repo,
+      "--port",
+      String(port),
+      "--claude",
+      claudeForTests,
+    ],
+    { home: home.home, timeoutMs: 180_000 },
+  );
+  expect(install.code, `${install.stdout}\n${install.stderr}`).toBe(0);
+  expect(install.stdout).toContain("installed: agent claude-code");
+  // Claude Code is pointed at the scripted model (the install step keeps everything else).
+  await installContractor({
+    configPath: home.configPath,
+    pluginStateDir: join(home.stateDir, "gstack"),
+    projectDir: world.repo,
+    env: { ...claudeModel.claudeEnv(claudeHome), CLAUDE_CODE_MAX_RETRIES: "0" },
+  });
+  gateway = await startOpenClawGateway({ home: home.home, startTimeoutMs: 300_000 });
+}, 900_000);
+
+afterAll(async () => {
+  await gateway?.stop();
+  await claudeModel?.close();
+  await home?.remove();
+  await world?.remove();
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+describe("an OpenClaw agent whose model is Claude Code (the real gateway and the real CLI)", () => {
+  it("carries turn 1 and turn 2 through one Claude Code session, and OpenClaw keeps both answers", async () => {
+    const first = await agentTurn(home, gateway, SESSION, "Hello MARK-e1");
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain("ANSWER e1 from Claude Code.");
+    const claudeSession = await claudeSessionOf(SESSION);
+    expect(claudeSession).toMatch(/^[0-9a-f-]{36}$/);
+    const bootstrap = claudeNewestText(claudeRequestAbout("MARK-e1")!);
+    expect(bootstrap).toContain(`OpenClaw session: ${SESSION}`);
+    expect(bootstrap).toContain(`Project folder: ${world.repo}`);
+
+    const second = await agentTurn(home, gateway, SESSION, "And then MARK-e2");
+    expect(second.code, second.stderr).toBe(0);
+    expect(second.stdout).toContain("ANSWER e2 from Claude Code.");
+    const request = claudeRequestAbout("MARK-e2")!;
+    expect(claudeNewestText(request)).not.toContain("MARK-e1");
+    expect(request.promptText).toContain("Hello MARK-e1");
+    expect(request.promptText).toContain("ANSWER e1 from Claude Code.");
+    expect(await claudeSessionOf(SESSION)).toBe(claudeSession);
+
+    const said = (await history(SESSION))
+      .filter((message) => message.role === "assistant")
+      .map((message) => JSON.stringify(message.content));
+    expect(said.some((text) => text.includes("ANSWER e1"))).toBe(true);
+    expect(said.some((text) => text.includes("ANSWER e2"))).toBe(true);
+  });
+
+  it("continues the same Claude Code session after a gateway restart", async () => {
+    const before = await claudeSessionOf(SESSION);
+    await gateway.stop();
+    gateway = await startOpenClawGateway({ home: home.home, startTimeoutMs: 300_000 });
+    const third = await agentTurn(home, gateway, SESSION, "After the restart MARK-e3");
+    expect(third.code, third.stderr).toBe(0);
+    expect(third.stdout).toContain("ANSWER e3 from Claude Code.");
+    const request = claudeRequestAbout("MARK-e3")!;
+    expect(request.promptText).toContain("Hello MARK-e1");
+    expect(request.promptText).toContain("And then MARK-e2");
+    expect(await claudeSessionOf(SESSION)).toBe(before);
+  });
+
+  it("stops Claude Code when the client goes away, and bad requests never take the gateway down", async () => {
+    const key = await readSidecarKey(join(home.stateDir, "gstack", "contractor.key"));
+    const url = `http://127.0.0.1:${port}/v1`;
+    const hangKey = "agent:claude-code:abandoned";
+    const client = new AbortController();
+    const pending = postChat(
+      url,
+      key,
+      openclawBody({ sessionKey: hangKey, conversation: ["HANG now"] }),
+      client.signal,
+    ).catch(() => undefined);
+    await vi.waitUntil(() => claudeModel.hangingCount() > 0, { timeout: 120_000, interval: 100 });
+    expect(markedRunProcesses({ OPENCLAW_SESSION: hangKey }).length).toBeGreaterThan(0);
+    client.abort();
+    await pending;
+    await vi.waitUntil(() => markedRunProcesses({ OPENCLAW_SESSION: hangKey }).length === 0, {
+      timeout: 30_000,
+      interval: 100,
+    });
+
+    expect(
+      (await postChat(url, undefined, openclawBody({ sessionKey: "x", conversation: ["MARK-x"] }))).status,
+    ).toBe(401);
+    expect((await postChat(url, key, "{nope")).error?.code).toBe("invalid_json");
+    expect(
+      (await postChat(url, key, openclawBody({ sessionKey: "x", conversation: ["MARK-x"], model: "other" })))
+        .status,
+    ).toBe(404);
+    expect(
+      (await postChat(url, key, openclawBody({ sessionKey: "x", conversation: ["MARK-x"], stream: false })))
+        .status,
+    ).toBe(400);
+    await fetch(`${url}/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: "y".repeat(9 * 1024 * 1024),
+    }).then(
+      (response) => expect(response.status).toBe(413),
+      () => undefined,
+    );
+    expect(gateway.running()).toBe(true);
+    expect((await fetch(`${gateway.url}/health`)).status).toBeLessThan(500);
+    const after = await agentTurn(home, gateway, SESSION, "Still there? MARK-e4");
+    expect(after.stdout).toContain("ANSWER e4 from Claude Code.");
+  });
+
+  it("leaves the port to the gateway that serves it when a second gateway on this machine has the contractor too", async () => {
+    const otherLog = join(scratch, "other-gateway.log");
+    const otherHome = await makeOpenClawHome({
+      logging: { file: otherLog },
+      plugins: {
+        entries: { gstack: { enabled: true, config: { gstackHome: world.root, followCompletions: false } } },
+      },
+    });
+    let other: OpenClawGateway | undefined;
+    try {
+      await installPlugin(otherHome, tarball);
+      await installContractor({
+        configPath: otherHome.configPath,
+        pluginStateDir: join(otherHome.stateDir, "gstack"),
+        projectDir: world.repo,
+        port,
+        claudeBinary: claudeForTests,
+      });
+      other = await startOpenClawGateway({ home: otherHome.home, startTimeoutMs: 300_000 });
+      const otherGateway = other;
+      const logged = () => readFile(otherLog, "utf8").catch(() => "");
+      await vi.waitUntil(async () => (await logged()).includes(`port ${port} is served by gateway process`), {
+        timeout: 120_000,
+        interval: 250,
+      });
+      expect(otherGateway.running()).toBe(true);
+      expect(await logged()).not.toContain("gstack contractor: serving");
+      await expect(stat(join(otherHome.stateDir, "gstack", "contractor-sidecar.lock"))).rejects.toThrow();
+      const again = await agentTurn(home, gateway, SESSION, "With a neighbour MARK-e5");
+      expect(again.stdout).toContain("ANSWER e5 from Claude Code.");
+    } finally {
+      await other?.stop();
+      await otherHome.remove();
+    }
+  });
+
+  it("reports the setup with doctor and takes it out again with uninstall, leaving the rest of openclaw.json", async () => {
+    const doctor = await runOpenClaw(["gstack-contractor", "doctor"], {
+      home: home.home,
+      timeoutMs: 180_000,
+    });
+    expect(doctor.stdout, doctor.stderr).toContain("ok   sidecar answers on");
+    expect(doctor.stdout).not.toContain("FAIL");
+    expect(doctor.code).toBe(0);
+    const uninstall = await runOpenClaw(["gstack-contractor", "uninstall"], {
+      home: home.home,
+      timeoutMs: 180_000,
+    });
+    expect(uninstall.code, uninstall.stderr).toBe(0);
+    const config = JSON.parse(await readFile(home.configPath, "utf8")) as {
+      models?: { providers?: Record<string, unknown> };
+      agents?: { entries?: Record<string, unknown> };
+      plugins: { entries: { gstack: { enabled: boolean; config: Record<string, unknown> } } };
+    };
+    expect(config.models?.providers?.["gstack-claude"]).toBeUndefined();
+    expect(config.agents?.entries?.["claude-code"]).toBeUndefined();
+    expect(config.plugins.entries.gstack.enabled).toBe(true);
+    expect(config.plugins.entries.gstack.config).toEqual({
+      gstackHome: world.root,
+      followCompletions: false,
+    });
+  });
+});

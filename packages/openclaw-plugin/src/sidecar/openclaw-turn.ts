@@ -1,0 +1,97 @@
+import { createHash } from "node:crypto";
+import { type ChatMessage, textOfMessage } from "./openai-wire";
+
+/** What a Chat Completions request from OpenClaw says about its session and its newest turn. */
+export interface OpenClawTurn {
+  /** The OpenClaw session key (`agent:<id>:<name>`), or a key derived from the conversation's start. */
+  sessionKey: string;
+  /** Whether the key came from OpenClaw's own runtime line (otherwise it was derived). */
+  keyFromRuntime: boolean;
+  /** OpenClaw's session id (changes when the session is reset). */
+  openclawSessionId?: string;
+  /** The OpenClaw agent's workspace. */
+  workspace?: string;
+  agentId?: string;
+  /** What the person said since the assistant last answered, runtime line and internal context removed. */
+  text: string;
+}
+
+const INTERNAL_CONTEXT = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>";
+const RUNTIME_LINE = /^Runtime: (.+)$/m;
+
+/** The fields of OpenClaw's `Runtime: agent=… | session=… | sessionId=… | repo=…` line. */
+export function parseRuntimeLine(text: string): Record<string, string> | undefined {
+  const match = RUNTIME_LINE.exec(text);
+  if (!match) return undefined;
+  const fields: Record<string, string> = {};
+  for (const part of (match[1] ?? "").split(" | ")) {
+    const equals = part.indexOf("=");
+    if (equals > 0) fields[part.slice(0, equals).trim()] = part.slice(equals + 1).trim();
+  }
+  return fields;
+}
+
+function isInternalContext(text: string): boolean {
+  return text.trimStart().startsWith(INTERNAL_CONTEXT);
+}
+
+/**
+ * Reads one request's session and newest user text. OpenClaw resends the whole conversation each
+ * turn and appends its runtime line (with the session key) to the first user message of a
+ * session, so the key is found the same way on every turn. A client that sends no runtime line
+ * gets a key derived from the conversation's first user message (stable while the history is
+ * resent), or the one it names in `user`.
+ */
+export function readOpenClawTurn(messages: readonly ChatMessage[], user?: string): OpenClawTurn {
+  let runtime: Record<string, string> | undefined;
+  let firstUser: string | undefined;
+  for (const message of messages) {
+    if (message.role !== "user" && message.role !== "system") continue;
+    const text = textOfMessage(message.content);
+    if (message.role === "user" && firstUser === undefined && !isInternalContext(text)) firstUser = text;
+    runtime = parseRuntimeLine(text) ?? runtime;
+  }
+  const texts: string[] = [];
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index]!;
+    if (message.role === "assistant") break;
+    if (message.role !== "user") continue;
+    const text = textOfMessage(message.content);
+    if (isInternalContext(text)) continue;
+    texts.unshift(text.replace(RUNTIME_LINE, "").trim());
+  }
+  const text = texts.filter((part) => part.length > 0).join("\n\n");
+  const named = runtime?.session;
+  const sessionKey =
+    named ??
+    (user && user.length > 0
+      ? `user:${user}`
+      : `conversation:${createHash("sha256")
+          .update(firstUser ?? "")
+          .digest("hex")
+          .slice(0, 24)}`);
+  return {
+    sessionKey,
+    keyFromRuntime: named !== undefined,
+    ...(runtime?.sessionId ? { openclawSessionId: runtime.sessionId } : {}),
+    ...(runtime?.repo ? { workspace: runtime.repo } : {}),
+    ...(runtime?.agent ? { agentId: runtime.agent } : {}),
+    text,
+  };
+}
+
+/**
+ * The first message of a Claude Code session: where it runs, which OpenClaw session it serves,
+ * that gstack's skills are there and how long work goes to the background.
+ */
+export function bootstrapPrompt(options: { turn: OpenClawTurn; projectDir: string; note?: string }): string {
+  const { turn, projectDir } = options;
+  const lines = [
+    "You are talking to a person through OpenClaw (chat: WhatsApp, Slack, the web UI). Each message below is one chat turn; answer in chat-sized text.",
+    `Project folder: ${projectDir}. OpenClaw session: ${turn.sessionKey}${turn.workspace ? `; OpenClaw workspace: ${turn.workspace}` : ""}.`,
+    "gstack's skills are installed; this is a spawned session (OPENCLAW_SESSION is set), so pick recommended options yourself and never wait for a question to be answered.",
+    `For a long task the person wants done in the background ("do this in the background"), do not do it in this turn: write a dispatch file (JSON: "id": "dispatch-" plus a unique suffix, "dispatched_by": "openclaw", "task", "project" (a lowercase slug), "project_dir", "reply_to": {"runtime": "openclaw", "session_key": ${JSON.stringify(turn.sessionKey)}${turn.agentId ? `, "agent_id": ${JSON.stringify(turn.agentId)}` : ""}}) in the project folder as .gstack-dispatch.json and run \`gstack-dispatch submit .gstack-dispatch.json\`. The gstack daemon runs it and its completion report comes back into this chat by itself; say so and end the turn.`,
+  ];
+  if (options.note) lines.push(options.note);
+  return `${lines.join("\n")}\n\n---\n\n${turn.text}`;
+}

@@ -1,0 +1,392 @@
+import { randomBytes } from "node:crypto";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { AgentRunResult } from "@gstack/agent-runner";
+import { type ClaudeTurn, type ClaudeUsage, startClaudeTurn } from "./claude-turn";
+import type { ContractorSettings } from "./contractor-settings";
+import {
+  chunkWriter,
+  errorBody,
+  type OpenAiError,
+  openAiError,
+  parseChatRequest,
+  SSE_DONE,
+  sseData,
+  type TurnUsage,
+} from "./openai-wire";
+import { bootstrapPrompt, type OpenClawTurn, readOpenClawTurn } from "./openclaw-turn";
+import { type ClaudeSessionEntry, claudeSessionExists, type SessionMap } from "./session-map";
+import { authorizationMatches } from "./sidecar-key";
+import { resumeWasRefused, turnError } from "./turn-error";
+
+/** The response header every sidecar answer carries: the serving process's id. */
+export const SIDECAR_HEADER = "x-gstack-contractor";
+
+export interface SidecarLog {
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+export interface SidecarServerOptions {
+  settings: ContractorSettings & { projectDir: string };
+  key: string;
+  sessions: SessionMap;
+  /** Environment for Claude Code on top of the gateway's. */
+  claudeEnv: Record<string, string | undefined>;
+  allowedTools: readonly string[];
+  disallowedTools: readonly string[];
+  log: SidecarLog;
+  /** Silence before the stream starts (or between keep-alive comments). Default 10 s. */
+  keepAliveMs?: number;
+}
+
+/** The request handler of the sidecar, with the turns it is running. */
+export interface SidecarHandler {
+  handle(request: IncomingMessage, response: ServerResponse): void;
+  /** OpenClaw session keys with a turn running. */
+  busySessions(): string[];
+  /** Process ids of the Claude Code turns running now. */
+  turnPids(): number[];
+  /** Stops every running turn (its whole process group) and waits until they are gone. */
+  stopAll(reason: string): Promise<void>;
+}
+
+const sendError = (response: ServerResponse, error: OpenAiError, close = false) => {
+  if (response.headersSent) return;
+  const body = JSON.stringify(errorBody(error));
+  response.writeHead(error.status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(body),
+    ...(close ? { connection: "close" } : {}),
+  });
+  response.end(body);
+};
+
+/** Reads a body up to `limit` bytes; undefined (after answering 413) when it is larger. */
+async function readBody(
+  request: IncomingMessage,
+  response: ServerResponse,
+  limit: number,
+): Promise<string | undefined> {
+  const tooLarge = () => {
+    sendError(
+      response,
+      openAiError(
+        413,
+        "invalid_request_error",
+        "request_too_large",
+        `The request body is over ${limit} bytes (contractor.maxBodyBytes).`,
+      ),
+      true,
+    );
+    response.once("finish", () => request.destroy());
+  };
+  const declared = Number(request.headers["content-length"]);
+  if (Number.isFinite(declared) && declared > limit) {
+    tooLarge();
+    return undefined;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of request as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) {
+      tooLarge();
+      return undefined;
+    }
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/**
+ * The OpenAI-compatible face of Claude Code: `GET /v1/models` and streamed
+ * `POST /v1/chat/completions`, each OpenClaw session one Claude Code session.
+ */
+export function createSidecarHandler(options: SidecarServerOptions): SidecarHandler {
+  const { settings, sessions, log } = options;
+  const running = new Map<string, ClaudeTurn>();
+  /** Sessions with a turn in progress, taken before anything is awaited so two requests cannot both pass. */
+  const busy = new Set<string>();
+  const keepAliveMs = options.keepAliveMs ?? 10_000;
+  const modelNames = new Set([settings.modelId, `${settings.providerId}/${settings.modelId}`]);
+
+  const listModels = (response: ServerResponse) => {
+    const body = JSON.stringify({
+      object: "list",
+      data: [{ id: settings.modelId, object: "model", created: 0, owned_by: "gstack" }],
+    });
+    response.writeHead(200, {
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(body),
+    });
+    response.end(body);
+  };
+
+  /** Which Claude session a turn continues, or why it starts a new one. */
+  const chooseSession = async (
+    turn: OpenClawTurn,
+  ): Promise<{ resume?: ClaudeSessionEntry; note?: string }> => {
+    const entry = await sessions.get(turn.sessionKey);
+    if (!entry) return {};
+    if (
+      turn.openclawSessionId &&
+      entry.openclawSessionId &&
+      turn.openclawSessionId !== entry.openclawSessionId
+    ) {
+      return { note: "OpenClaw started a new session, so this is a new Claude Code session." };
+    }
+    if (entry.cwd !== settings.projectDir) {
+      return {
+        note: `The project folder changed to ${settings.projectDir}, so this is a new Claude Code session.`,
+      };
+    }
+    if (!(await claudeSessionExists(entry, { ...process.env, ...options.claudeEnv }))) {
+      return {
+        note: `The earlier Claude Code session (${entry.claudeSessionId}) is gone from this machine, so this is a new one; it does not remember the earlier turns.`,
+      };
+    }
+    return { resume: entry };
+  };
+
+  const complete = async (request: IncomingMessage, response: ServerResponse) => {
+    const raw = await readBody(request, response, settings.maxBodyBytes);
+    if (raw === undefined) return;
+    const read = parseChatRequest(raw);
+    if (!read.ok) return sendError(response, read.error);
+    const parsed = read.request;
+    if (!modelNames.has(parsed.model)) {
+      return sendError(
+        response,
+        openAiError(
+          404,
+          "invalid_request_error",
+          "model_not_found",
+          `The model ${parsed.model} is not served here; use ${settings.modelId}.`,
+        ),
+      );
+    }
+    if (parsed.stream !== true) {
+      return sendError(
+        response,
+        openAiError(
+          400,
+          "invalid_request_error",
+          "stream_required",
+          'Field stream: this model only streams; send "stream": true.',
+        ),
+      );
+    }
+    const turn = readOpenClawTurn(parsed.messages, parsed.user);
+    if (turn.text.length === 0) {
+      return sendError(
+        response,
+        openAiError(
+          400,
+          "invalid_request_error",
+          "no_user_message",
+          "Field messages: there is no user message after the last assistant message.",
+        ),
+      );
+    }
+    if (busy.has(turn.sessionKey)) {
+      return sendError(
+        response,
+        openAiError(
+          409,
+          "invalid_request_error",
+          "session_busy",
+          `Claude Code is still working on the previous message of session ${turn.sessionKey}; send this one when it has answered.`,
+        ),
+      );
+    }
+    busy.add(turn.sessionKey);
+    try {
+      await streamTurn(turn, response);
+    } finally {
+      busy.delete(turn.sessionKey);
+    }
+  };
+
+  const streamTurn = async (turn: OpenClawTurn, response: ServerResponse) => {
+    const chunks = chunkWriter(`chatcmpl-${randomBytes(12).toString("hex")}`, settings.modelId);
+    let opened = false;
+    let tail = "";
+    let finished = false;
+    const open = () => {
+      if (opened) return;
+      opened = true;
+      response.writeHead(200, {
+        "content-type": "text/event-stream; charset=utf-8",
+        "cache-control": "no-cache",
+        connection: "keep-alive",
+        "x-accel-buffering": "no",
+      });
+      response.write(sseData(chunks.role()));
+    };
+    const say = (text: string) => {
+      if (text.length === 0 || response.destroyed) return;
+      open();
+      response.write(sseData(chunks.text(text)));
+      tail = (tail + text).slice(-2);
+    };
+    const progress = (description: string) => {
+      const lead = tail.length === 0 || tail.endsWith("\n\n") ? "" : tail.endsWith("\n") ? "\n" : "\n\n";
+      say(`${lead}_${description.replace(/[_\n]/g, " ")}_\n\n`);
+    };
+    const keepAlive = setInterval(() => {
+      if (!opened) open();
+      else if (!response.destroyed) response.write(": working\n\n");
+    }, keepAliveMs);
+
+    let current: ClaudeTurn | undefined;
+    const run = async (resume: ClaudeSessionEntry | undefined, note: string | undefined) => {
+      if (note) say(`_${note}_\n\n`);
+      const now = new Date().toISOString();
+      let recorded: ClaudeSessionEntry | undefined = resume;
+      const claude = startClaudeTurn({
+        binary: settings.claudeBinary,
+        cwd: settings.projectDir,
+        prompt: resume
+          ? turn.text
+          : bootstrapPrompt({ turn, projectDir: settings.projectDir, ...(note ? { note } : {}) }),
+        ...(resume ? { resumeSessionId: resume.claudeSessionId } : {}),
+        sessionKey: turn.sessionKey,
+        env: options.claudeEnv,
+        allowedTools: options.allowedTools,
+        disallowedTools: options.disallowedTools,
+        timeoutMs: settings.turnTimeoutMs,
+        onText: say,
+        onToolUse: progress,
+        onSessionId: (id) => {
+          if (resume || recorded) return;
+          // Recorded at once, so a turn cut short still leaves a session to resume.
+          recorded = {
+            claudeSessionId: id,
+            cwd: settings.projectDir,
+            ...(turn.openclawSessionId ? { openclawSessionId: turn.openclawSessionId } : {}),
+            createdAt: now,
+            updatedAt: now,
+            turns: 0,
+          };
+          sessions
+            .set(turn.sessionKey, recorded)
+            .catch((error: unknown) => log.warn(`contractor: ${String(error)}`));
+        },
+      });
+      current = claude;
+      running.set(turn.sessionKey, claude);
+      // The client may have gone while the session was being looked up.
+      if (response.destroyed) void claude.cancel("the client went away");
+      const outcome = await claude.done;
+      return { ...outcome, recorded };
+    };
+
+    const onClose = () => {
+      if (!finished) void current?.cancel("the client went away");
+    };
+    response.once("close", onClose);
+    try {
+      const choice = await chooseSession(turn);
+      let outcome = await run(choice.resume, choice.note);
+      if (choice.resume && !outcome.streamedText && resumeWasRefused(outcome.run) && !response.destroyed) {
+        outcome = await run(
+          undefined,
+          `Claude Code no longer has session ${choice.resume.claudeSessionId}, so this is a new one; it does not remember the earlier turns.`,
+        );
+      }
+      finished = true;
+      const failure = response.destroyed ? undefined : turnError(outcome.run);
+      if (outcome.recorded && !failure) {
+        await sessions.set(turn.sessionKey, {
+          ...outcome.recorded,
+          updatedAt: new Date().toISOString(),
+          turns: outcome.recorded.turns + 1,
+        });
+      }
+      if (response.destroyed) return;
+      if (failure) {
+        log.warn(`contractor: turn of ${turn.sessionKey} failed: ${failure.message}`);
+        if (!opened) return sendError(response, failure);
+        response.write(sseData(errorBody(failure)));
+        response.end(SSE_DONE);
+        return;
+      }
+      open();
+      response.write(sseData(chunks.finish("stop", usageOf(outcome.usage, outcome.run))));
+      response.end(SSE_DONE);
+    } finally {
+      finished = true;
+      clearInterval(keepAlive);
+      response.off("close", onClose);
+      if (running.get(turn.sessionKey) === current) running.delete(turn.sessionKey);
+    }
+  };
+
+  return {
+    handle(request, response) {
+      // Names the process serving, so a second gateway that finds the port taken knows it is a sidecar.
+      response.setHeader(SIDECAR_HEADER, String(process.pid));
+      const path = (request.url ?? "/").split("?")[0];
+      const work = async () => {
+        if (path !== "/v1/models" && path !== "/v1/chat/completions") {
+          return sendError(
+            response,
+            openAiError(
+              404,
+              "invalid_request_error",
+              "not_found",
+              `Nothing is served at ${path}; use /v1/chat/completions.`,
+            ),
+          );
+        }
+        if (!authorizationMatches(request.headers.authorization, options.key)) {
+          return sendError(
+            response,
+            openAiError(
+              401,
+              "invalid_request_error",
+              "invalid_api_key",
+              "Missing or wrong key: send Authorization: Bearer <the key in contractor.keyFile>.",
+            ),
+          );
+        }
+        const wanted = path === "/v1/models" ? "GET" : "POST";
+        if (request.method !== wanted) {
+          return sendError(
+            response,
+            openAiError(405, "invalid_request_error", "method_not_allowed", `${path} takes ${wanted}.`),
+          );
+        }
+        if (path === "/v1/models") return listModels(response);
+        return complete(request, response);
+      };
+      work().catch((error: unknown) => {
+        log.warn(`contractor: request failed: ${String(error)}`);
+        if (!response.headersSent) {
+          sendError(
+            response,
+            openAiError(500, "server_error", "internal_error", `The sidecar failed: ${String(error)}.`),
+          );
+        } else response.destroy();
+      });
+    },
+    busySessions: () => [...busy],
+    turnPids: () => [...running.values()].flatMap((turn) => (turn.pid === undefined ? [] : [turn.pid])),
+    async stopAll(reason) {
+      await Promise.all([...running.values()].map((turn) => turn.cancel(reason)));
+    },
+  };
+}
+
+function usageOf(usage: ClaudeUsage | undefined, run: AgentRunResult): TurnUsage {
+  const prompt =
+    (usage?.inputTokens ?? 0) + (usage?.cacheReadTokens ?? 0) + (usage?.cacheCreationTokens ?? 0);
+  const completion = usage?.outputTokens ?? 0;
+  return {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: prompt + completion,
+    prompt_tokens_details: { cached_tokens: usage?.cacheReadTokens ?? 0 },
+    ...(run.result?.costUsd !== undefined ? { cost: run.result.costUsd } : {}),
+  };
+}
