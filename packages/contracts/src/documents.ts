@@ -13,6 +13,8 @@ import {
   cancelAnswerSchema,
   cancelRequestSchema,
   dispatchSnapshotSchema,
+  landAnswerSchema,
+  landRequestSchema,
   serviceHealthSchema,
   spawnAnswerSchema,
   spawnRequestSchema,
@@ -45,6 +47,8 @@ export const documentSchemas = {
   "cancel-request": cancelRequestSchema,
   "cancel-answer": cancelAnswerSchema,
   "service-health": serviceHealthSchema,
+  "land-request": landRequestSchema,
+  "land-answer": landAnswerSchema,
 } as const satisfies Record<string, z.ZodType>;
 
 export type DocumentKind = keyof typeof documentSchemas;
