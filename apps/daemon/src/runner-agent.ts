@@ -56,6 +56,9 @@ export const startRunnerAgent: AgentStarter = (options) => {
     ...(options.disallowedTools ? { disallowedTools: options.disallowedTools } : {}),
     ...(options.command ? { command: { command: options.command } } : {}),
     ...(options.binary ? { binary: options.binary } : {}),
+    ...(options.resumeSessionId && options.agent === "claude"
+      ? { extraArgs: ["--resume", options.resumeSessionId] }
+      : {}),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.streamFile ? { streamFile: options.streamFile } : {}),
     ...(options.onProgress

@@ -12,7 +12,8 @@ import { DispatchQueue } from "./dispatch-queue";
 import { commitsSince, headAndBranch } from "./git";
 import { expiresAt } from "./intake";
 import { buildPrompt } from "./prompt";
-import { type SessionState, writeQueueFile, writeState } from "./session-state";
+import { type SessionState, workDir, writeQueueFile, writeState } from "./session-state";
+import { prepareWorkspace } from "./worktree/prepare";
 
 /**
  * What a cancel did: `cancelling` (a running agent was signalled, or a launch under way stops
@@ -232,15 +233,20 @@ export class SessionRunner {
     state.status = state.attempt > 1 ? "retrying" : "running";
     state.updated_at = context.now().toISOString();
     const persisted = writeState(layout, state);
+    // The dispatch's own worktree (made once, found again on a retry or after a crash).
+    await persisted;
+    await prepareWorkspace(context, state, dispatch);
     if (state.started_at === undefined) {
       state.started_at = context.now().toISOString();
-      const { commit: baseSha, branch } = await headAndBranch(state.project_dir);
-      if (baseSha) state.base_sha = baseSha;
-      if (branch) state.branch = branch;
+      if (!state.worktree) {
+        const { commit: baseSha, branch } = await headAndBranch(state.project_dir);
+        if (baseSha) state.base_sha = baseSha;
+        if (branch) state.branch = branch;
+      }
     }
     if (state.attempt > 1 && state.run?.attempt !== state.attempt) {
       // Each attempt's own start, so what it made can be told from what earlier ones made.
-      const { commit: head } = await headAndBranch(state.project_dir);
+      const { commit: head } = await headAndBranch(workDir(state));
       state.run = { attempt: state.attempt, ...(head ? { base_sha: head } : {}) };
     }
     session.firstStarted ??= new Date(state.started_at).getTime();
@@ -249,7 +255,7 @@ export class SessionRunner {
       (state.restarts ?? 0) > 0
         ? {
             ...(state.branch ? { branch: state.branch } : {}),
-            commits: (await commitsSince(state.project_dir, state.base_sha)).map(
+            commits: (await commitsSince(workDir(state), state.base_sha)).map(
               (commit) => `${commit.sha.slice(0, 7)} ${commit.subject}`,
             ),
           }
@@ -277,7 +283,8 @@ export class SessionRunner {
     const agent = this.options.startAgent({
       agent: state.agent,
       prompt,
-      cwd: state.project_dir,
+      cwd: workDir(state),
+      ...(resumeSessionId(state) ? { resumeSessionId: resumeSessionId(state) } : {}),
       env: {
         ...agentConfig?.env,
         ...this.options.agentEnv,
@@ -528,6 +535,17 @@ export class SessionRunner {
       await sleep(50);
     }
   }
+}
+
+/**
+ * The Claude Code session a later attempt continues: the one the earlier attempt's stream
+ * reported, when the run has a worktree of its own (Claude Code resumes a session only from
+ * the folder it began in) and the retry is not one that must leave the context behind.
+ */
+function resumeSessionId(state: SessionState): string | undefined {
+  if (state.agent !== "claude" || !state.worktree || !state.include_learnings) return undefined;
+  if (state.attempt === 1 && (state.restarts ?? 0) === 0) return undefined;
+  return state.progress?.sessionId;
 }
 
 function spawnFailure(error: Error): AgentFailure {

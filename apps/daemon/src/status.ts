@@ -8,7 +8,7 @@ import {
 } from "@gstack/contracts";
 import type { DeliveryStatus } from "./completion-delivery";
 import { commitsSince } from "./git";
-import { readAllStates, readQueueFile, type SessionState } from "./session-state";
+import { readAllStates, readQueueFile, type SessionState, workDir } from "./session-state";
 
 /** The daemon's state as the `status` command shows it. */
 export interface DaemonStatus {
@@ -60,7 +60,7 @@ export async function listSessionsOf(
   const sessions = await Promise.all(
     running.map(async (state) => {
       // Commits are counted first and every other field read after, all at one moment.
-      const commits = state.started_at ? (await commitsSince(state.project_dir, state.base_sha)).length : 0;
+      const commits = state.started_at ? (await commitsSince(workDir(state), state.base_sha)).length : 0;
       return {
         id: state.id,
         project: state.project,

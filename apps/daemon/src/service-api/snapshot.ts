@@ -7,7 +7,7 @@ import {
   parseValue,
 } from "@gstack/contracts";
 import { commitsSince } from "../git";
-import { readState, runBaseSha, type SessionState } from "../session-state";
+import { readState, runBaseSha, type SessionState, workDir } from "../session-state";
 
 /** Where a snapshot is read from: the runner's live sessions first, then the files. */
 export interface SnapshotSources {
@@ -153,11 +153,10 @@ async function liveSnapshot(sources: SnapshotSources, state: SessionState): Prom
     });
   }
   const run = runBaseSha(state);
-  const runCommits =
-    run.known && state.started_at ? await commitsSince(state.project_dir, run.sha) : undefined;
+  const runCommits = run.known && state.started_at ? await commitsSince(workDir(state), run.sha) : undefined;
   const earlier =
     state.attempt > 1 && runCommits && state.started_at
-      ? (await commitsSince(state.project_dir, state.base_sha)).filter(
+      ? (await commitsSince(workDir(state), state.base_sha)).filter(
           (commit) => !runCommits.some((mine) => mine.sha === commit.sha),
         )
       : [];
