@@ -206,7 +206,12 @@ async function withLanding(
           : `${id} has no worktree of its own (it never started)`,
       );
     }
-    if (current.status !== "finished" && !done) {
+    // The report is the end of the run (the state is marked finished a moment after it).
+    const reported = await readFile(layout.dispatch.completedJson(id), "utf8").then(
+      () => true,
+      () => false,
+    );
+    if (current.status !== "finished" && !reported && !done) {
       throw new LandRefusal(
         "not-finished",
         `${id} is still ${current.status}; wait for its report, or cancel it`,
