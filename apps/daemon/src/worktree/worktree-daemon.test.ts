@@ -1,0 +1,129 @@
+import { execFileSync } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Daemon } from "../daemon";
+import { submitDispatch } from "../submit";
+import {
+  auditOf,
+  completionOf,
+  dispatchFor,
+  makeWorld,
+  startChildDaemon,
+  type TestWorld,
+  testDaemon,
+  waitFor,
+} from "../test-support";
+
+let world: TestWorld;
+let daemon: Daemon | undefined;
+const git = (...args: string[]) =>
+  execFileSync("git", ["-C", world.repo, ...args], { encoding: "utf8" }).trim();
+const worktreeCount = () => git("worktree", "list", "--porcelain").match(/^worktree /gm)?.length ?? 0;
+
+beforeEach(async () => {
+  world = await makeWorld();
+});
+
+afterEach(async () => {
+  await daemon?.stop(0);
+  daemon = undefined;
+  await world.cleanup();
+});
+
+async function startDaemon(settings: Record<string, unknown> = {}) {
+  daemon = testDaemon(world, { retryDelayMs: { rateLimit: 50, other: 50 } }, settings);
+  await daemon.start();
+}
+
+describe("the daemon and dispatch worktrees", { timeout: 60_000 }, () => {
+  it("refuses an option-like branch name at intake, naming the field and the rule", async () => {
+    await startDaemon();
+    await submitDispatch(
+      world.layout,
+      dispatchFor(world, "dispatch-bad-branch", "commit a.txt", { branch: "--upload-pack=touch /tmp/x" }),
+    ).catch(() => undefined);
+    const rejected = await waitFor(async () =>
+      (await auditOf(world.layout)).find((event) => event.event === "rejected"),
+    );
+    expect(String(rejected.reason)).toContain("branch: '--upload-pack=touch /tmp/x' must not start with '-'");
+    expect(worktreeCount()).toBe(1);
+  });
+
+  it("ends failed, saying why, when the base does not exist, and leaves nothing behind", async () => {
+    await startDaemon();
+    await submitDispatch(
+      world.layout,
+      dispatchFor(world, "dispatch-no-base", "commit a.txt", { base: "nope" }),
+    );
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-no-base"));
+    expect(completion).toMatchObject({ status: "failed" });
+    expect(String(completion.error)).toContain("base 'nope' is not a branch, tag or commit");
+    expect(worktreeCount()).toBe(1);
+    expect(git("branch", "--list", "gstack/*")).toBe("");
+  });
+
+  it("works on the branch a dispatch names, from the base it names", async () => {
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "second");
+    git("branch", "release", "HEAD~1");
+    await startDaemon();
+    await submitDispatch(
+      world.layout,
+      dispatchFor(world, "dispatch-named", "commit a.txt", { branch: "fix/widget", base: "release" }),
+    );
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-named"));
+    expect(completion).toMatchObject({
+      status: "completed",
+      branch: "fix/widget",
+      base: "release",
+      commits: 1,
+    });
+    expect(git("rev-parse", "fix/widget~1")).toBe(git("rev-parse", "release"));
+  });
+
+  it("runs a project listed in in_place_projects in its own checkout", async () => {
+    await startDaemon({ in_place_projects: ["acme-widget"] });
+    await submitDispatch(world.layout, dispatchFor(world, "dispatch-in-place", "commit a.txt"));
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-in-place"));
+    expect(completion).toMatchObject({
+      status: "completed",
+      landing: "in_place",
+      branch: "main",
+      commits: 1,
+    });
+    expect(await readFile(join(world.repo, "a.txt"), "utf8")).toBe("hello\n");
+    expect(worktreeCount()).toBe(1);
+  });
+
+  it("retries in the same worktree, on the same branch", async () => {
+    await startDaemon();
+    await submitDispatch(world.layout, dispatchFor(world, "dispatch-retry-wt", "commit-then-rate-limit r"));
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-retry-wt"));
+    expect(completion).toMatchObject({ status: "completed", retries: 1, commits: 2 });
+    expect(git("diff", "--name-only", "main", "gstack/dispatch-retry-wt").split("\n")).toEqual([
+      "r-1",
+      "r-2",
+    ]);
+    const created = (await auditOf(world.layout)).filter((event) => event.event === "worktree_created");
+    expect(created).toHaveLength(1);
+    expect(worktreeCount()).toBe(2);
+  });
+
+  it("after kill -9 of the daemon mid-run: one worktree, one branch, one completion", async () => {
+    const crashing = startChildDaemon(world, { crashAfterSpawn: true });
+    await submitDispatch(world.layout, dispatchFor(world, "dispatch-crash-wt", "commit a.txt"));
+    expect(await crashing.exited).toBe("SIGKILL");
+    await startDaemon();
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-crash-wt"), 30_000);
+    expect(completion).toMatchObject({ status: "completed", commits: 1, branch: "gstack/dispatch-crash-wt" });
+    expect(worktreeCount()).toBe(2);
+    expect(git("branch", "--list", "--format=%(refname:short)", "gstack/*")).toBe("gstack/dispatch-crash-wt");
+    const ends = (await auditOf(world.layout)).filter(
+      (event) => event.event === "completed" && event.dispatch_id === "dispatch-crash-wt",
+    );
+    expect(ends).toHaveLength(1);
+    expect((await auditOf(world.layout)).filter((event) => event.event === "worktree_created")).toHaveLength(
+      1,
+    );
+  });
+});
