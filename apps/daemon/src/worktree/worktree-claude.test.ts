@@ -155,4 +155,39 @@ describe("a dispatch in a worktree of its own, with the real Claude Code CLI", {
     expect(spawned).toHaveLength(2);
     expect(checkoutSnapshot(world.repo)).toEqual(before);
   });
+
+  it("retries in the same worktree and resumes the same Claude Code session, so the agent keeps what it knew", async () => {
+    let secondAttemptRequests = 0;
+    await start({
+      respond: (request) => {
+        if (request.promptText.includes("This is attempt 2")) {
+          const steps = [
+            scripted.bash("git add -A"),
+            scripted.bash("git commit -m 'Add hello.txt'"),
+            scripted.text(REPORT),
+          ];
+          return steps[Math.min(secondAttemptRequests++, steps.length - 1)];
+        }
+        // The first attempt writes its file, then the API turns it away.
+        return request.toolResultCount === 0
+          ? scripted.write("hello.txt", "hello\n")
+          : scripted.rateLimited();
+      },
+      script: [scripted.text(REPORT)],
+    });
+    await submitDispatch(world.layout, dispatch("dispatch-wt-resume"));
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-wt-resume"), 90_000);
+    expect(completion).toMatchObject({ status: "completed", retries: 1, commits: 1 });
+    expect(git("diff", "--name-only", "main", "gstack/dispatch-wt-resume")).toBe("hello.txt");
+    const resumed =
+      model?.agentRequests().filter((request) => request.promptText.includes("This is attempt 2")) ?? [];
+    expect(resumed.length).toBeGreaterThan(0);
+    // The conversation goes on: it opens with the first attempt's prompt and holds its Write.
+    const first = resumed[0];
+    expect(first?.firstUserText).toContain("dispatch-wt-resume");
+    expect(first?.firstUserText).not.toContain("This is attempt 2");
+    expect(first?.toolResultCount).toBeGreaterThanOrEqual(1);
+    const created = (await auditOf(world.layout)).filter((event) => event.event === "worktree_created");
+    expect(created).toHaveLength(1);
+  });
 });
