@@ -1,7 +1,7 @@
 import { SERVICE_API_VERSION } from "@gstack/contracts";
 import type { DaemonContext } from "../daemon-context";
-import { discardDispatch, landDispatch } from "../land/land";
 import type { OfferVerdict } from "../intake-doors";
+import { discardDispatch, landDispatch } from "../land/land";
 import type { CancelOutcome, SessionRunner } from "../session-runner";
 import { listSessionsOf } from "../status";
 import type { ServiceBackend } from "./handler";
