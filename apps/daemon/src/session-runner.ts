@@ -233,23 +233,23 @@ export class SessionRunner {
     state.status = state.attempt > 1 ? "retrying" : "running";
     state.updated_at = context.now().toISOString();
     const persisted = writeState(layout, state);
+    const firstStart = state.started_at === undefined;
+    const startedAt = state.started_at ?? context.now().toISOString();
+    state.started_at = startedAt;
     // The dispatch's own worktree (made once, found again on a retry or after a crash).
     await persisted;
     await prepareWorkspace(context, state, dispatch);
-    if (state.started_at === undefined) {
-      state.started_at = context.now().toISOString();
-      if (!state.worktree) {
-        const { commit: baseSha, branch } = await headAndBranch(state.project_dir);
-        if (baseSha) state.base_sha = baseSha;
-        if (branch) state.branch = branch;
-      }
+    if (firstStart && !state.worktree) {
+      const { commit: baseSha, branch } = await headAndBranch(state.project_dir);
+      if (baseSha) state.base_sha = baseSha;
+      if (branch) state.branch = branch;
     }
     if (state.attempt > 1 && state.run?.attempt !== state.attempt) {
       // Each attempt's own start, so what it made can be told from what earlier ones made.
       const { commit: head } = await headAndBranch(workDir(state));
       state.run = { attempt: state.attempt, ...(head ? { base_sha: head } : {}) };
     }
-    session.firstStarted ??= new Date(state.started_at).getTime();
+    session.firstStarted ??= new Date(startedAt).getTime();
     const agentConfig = settings.agents?.[state.agent];
     const resume =
       (state.restarts ?? 0) > 0

@@ -8,6 +8,7 @@ import {
 } from "@gstack/contracts";
 import type { DeliveryStatus } from "./completion-delivery";
 import { commitsSince } from "./git";
+import { type AwaitingLanding, awaitingLanding, formatAwaiting } from "./land/awaiting";
 import { readAllStates, readQueueFile, type SessionState, workDir } from "./session-state";
 
 /** The daemon's state as the `status` command shows it. */
@@ -18,6 +19,8 @@ export interface DaemonStatus {
   sessions: ListSessionsResponse;
   /** Endpoints and ended deliveries as the completion delivery last wrote them. */
   delivery?: DeliveryStatus & { updated_at?: string };
+  /** Finished dispatches whose branches wait to be landed or discarded. */
+  awaiting?: AwaitingLanding[];
 }
 
 /** Reads `dispatch/.delivery-status.json`; undefined when it is missing or unreadable. */
@@ -106,7 +109,9 @@ export async function readStatus(layout: GstackLayout, now = new Date()): Promis
     ? now.getTime() - new Date(heartbeat.ts).getTime() < staleAfterMs && processAlive(heartbeat.pid)
     : false;
   const delivery = await readDeliveryStatus(layout);
+  const awaiting = await awaitingLanding(layout, now);
   return {
+    ...(awaiting.length > 0 ? { awaiting } : {}),
     ...(heartbeat ? { heartbeat } : {}),
     alive: fresh,
     sessions: response,
@@ -140,6 +145,7 @@ export function formatStatus(status: DaemonStatus): string {
   for (const [index, item] of (sessions.queue ?? []).entries()) {
     lines.push(`  ${index + 1}. ${item.id}  ${item.project}  waiting ${formatSeconds(item.waiting)}`);
   }
+  lines.push(...formatAwaiting(status.awaiting));
   lines.push(...formatDelivery(status.delivery));
   return lines.join("\n");
 }

@@ -45,7 +45,7 @@ export class LandRefusal extends Error {
 }
 
 /** What `sessions/{id}/landing.json` keeps: the outcome, once reached. */
-interface LandingRecord {
+export interface LandingRecord {
   landing: "landed" | "pr_opened" | "discarded";
   how: NonNullable<LandAnswer["how"]>;
   at: string;
@@ -66,7 +66,8 @@ function landingFile(layout: GstackLayout, id: string): string {
   return join(layout.dispatch.sessionDir(id), "landing.json");
 }
 
-async function readLanding(layout: GstackLayout, id: string): Promise<LandingRecord | undefined> {
+/** What became of a dispatch's work, once landed, pushed or discarded; undefined while it awaits. */
+export async function readLanding(layout: GstackLayout, id: string): Promise<LandingRecord | undefined> {
   try {
     return JSON.parse(await readFile(landingFile(layout, id), "utf8")) as LandingRecord;
   } catch {

@@ -1,8 +1,10 @@
 import { execFileSync } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "../daemon";
+import { readState, writeState } from "../session-state";
+import { formatStatus, readStatus } from "../status";
 import { submitDispatch } from "../submit";
 import {
   auditOf,
@@ -125,5 +127,48 @@ describe("the daemon and dispatch worktrees", { timeout: 60_000 }, () => {
     expect((await auditOf(world.layout)).filter((event) => event.event === "worktree_created")).toHaveLength(
       1,
     );
+  });
+
+  it("status lists what awaits landing with its age and disk use; start-up prunes what nobody needs", async () => {
+    await startDaemon();
+    await submitDispatch(world.layout, dispatchFor(world, "dispatch-keep", "commit a.txt"));
+    await submitDispatch(world.layout, dispatchFor(world, "dispatch-old", "commit b.txt"));
+    const kept = await waitFor(() => completionOf(world.layout, "dispatch-keep"));
+    const old = await waitFor(() => completionOf(world.layout, "dispatch-old"));
+    await waitFor(async () =>
+      (await readState(world.layout, "dispatch-old"))?.status === "finished" ? true : undefined,
+    );
+    await waitFor(async () =>
+      (await readState(world.layout, "dispatch-keep"))?.status === "finished" ? true : undefined,
+    );
+    const status = await readStatus(world.layout, new Date());
+    expect(status.awaiting?.map((item) => item.id).sort()).toEqual(["dispatch-keep", "dispatch-old"]);
+    expect(status.awaiting?.[0]?.disk_bytes).toBeGreaterThan(0);
+    expect(formatStatus(status)).toContain("2 awaiting landing");
+    expect(formatStatus(status)).toMatch(
+      /dispatch-keep {2}acme-widget {2}gstack\/dispatch-keep → main {2}\d+m ago {2}\d+ KiB/,
+    );
+    await daemon?.stop(0);
+    daemon = undefined;
+    // One finished three days ago; a folder no dispatch owns.
+    const state = await readState(world.layout, "dispatch-old");
+    if (!state) throw new Error("no state");
+    state.updated_at = new Date(Date.now() - 3 * 86_400_000).toISOString();
+    await writeState(world.layout, state);
+    const ghost = join(world.root, "worktrees", "acme-widget", "dispatch-ghost");
+    await mkdir(ghost, { recursive: true });
+    await writeFile(join(ghost, "left.txt"), "x");
+    await startDaemon({ worktree_retention_days: 1 });
+    const exists = (path: string) =>
+      stat(path).then(
+        () => true,
+        () => false,
+      );
+    expect(await exists(ghost)).toBe(false);
+    expect(await exists(String(old.worktree))).toBe(false);
+    expect(await exists(String(kept.worktree))).toBe(true);
+    // Its branch stays: the work can still be landed.
+    expect(git("rev-parse", "--verify", "gstack/dispatch-old")).toMatch(/^[0-9a-f]{40}$/);
+    expect(worktreeCount()).toBe(2);
   });
 });
