@@ -268,7 +268,10 @@ export class SessionRunner {
     });
     await persisted;
     const sessionDir = layout.dispatch.sessionDir(state.id);
+    // In place, one agent at a time per checkout: a second waits (in its slot) for the first.
+    const release = state.in_place ? await this.holdCheckout(state.project_dir) : () => undefined;
     if (session.cancelReason === "cancel") {
+      release();
       await this.finish(session, "cancelled", {
         failure: {
           kind: "cancelled",
@@ -280,31 +283,37 @@ export class SessionRunner {
       return;
     }
     const { environment } = context;
-    const agent = this.options.startAgent({
-      agent: state.agent,
-      prompt,
-      cwd: workDir(state),
-      ...(resumeSessionId(state) ? { resumeSessionId: resumeSessionId(state) } : {}),
-      env: {
-        ...agentConfig?.env,
-        ...this.options.agentEnv,
-        GSTACK_DISPATCH_ID: state.id,
-        GSTACK_HOME: layout.root,
-      },
-      allowedTools: settings.allowed_tools ?? [],
-      disallowedTools: environment.disallowedTools,
-      ...(state.agent !== "claude" && agentConfig ? { command: agentConfig.command } : {}),
-      ...(environment.claudeBinary ? { binary: environment.claudeBinary } : {}),
-      timeoutMs: Math.max(
-        1000,
-        settings.session_timeout_seconds * 1000 - (context.now().getTime() - session.firstStarted),
-      ),
-      streamFile: join(sessionDir, `stream-${state.attempt}.jsonl`),
-      onProgress: (progress) => {
-        state.progress = progress;
-        this.schedulePersist(session);
-      },
-    });
+    let agent: RunningAgent;
+    try {
+      agent = this.options.startAgent({
+        agent: state.agent,
+        prompt,
+        cwd: workDir(state),
+        ...(resumeSessionId(state) ? { resumeSessionId: resumeSessionId(state) } : {}),
+        env: {
+          ...agentConfig?.env,
+          ...this.options.agentEnv,
+          GSTACK_DISPATCH_ID: state.id,
+          GSTACK_HOME: layout.root,
+        },
+        allowedTools: settings.allowed_tools ?? [],
+        disallowedTools: environment.disallowedTools,
+        ...(state.agent !== "claude" && agentConfig ? { command: agentConfig.command } : {}),
+        ...(environment.claudeBinary ? { binary: environment.claudeBinary } : {}),
+        timeoutMs: Math.max(
+          1000,
+          settings.session_timeout_seconds * 1000 - (context.now().getTime() - session.firstStarted),
+        ),
+        streamFile: join(sessionDir, `stream-${state.attempt}.jsonl`),
+        onProgress: (progress) => {
+          state.progress = progress;
+          this.schedulePersist(session);
+        },
+      });
+    } catch (error) {
+      release();
+      throw error;
+    }
     session.agent = agent;
     let markRunOver!: () => void;
     session.runOver = new Promise<void>((resolve) => {
@@ -328,7 +337,27 @@ export class SessionRunner {
     } finally {
       session.runOver = undefined;
       markRunOver();
+      release();
     }
+  }
+
+  /** Checkouts an in-place agent is working in, each released when its run has settled. */
+  private readonly checkouts = new Map<string, Promise<void>>();
+
+  private async holdCheckout(folder: string): Promise<() => void> {
+    for (let held = this.checkouts.get(folder); held; held = this.checkouts.get(folder)) await held;
+    let release!: () => void;
+    this.checkouts.set(
+      folder,
+      new Promise<void>((resolve) => {
+        release = () => {
+          if (this.checkouts.get(folder) === done) this.checkouts.delete(folder);
+          resolve();
+        };
+      }),
+    );
+    const done = this.checkouts.get(folder);
+    return release;
   }
 
   /** Takes an agent's result when it ends and settles the run. */

@@ -97,6 +97,22 @@ describe("the daemon and dispatch worktrees", { timeout: 60_000 }, () => {
     expect(worktreeCount()).toBe(1);
   });
 
+  it("never runs two agents in one in-place checkout at once, though slots are free", async () => {
+    await startDaemon({ in_place_projects: ["acme-widget"], max_concurrent: 2 });
+    await submitDispatch(world.layout, dispatchFor(world, "dispatch-place-1", "sleep 400"));
+    await submitDispatch(world.layout, dispatchFor(world, "dispatch-place-2", "sleep 400"));
+    await waitFor(() => completionOf(world.layout, "dispatch-place-1"));
+    await waitFor(() => completionOf(world.layout, "dispatch-place-2"));
+    const audit = await auditOf(world.layout);
+    const at = (event: string, id: string) =>
+      Date.parse(String(audit.find((entry) => entry.event === event && entry.dispatch_id === id)?.ts));
+    const [first, second] =
+      at("spawned", "dispatch-place-1") <= at("spawned", "dispatch-place-2")
+        ? ["dispatch-place-1", "dispatch-place-2"]
+        : ["dispatch-place-2", "dispatch-place-1"];
+    expect(at("spawned", second)).toBeGreaterThanOrEqual(at("completed", first));
+  });
+
   it("retries in the same worktree, on the same branch", async () => {
     await startDaemon();
     await submitDispatch(world.layout, dispatchFor(world, "dispatch-retry-wt", "commit-then-rate-limit r"));
