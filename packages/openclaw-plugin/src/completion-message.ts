@@ -43,7 +43,7 @@ export function completionMessage(news: CompletionNews): string {
   if (completion.landing === "awaiting" && completion.branch) {
     lines.push(
       "",
-      `The work is on branch ${completion.branch}${completion.base ? ` (from ${completion.base})` : ""}, not in the person's checkout. Only when they say so: gstack_land with dispatch_id ${completion.dispatch_id} and action "land" (or "discard").`,
+      `The work is on branch ${completion.branch}${completion.base ? ` (from ${completion.base})` : ""}, not in the person's checkout. Only when they say so: gstack_land with dispatch_id ${completion.dispatch_id} and action land (or discard).`,
     );
   }
   const judgment =
