@@ -93,7 +93,7 @@ export function landDispatch(
       if (done.landing === "discarded") {
         throw new LandRefusal("discarded", `${id} was discarded; there is nothing to land`);
       }
-      return answer(id, tree, done, false);
+      return repeatAnswer(layout, id, tree, done, options);
     }
     const tip = await branchTip(tree);
     if (options.pr) return openPullRequest(layout, state, tree, tip, options);
@@ -139,8 +139,6 @@ export function landDispatch(
         await gitOut(tree.repo, ["update-ref", `refs/heads/${target}`, newSha, targetSha]);
       }
     }
-    await removeWorktree(tree.repo, tree.path);
-    if (!tree.branch_existed) await runGit(tree.repo, ["branch", "-D", tree.branch]);
     const record: LandingRecord = { landing: "landed", how, at: now(options), commit: newSha };
     return finishLanding(layout, id, tree, record, options);
   });
@@ -163,7 +161,7 @@ export function discardDispatch(
           `${id} was already ${done.landing === "landed" ? "landed" : "pushed"}; nothing to discard`,
         );
       }
-      return answer(id, tree, done, false);
+      return repeatAnswer(layout, id, tree, done, options);
     }
     const tip = (
       await runGit(tree.repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${tree.branch}`])
@@ -180,8 +178,6 @@ export function discardDispatch(
         );
       }
     }
-    await removeWorktree(tree.repo, tree.path);
-    if (tip && !tree.branch_existed) await runGit(tree.repo, ["branch", "-D", tree.branch]);
     const record: LandingRecord = { landing: "discarded", how: "removed", at: now(options) };
     return finishLanding(layout, id, tree, record, options);
   });
@@ -222,6 +218,21 @@ async function withLanding(
   });
 }
 
+/**
+ * What was done, asked again: the steps after the record (the completion, the audit event) are
+ * carried out if a crash cut them short, so each happens once.
+ */
+async function repeatAnswer(
+  layout: GstackLayout,
+  id: string,
+  tree: WorktreeRecord,
+  done: LandingRecord,
+  options: { now?: () => Date; audit?: Audit },
+): Promise<LandAnswer> {
+  await finishLanding(layout, id, tree, done, options);
+  return answer(id, tree, done, false);
+}
+
 async function finishLanding(
   layout: GstackLayout,
   id: string,
@@ -229,7 +240,12 @@ async function finishLanding(
   record: LandingRecord,
   options: { now?: () => Date; audit?: Audit },
 ): Promise<LandAnswer> {
+  // The record first: from here a crash is finished by asking again, never done twice.
   await writeFileAtomic(landingFile(layout, id), `${JSON.stringify(record, null, 2)}\n`);
+  await removeWorktree(tree.repo, tree.path);
+  if (record.landing !== "pr_opened" && !tree.branch_existed) {
+    await runGit(tree.repo, ["branch", "-D", tree.branch]);
+  }
   await markCompletion(layout, id, record);
   const event: AuditEventName = record.landing === "discarded" ? "discarded" : "landed";
   if (!(await alreadyAudited(layout, id, event))) {
@@ -379,7 +395,6 @@ async function openPullRequest(
       `the branch is pushed, but gh could not open a pull request: ${created.stderr}`,
     );
   const url = created.stdout.trim().split("\n").pop() ?? "";
-  await removeWorktree(tree.repo, tree.path);
   const record: LandingRecord = {
     landing: "pr_opened",
     how: "pull-request",

@@ -201,7 +201,9 @@ export async function materializeWorktree(record: WorktreeRecord): Promise<boole
   const registered = (await listWorktrees(record.repo)).find(
     (entry) => resolve(entry.path) === resolve(record.path),
   );
-  if (registered && (await exists(join(record.path, ".git")))) {
+  // `git worktree add` keeps its worktree locked as "initializing" until the checkout is done:
+  // one still locked so was cut short.
+  if (registered && !registered.initializing && (await exists(join(record.path, ".git")))) {
     if (registered.branch !== record.branch) {
       throw new Error(
         `the worktree ${record.path} is on '${registered.branch ?? "a detached HEAD"}', not '${record.branch}'`,
@@ -211,7 +213,8 @@ export async function materializeWorktree(record: WorktreeRecord): Promise<boole
     return false;
   }
   // Left behind by an interrupted creation: clear it and git's record of it.
-  await rm(record.path, { recursive: true, force: true });
+  if (registered) await runGit(record.repo, ["worktree", "remove", "--force", "--force", record.path]);
+  await rm(record.path, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
   await runGit(record.repo, ["worktree", "prune"]);
   await mkdir(dirname(record.path), { recursive: true });
   const branchExists = (
@@ -237,6 +240,8 @@ export interface WorktreeEntry {
   branch?: string;
   bare: boolean;
   prunable: boolean;
+  /** Locked by `git worktree add` while it checks the files out. */
+  initializing: boolean;
 }
 
 /** The worktrees of the repository at `repo`, its main checkout first. */
@@ -251,12 +256,13 @@ export async function listWorktrees(repo: string): Promise<WorktreeEntry[]> {
       continue;
     }
     if (field.startsWith("worktree ")) {
-      current = { path: field.slice("worktree ".length), bare: false, prunable: false };
+      current = { path: field.slice("worktree ".length), bare: false, prunable: false, initializing: false };
       entries.push(current);
     } else if (current && field.startsWith("HEAD ")) current.head = field.slice(5);
     else if (current && field.startsWith("branch refs/heads/")) current.branch = field.slice(18);
     else if (current && field === "bare") current.bare = true;
     else if (current && field.startsWith("prunable")) current.prunable = true;
+    else if (current && field === "locked initializing") current.initializing = true;
   }
   return entries;
 }
