@@ -5,10 +5,12 @@
  *   idle      CPU and memory of an idle daemon, against the same process before the daemon started
  *   service API list-sessions and check-status over the socket, against a bare HTTP round trip
  *             (bench/service-api.bench.ts)
+ *   worktree  worktree creation on a 10,000-file repository, against a bare git worktree add, and
+ *             pickup with it, against that plus a bare spawn (bench/worktree.bench.ts)
  *   start-up  gstack-dispatch --help and status, against node -e 0 (run pnpm build first)
  * BENCH_DISPATCHES (default 200), BENCH_PICKUPS (default 50), BENCH_IDLE_SECONDS (default 60) and
  * BENCH_API_REQUESTS (default 1000) shorten the run; BENCH_ONLY (a comma list of pickup,
- * throughput, service-api, idle, start-up) runs only those parts.
+ * throughput, service-api, worktree, idle, start-up) runs only those parts.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -22,6 +24,7 @@ import type { AgentStarter } from "../src/agent-types";
 import { Daemon } from "../src/daemon";
 import { startRunnerAgent } from "../src/runner-agent";
 import { benchServiceApi } from "./service-api.bench";
+import { benchWorktrees } from "./worktree.bench";
 
 const dispatches = Number(process.env.BENCH_DISPATCHES ?? 200);
 const pickups = Number(process.env.BENCH_PICKUPS ?? 50);
@@ -54,6 +57,20 @@ async function world() {
   const repo = join(base, "repo");
   await mkdir(repo);
   execFileSync("git", ["init", "-q", repo]);
+  // A dispatch's worktree starts from a commit.
+  execFileSync("git", [
+    "-C",
+    repo,
+    "-c",
+    "user.name=b",
+    "-c",
+    "user.email=b@b",
+    "commit",
+    "-q",
+    "--allow-empty",
+    "-m",
+    "start",
+  ]);
   const layout = gstackLayout(join(base, "state"));
   return { base, repo, layout };
 }
@@ -209,5 +226,6 @@ const wanted = (part: string) => !only || only.includes(part);
 if (wanted("pickup")) await benchPickup();
 if (wanted("throughput")) await benchThroughput();
 if (wanted("service-api")) await benchServiceApi();
+if (wanted("worktree")) await benchWorktrees();
 if (wanted("idle")) await benchIdle();
 if (wanted("start-up")) benchCliStartUp();

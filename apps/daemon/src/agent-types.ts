@@ -49,6 +49,8 @@ export interface StartAgentOptions {
   agent: "claude" | "codex" | "cursor" | "gemini";
   prompt: string;
   cwd: string;
+  /** A Claude Code session to continue (`--resume`), started earlier in the same `cwd`. */
+  resumeSessionId?: string;
   env?: Record<string, string | undefined>;
   allowedTools?: string[];
   disallowedTools?: string[];

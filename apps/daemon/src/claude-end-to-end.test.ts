@@ -89,7 +89,12 @@ describe("the daemon with the real Claude Code CLI and a scripted model", { time
     expect(completion).toMatchObject({ status: "completed", commits: 1, retries: 0, agent: "claude" });
     expect(completion.session_id).toEqual(expect.any(String));
     expect(Number(completion.turns)).toBeGreaterThan(0);
-    expect(await readFile(join(world.repo, "hello.txt"), "utf8")).toBe("hello from the scripted model\n");
+    // On the dispatch's own branch, not in the person's checkout.
+    expect(
+      execFileSync("git", ["-C", world.repo, "show", "gstack/dispatch-claude-commit:hello.txt"], {
+        encoding: "utf8",
+      }),
+    ).toBe("hello from the scripted model\n");
     const report = await readFile(world.layout.dispatch.completedReport("dispatch-claude-commit"), "utf8");
     expect(report).toContain("## What shipped\n\n- hello.txt with a greeting");
     expect(report).toContain("## Decisions made\n\n- Plain text, no template");
@@ -122,7 +127,9 @@ describe("the daemon with the real Claude Code CLI and a scripted model", { time
     // The real CLI takes a while: there were answers before the end, none of them a result.
     expect(seen.length).toBeGreaterThan(1);
     expect(seen.slice(0, -1).every((status) => ["queued", "running"].includes(status))).toBe(true);
-    const head = execFileSync("git", ["-C", world.repo, "rev-parse", "HEAD"], { encoding: "utf8" }).trim();
+    const head = execFileSync("git", ["-C", world.repo, "rev-parse", "gstack/dispatch-claude-api"], {
+      encoding: "utf8",
+    }).trim();
     expect(done).toMatchObject({ status: "completed", terminal: true, agent: "claude", attempt: 1 });
     expect(done.run?.commit_shas).toEqual([head]);
     expect(done.report).toMatchObject({ status: "completed", commits: 1, commit_shas: [head] });

@@ -16,6 +16,8 @@ const main = defineCommand({
     status: () => import("./commands/status").then((module) => module.status),
     submit: () => import("./commands/submit").then((module) => module.submit),
     cancel: () => import("./commands/cancel").then((module) => module.cancel),
+    land: () => import("./commands/land").then((module) => module.land),
+    discard: () => import("./commands/land").then((module) => module.discard),
     install: () => import("./commands/install").then((module) => module.install),
     "clawvisor-serve": () => import("./commands/clawvisor-serve").then((module) => module.clawvisorServe),
     demo: () => import("./commands/demo").then((module) => module.demo),

@@ -22,8 +22,9 @@ import { gstackRunOf } from "./gstack-run/gstack-run-of";
 import { extractLearnings } from "./learnings";
 import { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
 import { describeJump } from "./run/clock";
-import { PRIVATE, runBaseSha, type SessionState, writeState } from "./session-state";
+import { PRIVATE, runBaseSha, type SessionState, workDir, writeState } from "./session-state";
 import { totalSpent } from "./spend/spend";
+import { filesChanged } from "./worktree/worktree";
 
 /**
  * Everything a finished dispatch leaves behind, decided once and written to
@@ -111,7 +112,7 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
   const { layout, state, dispatch, status, outcome, finishedAt } = input;
   const commits =
     state.started_at && input.countCommits !== false
-      ? await commitsSince(state.project_dir, state.base_sha)
+      ? await commitsSince(workDir(state), state.base_sha)
       : [];
   // What the last attempt alone made: a retried or re-run dispatch must not present an
   // earlier attempt's commits as this run's.
@@ -120,8 +121,13 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
     state.attempt === 1
       ? commits
       : runBase.known && state.started_at && input.countCommits !== false
-        ? await commitsSince(state.project_dir, runBase.sha)
+        ? await commitsSince(workDir(state), runBase.sha)
         : undefined;
+  const tree = state.worktree;
+  const changed =
+    tree && state.started_at && input.countCommits !== false && commits.length > 0
+      ? await filesChanged(tree.cwd, tree.base_sha)
+      : [];
   const failure =
     outcome.failure ??
     outcome.result?.failure ??
@@ -137,7 +143,7 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
   const started = state.started_at ? new Date(state.started_at) : finishedAt;
   const spent = totalSpent(state.spent_usd, progress?.costUsd);
   const gstackRun = await gstackRunOf(outcome.result?.gstackResultLine, {
-    cwd: state.project_dir,
+    cwd: workDir(state),
     consumer: state.id,
     now: finishedAt,
   });
@@ -160,6 +166,17 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
     ...(state.started_at ? { started_at: state.started_at } : {}),
     finished_at: finishedAt.toISOString(),
     ...((state.branch ?? dispatch.branch) ? { branch: state.branch ?? dispatch.branch } : {}),
+    ...(tree
+      ? {
+          base: tree.base,
+          base_sha: tree.base_sha,
+          worktree: tree.path,
+          files_changed: changed,
+          landing: "awaiting",
+        }
+      : state.in_place
+        ? { landing: "in_place" }
+        : {}),
     commit_shas: commits.map((commit) => commit.sha),
     artifacts: commits.map((commit) => `commit:${commit.sha.slice(0, 12)}`),
     attempt: state.attempt,

@@ -6,6 +6,7 @@ import type { CompletionDelivery, DeliveryContext } from "./completion-delivery"
 import { auditLog, type DaemonContext } from "./daemon-context";
 import { MAX_DISPATCH_BYTES } from "./intake";
 import { Intake, type OfferVerdict } from "./intake-doors";
+import { pruneWorktrees } from "./land/awaiting";
 import { learningsSharer } from "./learnings";
 import { Lifecycle } from "./lifecycle";
 import { createCompletionDelivery } from "./outbox-delivery";
@@ -153,8 +154,8 @@ export class Daemon {
           ...(options.deliverySchedule ? { schedule: options.deliverySchedule } : {}),
         });
       },
-      recover: () =>
-        recover({
+      recover: async () => {
+        await recover({
           context,
           completion: completion(),
           ...(options.maxDispatchBytes !== undefined ? { maxDispatchBytes: options.maxDispatchBytes } : {}),
@@ -162,7 +163,15 @@ export class Daemon {
           adopted: (id) => runner.has(id),
           takeClaimed: (path, name, firstSeen, settled) => intake.takeClaimed(path, name, firstSeen, settled),
           saveQueue: () => runner.queue.save(),
-        }),
+        });
+        await pruneWorktrees(context.layout, {
+          now: context.now(),
+          ...(context.settings.worktree_retention_days !== undefined
+            ? { retentionDays: context.settings.worktree_retention_days }
+            : {}),
+          log: (line) => context.log(line),
+        });
+      },
       doors: {
         open: async () => {
           await intake.open();

@@ -13,6 +13,8 @@ export { Daemon } from "./daemon";
 export { DaemonError } from "./errors";
 export type { DispatchCheckContext, IntakeRules, IntakeVerdict, Refusal } from "./intake";
 export { checkDispatch, checkProjectDir, expiresAt, judgeDispatch, MAX_DISPATCH_BYTES } from "./intake";
+export type { LandOptions } from "./land/land";
+export { discardDispatch, LandRefusal, landDispatch } from "./land/land";
 export { extractLearnings, learningKey } from "./learnings";
 export type { CompletionDeliveryOptions } from "./outbox-delivery";
 export { createCompletionDelivery } from "./outbox-delivery";

@@ -13,6 +13,7 @@ import {
   writeFileAtomic,
 } from "@gstack/contracts";
 import picomatch from "picomatch";
+import { branchNameProblem } from "./worktree/branch-name";
 
 /** Dispatch files larger than this are refused before they are read. */
 export const MAX_DISPATCH_BYTES = 256 * 1024;
@@ -333,6 +334,18 @@ export async function judgeDispatch(
         refusal: { rule: "callback-url", reason: callback.reason, event: "rejected", id: dispatch.id },
       };
     }
+  }
+  const branchProblem = dispatch.branch !== undefined ? branchNameProblem(dispatch.branch) : undefined;
+  if (branchProblem) {
+    return {
+      ok: false,
+      refusal: {
+        rule: "branch",
+        reason: `branch: '${dispatch.branch}' ${branchProblem}`,
+        event: "rejected",
+        id: dispatch.id,
+      },
+    };
   }
   const project = await checkProjectDir(dispatch.project_dir, rules.trustedRepos, rules.env);
   if (!project.ok) return { ok: false, refusal: { ...project.refusal, id: dispatch.id } };

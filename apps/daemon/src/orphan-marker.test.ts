@@ -57,8 +57,10 @@ const SLOW_FIRST_AGENT = `
 const { spawn } = require("node:child_process");
 const fs = require("node:fs");
 const path = require("node:path");
-const record = path.join(process.cwd(), "..", "first-run.json");
-fs.appendFileSync(path.join(process.cwd(), "..", "runs.log"), process.pid + "\\n");
+// The test world's folder, beside the state root (the cwd is the dispatch's worktree under it).
+const out = path.dirname(process.env.GSTACK_HOME);
+const record = path.join(out, "first-run.json");
+fs.appendFileSync(path.join(out, "runs.log"), process.pid + "\\n");
 if (fs.existsSync(record)) {
   console.log("## What shipped\\n- done\\n## Decisions made\\n- none\\n## Learnings logged\\n- none\\n## Needs human judgment\\n- Nothing");
 } else {

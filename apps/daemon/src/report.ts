@@ -130,5 +130,42 @@ export function renderReport(
     REPORT_SECTIONS.map((section) => `## ${section}\n\n${sections[section]}\n`).join("\n") +
     (completion.gstack_run ? `\n${renderGstackRun(completion.gstack_run)}` : "");
   const lead = [note, describeSpend(completion.cost_usd, completion.budget_usd)].filter(Boolean).join(" ");
-  return `---\n${stringify(completion, { lineWidth: 0 }).trimEnd()}\n---\n\n# ${title}\n\n${lead}\n\n${body}`;
+  const work = renderWorkSection(completion);
+  return `---\n${stringify(completion, { lineWidth: 0 }).trimEnd()}\n---\n\n# ${title}\n\n${lead}\n\n${body}${work ? `\n${work}` : ""}`;
+}
+
+/**
+ * The report's last section when the dispatch worked on a branch of its own: where the work is,
+ * what it changed, and the commands that land or discard it. Empty for in-place runs.
+ */
+export function renderWorkSection(completion: Completion): string {
+  if (!completion.worktree || !completion.branch) return "";
+  const id = completion.dispatch_id;
+  const files = completion.files_changed ?? [];
+  const lines = [
+    "## Where the work is",
+    "",
+    `Branch \`${completion.branch}\` from \`${completion.base ?? completion.base_sha ?? "?"}\`` +
+      `${completion.base_sha ? ` (${completion.base_sha.slice(0, 12)})` : ""}, ${completion.commits ?? 0} commit${completion.commits === 1 ? "" : "s"}, in the worktree ${completion.worktree}.`,
+    "",
+  ];
+  if (files.length > 0) {
+    const added = files.reduce((sum, file) => sum + (file.insertions ?? 0), 0);
+    const removed = files.reduce((sum, file) => sum + (file.deletions ?? 0), 0);
+    lines.push(`${files.length} file${files.length === 1 ? "" : "s"} changed, +${added} −${removed}:`, "");
+    for (const file of files) {
+      lines.push(
+        `- ${file.path} ${file.insertions === undefined ? "(binary)" : `+${file.insertions} −${file.deletions ?? 0}`}`,
+      );
+    }
+    lines.push("");
+  }
+  lines.push(
+    "Nothing is in your checkout until you say so:",
+    "",
+    `- land it: \`gstack-dispatch land ${id}\` (or \`--pr\` to push it and open a pull request)`,
+    `- throw it away: \`gstack-dispatch discard ${id}\`${(completion.commits ?? 0) > 0 ? " (needs `--force`: it was never landed)" : ""}`,
+    "",
+  );
+  return lines.join("\n");
 }

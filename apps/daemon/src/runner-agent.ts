@@ -59,6 +59,9 @@ export const startRunnerAgent: AgentStarter = (options) => {
     ...(options.disallowedTools ? { disallowedTools: options.disallowedTools } : {}),
     ...(options.command ? { command: { command: options.command } } : {}),
     ...(options.binary ? { binary: options.binary } : {}),
+    ...(options.resumeSessionId && options.agent === "claude"
+      ? { extraArgs: ["--resume", options.resumeSessionId] }
+      : {}),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.budgetUsd !== undefined ? { budgetUsd: options.budgetUsd } : {}),
     ...(options.streamFile ? { streamFile: options.streamFile } : {}),

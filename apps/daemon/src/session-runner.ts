@@ -18,8 +18,9 @@ import { ClockWatch, monotonicNow } from "./run/clock";
 import { isDiskFull } from "./run/disk-space";
 import { type ExitRecord, writeExitRecord } from "./run/exit-record";
 import { untrustedAtLaunch } from "./run/launch-trust";
-import { type SessionState, writeQueueFile, writeState } from "./session-state";
+import { type SessionState, workDir, writeQueueFile, writeState } from "./session-state";
 import { budgetOf, carryAttemptSpend, formatUsd, remainingBudget } from "./spend/spend";
+import { prepareWorkspace } from "./worktree/prepare";
 
 /**
  * What a cancel did: `cancelling` (a running agent was signalled, or a launch under way stops
@@ -294,15 +295,19 @@ export class SessionRunner {
     const persisted = writeState(layout, state);
     // Awaited below, after the git queries; a failure meanwhile must not count as unhandled.
     persisted.catch(() => undefined);
-    if (state.started_at === undefined) {
-      state.started_at = takenAt;
+    const firstStart = state.started_at === undefined;
+    state.started_at ??= takenAt;
+    // The dispatch's own worktree (made once, found again on a retry or after a crash).
+    await persisted;
+    await prepareWorkspace(context, state, dispatch);
+    if (firstStart && !state.worktree) {
       const { commit: baseSha, branch } = await headAndBranch(state.project_dir);
       if (baseSha) state.base_sha = baseSha;
       if (branch) state.branch = branch;
     }
     if (state.attempt > 1 && state.run?.attempt !== state.attempt) {
       // Each attempt's own start, so what it made can be told from what earlier ones made.
-      const { commit: head } = await headAndBranch(state.project_dir);
+      const { commit: head } = await headAndBranch(workDir(state));
       state.run = { attempt: state.attempt, ...(head ? { base_sha: head } : {}) };
     }
     session.firstStarted ??= new Date(state.started_at).getTime();
@@ -317,7 +322,7 @@ export class SessionRunner {
       (state.restarts ?? 0) > 0
         ? {
             ...(state.branch ? { branch: state.branch } : {}),
-            commits: (await commitsSince(state.project_dir, state.base_sha)).map(
+            commits: (await commitsSince(workDir(state), state.base_sha)).map(
               (commit) => `${commit.sha.slice(0, 7)} ${commit.subject}`,
             ),
           }
@@ -330,7 +335,10 @@ export class SessionRunner {
     });
     await persisted;
     const sessionDir = layout.dispatch.sessionDir(state.id);
+    // In place, one agent at a time per checkout: a second waits (in its slot) for the first.
+    const release = state.in_place ? await this.holdCheckout(state.project_dir) : () => undefined;
     if (session.cancelReason === "cancel") {
+      release();
       await this.finish(session, "cancelled", {
         failure: {
           kind: "cancelled",
@@ -344,6 +352,7 @@ export class SessionRunner {
     const budgetLeft = remainingBudget(state.budget_usd, state.spent_usd);
     if (budgetLeft === 0) {
       // Earlier attempts spent the whole cap: another would spend past it.
+      release();
       await this.finish(session, "failed", {
         failure: {
           kind: "budget_exhausted",
@@ -355,34 +364,44 @@ export class SessionRunner {
       return;
     }
     // Checked again at the last moment: the git queries above took time.
-    if (await this.refusedAtLaunch(session)) return;
+    if (await this.refusedAtLaunch(session)) {
+      release();
+      return;
+    }
     const { environment } = context;
-    const agent = this.options.startAgent({
-      agent: state.agent,
-      prompt,
-      cwd: state.project_dir,
-      env: {
-        ...agentConfig?.env,
-        ...this.options.agentEnv,
-        ...unattendedEnvironment({
-          dispatchId: state.id,
-          stateRoot: layout.root,
-          ...(dispatch.reply_to ? { openclawSession: dispatch.reply_to.session_key } : {}),
-        }),
-      },
-      allowedTools: settings.allowed_tools ?? [],
-      disallowedTools: environment.disallowedTools,
-      ...(state.agent !== "claude" && agentConfig ? { command: agentConfig.command } : {}),
-      ...(environment.claudeBinary ? { binary: environment.claudeBinary } : {}),
-      // Measured on the monotonic clock, across restarts: a moved wall clock times out nothing.
-      timeoutMs: Math.max(1000, settings.session_timeout_seconds * 1000 - this.ranMs(session)),
-      streamFile: join(sessionDir, `stream-${state.attempt}.jsonl`),
-      ...(budgetLeft !== undefined ? { budgetUsd: budgetLeft } : {}),
-      onProgress: (progress) => {
-        state.progress = progress;
-        this.schedulePersist(session);
-      },
-    });
+    let agent: RunningAgent;
+    try {
+      agent = this.options.startAgent({
+        agent: state.agent,
+        prompt,
+        cwd: workDir(state),
+        ...(resumeSessionId(state) ? { resumeSessionId: resumeSessionId(state) } : {}),
+        env: {
+          ...agentConfig?.env,
+          ...this.options.agentEnv,
+          ...unattendedEnvironment({
+            dispatchId: state.id,
+            stateRoot: layout.root,
+            ...(dispatch.reply_to ? { openclawSession: dispatch.reply_to.session_key } : {}),
+          }),
+        },
+        allowedTools: settings.allowed_tools ?? [],
+        disallowedTools: environment.disallowedTools,
+        ...(state.agent !== "claude" && agentConfig ? { command: agentConfig.command } : {}),
+        ...(environment.claudeBinary ? { binary: environment.claudeBinary } : {}),
+        // Measured on the monotonic clock, across restarts: a moved wall clock times out nothing.
+        timeoutMs: Math.max(1000, settings.session_timeout_seconds * 1000 - this.ranMs(session)),
+        streamFile: join(sessionDir, `stream-${state.attempt}.jsonl`),
+        ...(budgetLeft !== undefined ? { budgetUsd: budgetLeft } : {}),
+        onProgress: (progress) => {
+          state.progress = progress;
+          this.schedulePersist(session);
+        },
+      });
+    } catch (error) {
+      release();
+      throw error;
+    }
     session.agent = agent;
     let markRunOver!: () => void;
     session.runOver = new Promise<void>((resolve) => {
@@ -409,6 +428,7 @@ export class SessionRunner {
     } finally {
       session.runOver = undefined;
       markRunOver();
+      release();
     }
   }
 
@@ -437,6 +457,25 @@ export class SessionRunner {
       countCommits: false,
     });
     return true;
+  }
+
+  /** Checkouts an in-place agent is working in, each released when its run has settled. */
+  private readonly checkouts = new Map<string, Promise<void>>();
+
+  private async holdCheckout(folder: string): Promise<() => void> {
+    for (let held = this.checkouts.get(folder); held; held = this.checkouts.get(folder)) await held;
+    let release!: () => void;
+    this.checkouts.set(
+      folder,
+      new Promise<void>((resolve) => {
+        release = () => {
+          if (this.checkouts.get(folder) === done) this.checkouts.delete(folder);
+          resolve();
+        };
+      }),
+    );
+    const done = this.checkouts.get(folder);
+    return release;
   }
 
   /** Takes an agent's result when it ends and settles the run. */
@@ -688,6 +727,17 @@ export class SessionRunner {
       await sleep(50);
     }
   }
+}
+
+/**
+ * The Claude Code session a later attempt continues: the one the earlier attempt's stream
+ * reported, when the run has a worktree of its own (Claude Code resumes a session only from
+ * the folder it began in) and the retry is not one that must leave the context behind.
+ */
+function resumeSessionId(state: SessionState): string | undefined {
+  if (state.agent !== "claude" || !state.worktree || !state.include_learnings) return undefined;
+  if (state.attempt === 1 && (state.restarts ?? 0) === 0) return undefined;
+  return state.progress?.sessionId;
 }
 
 function spawnFailure(error: Error): AgentFailure {

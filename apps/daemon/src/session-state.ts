@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { CompletionStatus, GstackLayout } from "@gstack/contracts";
 import { writeFileAtomic } from "@gstack/contracts";
 import type { AgentProgress } from "./agent-types";
+import type { WorktreeRecord } from "./worktree/worktree";
 
 /** The daemon's state files are its user's alone, whatever the umask. */
 export const PRIVATE = { mode: 0o600 } as const;
@@ -38,6 +39,10 @@ export interface SessionState {
   /** Where the current attempt started (HEAD at its spawn), when it is not the first. */
   run?: { attempt: number; base_sha?: string };
   branch?: string;
+  /** The dispatch's own worktree, planned (and written here) before it is made. */
+  worktree?: WorktreeRecord;
+  /** Set when the project runs in place, in its own checkout, by the in_place_projects setting. */
+  in_place?: boolean;
   progress?: AgentProgress;
   /** The spend cap the dispatch runs under, in US dollars (its own, else the daemon's default). */
   budget_usd?: number;
@@ -120,4 +125,9 @@ export function runBaseSha(state: SessionState): { known: boolean; sha?: string 
   }
   if (state.attempt === 1) return { known: true, ...(state.base_sha ? { sha: state.base_sha } : {}) };
   return { known: false };
+}
+
+/** Where the agent works and its commits are counted: its worktree, or the project's folder. */
+export function workDir(state: SessionState): string {
+  return state.worktree?.cwd ?? state.project_dir;
 }

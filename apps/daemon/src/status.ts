@@ -8,8 +8,9 @@ import {
 } from "@gstack/contracts";
 import type { DeliveryStatus } from "./completion-delivery";
 import { commitsSince } from "./git";
+import { type AwaitingLanding, awaitingLanding, formatAwaiting } from "./land/awaiting";
 import { osLockHeld } from "./lock/os-lock";
-import { readAllStates, readQueueFile, type SessionState } from "./session-state";
+import { readAllStates, readQueueFile, type SessionState, workDir } from "./session-state";
 import { formatUsd, totalSpent } from "./spend/spend";
 
 /** The daemon's state as the `status` command shows it. */
@@ -25,6 +26,8 @@ export interface DaemonStatus {
   sessions: ListSessionsResponse;
   /** Endpoints and ended deliveries as the completion delivery last wrote them. */
   delivery?: DeliveryStatus & { updated_at?: string };
+  /** Finished dispatches whose branches wait to be landed or discarded. */
+  awaiting?: AwaitingLanding[];
 }
 
 /** Reads `dispatch/.delivery-status.json`; undefined when it is missing or unreadable. */
@@ -67,7 +70,7 @@ export async function listSessionsOf(
   const sessions = await Promise.all(
     running.map(async (state) => {
       // Commits are counted first and every other field read after, all at one moment.
-      const commits = state.started_at ? (await commitsSince(state.project_dir, state.base_sha)).length : 0;
+      const commits = state.started_at ? (await commitsSince(workDir(state), state.base_sha)).length : 0;
       return {
         id: state.id,
         project: state.project,
@@ -117,7 +120,9 @@ export async function readStatus(layout: GstackLayout, now = new Date()): Promis
   const late =
     !fresh && heartbeat !== undefined && (await osLockHeld(layout.root, layout.dispatch.lock)) === true;
   const delivery = await readDeliveryStatus(layout);
+  const awaiting = await awaitingLanding(layout, now);
   return {
+    ...(awaiting.length > 0 ? { awaiting } : {}),
     ...(heartbeat ? { heartbeat } : {}),
     alive: fresh || late,
     ...(late ? { heartbeatLate: true } : {}),
@@ -174,6 +179,7 @@ export function formatStatus(status: DaemonStatus): string {
   for (const [index, item] of (sessions.queue ?? []).entries()) {
     lines.push(`  ${index + 1}. ${item.id}  ${item.project}  waiting ${formatSeconds(item.waiting)}`);
   }
+  lines.push(...formatAwaiting(status.awaiting));
   lines.push(...formatDelivery(status.delivery));
   return lines.join("\n");
 }

@@ -14,16 +14,18 @@ import { createCompletionDelivery } from "./outbox-delivery";
  * `commit NAME` writes NAME and commits it (unless NAME exists); `sleep MS` waits; `hang` starts a child and
  * waits forever; `rate-limit-once` / `too-long-once` fail like Claude Code on attempt 1;
  * `fail` ends with a logic error; `commit-then-rate-limit NAME` commits NAME-{attempt} on each attempt
- * and fails the first as rate-limited. Every prompt is appended to prompts.log in the cwd's parent.
+ * and fails the first as rate-limited. Every prompt is appended to prompts.log beside the state root.
  */
 export const TRIVIAL_AGENT = `
 const { execFileSync, spawn } = require("node:child_process");
 const fs = require("node:fs");
 const path = require("node:path");
 const prompt = process.argv[2] ?? "";
+// The test world's folder: beside the state root (the cwd is a worktree under it).
+const OUT = process.env.GSTACK_HOME ? path.dirname(process.env.GSTACK_HOME) : path.join(process.cwd(), "..");
 const task = (prompt.split("## Task\\n")[1] ?? "").split("\\n")[0];
 const attempt = /This is attempt (\\d+)/.exec(prompt)?.[1] ?? "1";
-fs.appendFileSync(path.join(process.cwd(), "..", "prompts.log"), JSON.stringify({ id: process.env.GSTACK_DISPATCH_ID, attempt, prompt }) + "\\n");
+fs.appendFileSync(path.join(OUT, "prompts.log"), JSON.stringify({ id: process.env.GSTACK_DISPATCH_ID, attempt, prompt }) + "\\n");
 const [verb, arg] = task.split(" ");
 const report = (extra) => console.log("done\\n## What shipped\\n- " + task + "\\n## Decisions made\\n- none\\n## Learnings logged\\n- tool: The repo uses plain node for tests\\n" + (extra ?? "") + "\\n## Needs human judgment\\n- Nothing");
 const resultLine = (fields) => console.log(JSON.stringify({ type: "result", subtype: "success", is_error: true, ...fields }));
@@ -36,7 +38,7 @@ if (verb === "commit") {
   }
   report();
 } else if (verb === "sleep-first") {
-  const marker = path.join(process.cwd(), "..", "slept-once");
+  const marker = path.join(OUT, "slept-once");
   if (fs.existsSync(marker)) report();
   else {
     fs.writeFileSync(marker, String(process.pid));
@@ -46,7 +48,7 @@ if (verb === "commit") {
   setTimeout(() => report(), Number(arg));
 } else if (verb === "hang") {
   const child = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { stdio: "ignore" });
-  fs.writeFileSync(path.join(process.cwd(), "..", "child.pid"), String(child.pid));
+  fs.writeFileSync(path.join(OUT, "child.pid"), String(child.pid));
   setInterval(() => {}, 1000);
 } else if (verb === "commit-then-rate-limit") {
   // Each attempt commits its own file; the first then fails as rate-limited, so it is retried.

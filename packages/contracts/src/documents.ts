@@ -19,6 +19,8 @@ import {
   cancelAnswerSchema,
   cancelRequestSchema,
   dispatchSnapshotSchema,
+  landAnswerSchema,
+  landRequestSchema,
   serviceHealthSchema,
   spawnAnswerSchema,
   spawnRequestSchema,
@@ -55,6 +57,8 @@ export const documentSchemas = {
   "gstack-decision": gstackDecisionSchema,
   "gstack-finding": gstackFindingSchema,
   "gstack-task": gstackTaskSchema,
+  "land-request": landRequestSchema,
+  "land-answer": landAnswerSchema,
 } as const satisfies Record<string, z.ZodType>;
 
 export type DocumentKind = keyof typeof documentSchemas;

@@ -292,6 +292,15 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
           problems: ["the run directory is outside the working directory"],
         },
       },
+      "in a worktree": {
+        ...completion,
+        branch: "gstack/dispatch-a",
+        base: "main",
+        base_sha: "0123456789abcdef0123456789abcdef01234567",
+        worktree: "/home/u/.gstack/worktrees/baku/dispatch-a",
+        files_changed: [{ path: "src/auth.ts", insertions: 12, deletions: 3 }, { path: "logo.png" }],
+        landing: "awaiting",
+      },
       "zero duration": { ...completion, duration: 0 },
       "budget exhausted": {
         ...completion,
@@ -324,6 +333,9 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
         ...completion,
         gstack_run: { skill: "review", status: "complete", run_dir: "r" },
       },
+      "unknown landing": { ...completion, landing: "merged" },
+      "negative insertions": { ...completion, files_changed: [{ path: "a", insertions: -1 }] },
+      "file without path": { ...completion, files_changed: [{ insertions: 1, deletions: 0 }] },
       "bad dispatch id": { ...completion, dispatch_id: "auth" },
       ...dateTimeDocuments(completion, "finished_at", "invalid"),
     },
@@ -724,6 +736,42 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
     invalid: {
       "unknown outcome": { dispatch_id: "dispatch-a", outcome: "maybe", changed: true },
       "changed missing": { dispatch_id: "dispatch-a", outcome: "cancelled" },
+    },
+  },
+  "land-request": {
+    valid: {
+      land: { dispatch_id: "dispatch-a", action: "land" },
+      pr: { dispatch_id: "dispatch-a", action: "land", pr: true },
+      discard: { dispatch_id: "dispatch-a", action: "discard", force: true },
+    },
+    invalid: {
+      "unknown action": { dispatch_id: "dispatch-a", action: "merge" },
+      "traversal id": { dispatch_id: "dispatch-../x", action: "land" },
+      "force not boolean": { dispatch_id: "dispatch-a", action: "discard", force: "yes" },
+    },
+  },
+  "land-answer": {
+    valid: {
+      landed: {
+        dispatch_id: "dispatch-a",
+        landing: "landed",
+        changed: true,
+        how: "fast-forward",
+        branch: "gstack/dispatch-a",
+        base: "main",
+        commit: "0123456789abcdef0123456789abcdef01234567",
+        message: "landed gstack/dispatch-a into main (fast-forward)",
+      },
+      discarded: {
+        dispatch_id: "dispatch-a",
+        landing: "discarded",
+        changed: false,
+        message: "already discarded",
+      },
+    },
+    invalid: {
+      "no message": { dispatch_id: "dispatch-a", landing: "landed", changed: true },
+      "unknown landing": { dispatch_id: "dispatch-a", landing: "merged", changed: true, message: "m" },
     },
   },
   "service-health": {

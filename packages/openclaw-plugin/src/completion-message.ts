@@ -46,6 +46,12 @@ export function completionMessage(news: CompletionNews): string {
     );
   }
   if (facts.length > 0) lines.push("", facts.join("; "));
+  if (completion.landing === "awaiting" && completion.branch) {
+    lines.push(
+      "",
+      `The work is on branch ${completion.branch}${completion.base ? ` (from ${completion.base})` : ""}, not in the person's checkout. Only when they say so: gstack_land with dispatch_id ${completion.dispatch_id} and action land (or discard).`,
+    );
+  }
   const judgment =
     news.needsJudgment ?? (sections ? bulletItems(sections["Needs human judgment"] ?? "") : []);
   const realJudgment = judgment.filter((item) => !/^(none|nothing)\.?$/i.test(item.trim()));

@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Daemon } from "@gstack/daemon";
 import { openclawVersion } from "@gstack/openclaw-testbed";
 import { scripted, startScriptedModel } from "@gstack/scripted-model";
-import { DISPATCH_MARKER, newestUserText, openclawAgentResponder } from "./openclaw-scripts";
+import { DISPATCH_MARKER, newestUserText, openclawAgentResponder, TOOL_MARKER } from "./openclaw-scripts";
 import {
   agentTurn,
   installPlugin,
@@ -20,8 +20,9 @@ import {
 /**
  * The whole loop offline: the real OpenClaw gateway with this plugin installed from its
  * tarball, its agent (a scripted model) dispatching a task, the gstack daemon running the
- * real Claude Code CLI (a second scripted model) that commits, and the report arriving in
- * the OpenClaw session that asked.
+ * real Claude Code CLI (a second scripted model) that commits on a branch of its own, the report
+ * arriving in the OpenClaw session that asked, and the agent landing the branch with gstack_land
+ * when the user says so.
  */
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const claude = join(pluginPackageDir, "..", "..", "apps", "daemon", "node_modules", ".bin", "claude");
@@ -101,10 +102,34 @@ async function main(): Promise<void> {
       const text = line.replace(/^(System: )?(\[[^\]]*\] )?/, "").trim();
       if (text) say(`   | ${text}`);
     }
-    say("7. The commit Claude Code made in the scratch repository:");
-    say(
-      `   ${execFileSync("git", ["-C", world.repo, "log", "--oneline", "-1"], { encoding: "utf8" }).trim()}`,
+    const [completedFile] = (await readdir(world.layout.dispatch.completed)).filter((name) =>
+      name.endsWith(".json"),
     );
+    const id = (completedFile ?? "").replace(/\.json$/, "");
+    const git = (...args: string[]) =>
+      execFileSync("git", ["-C", world.repo, ...args], { encoding: "utf8" }).trim();
+    say(`7. Claude Code committed on its own branch, in a worktree; the checkout is untouched:`);
+    say(`   gstack/${id}: ${git("log", "--oneline", "-1", `gstack/${id}`)}`);
+    say(`   main:        ${git("log", "--oneline", "-1", "main")}`);
+    say(
+      `   GREETING.md in the checkout: ${(await stat(join(world.repo, "GREETING.md")).catch(() => undefined)) ? "yes" : "not yet"}`,
+    );
+    say(`8. User to OpenClaw: "Looks good, land it."`);
+    await agentTurn(
+      home,
+      gateway,
+      "agent:main:main",
+      `Looks good, land it. ${TOOL_MARKER}${JSON.stringify({ id: "gstack_land", args: { dispatch_id: id, action: "land" } })}`,
+    );
+    const landed = await waitUntil(async () => {
+      const completion = JSON.parse(await readFile(world.layout.dispatch.completedJson(id), "utf8")) as {
+        landing?: string;
+      };
+      return completion.landing === "landed" ? completion : undefined;
+    }, 60_000);
+    if (!landed) throw new Error("the agent's gstack_land call did not land the branch in time");
+    say("   OpenClaw's agent called gstack_land; the branch is in main now:");
+    say(`   main: ${git("log", "--oneline", "-1", "main")}`);
     say(`   GREETING.md: ${(await readFile(join(world.repo, "GREETING.md"), "utf8")).trim()}`);
   } finally {
     await daemon?.stop(0);
@@ -116,6 +141,16 @@ async function main(): Promise<void> {
     await rm(coderHome, { recursive: true, force: true });
     await rm(scratch, { recursive: true, force: true });
   }
+}
+
+async function waitUntil<T>(check: () => Promise<T | undefined>, timeoutMs: number): Promise<T | undefined> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const value = await check().catch(() => undefined);
+    if (value !== undefined) return value;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return undefined;
 }
 
 main().catch((error: unknown) => {

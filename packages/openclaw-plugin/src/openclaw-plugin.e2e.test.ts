@@ -172,14 +172,19 @@ describe("the gstack plugin in the real OpenClaw gateway", () => {
     const id = dispatch.id as string;
 
     await runDaemonUntilDone(id, "hello.txt", "hello.txt with a greeting SHIPPED-ONE");
-    expect(execFileSync("git", ["-C", world.repo, "log", "--oneline"], { encoding: "utf8" })).toContain(
-      "Add hello.txt",
-    );
+    // On the dispatch's own branch; the checkout's main has not moved.
+    expect(
+      execFileSync("git", ["-C", world.repo, "log", "--oneline", `gstack/${id}`], { encoding: "utf8" }),
+    ).toContain("Add hello.txt");
+    expect(
+      execFileSync("git", ["-C", world.repo, "log", "--oneline", "main"], { encoding: "utf8" }),
+    ).not.toContain("Add hello.txt");
 
     const arrived = await waitFor(() => turnsAbout("SHIPPED-ONE")[0], 90_000);
     const text = newestUserText(arrived);
     expect(text).toContain(`gstack dispatch ${id} ended: completed`);
     expect(text).toContain("Is hello.txt the right name?");
+    expect(text).toContain(`gstack_land with dispatch_id ${id} and action land`);
     const ledger = await readdir(join(home.stateDir, "gstack", "delivered"));
     expect(ledger).toContain(`${id}.json`);
   });

@@ -12,6 +12,7 @@ import {
   runListHandoffsTool,
   runResumeHandoffTool,
 } from "./handoff-tools";
+import { landTool } from "./land-tool";
 import { learningsCorpus } from "./learnings-corpus";
 import { learningsParameters, runLearningsTool } from "./learnings-tool";
 import { resolvePluginSettings } from "./plugin-settings";
@@ -61,6 +62,7 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
       parameters: cancelParameters,
       run: (_session, params) => runCancelTool(settings, params),
     },
+    landTool(settings),
     {
       name: "gstack_report",
       label: "gstack report",

@@ -17,6 +17,16 @@ export const commandMeta = {
     name: "cancel",
     description: "Cancel a queued or running dispatch (its whole process group is stopped)",
   },
+  land: {
+    name: "land",
+    description:
+      "Bring a finished dispatch's branch into its base (fast-forward, else a merge commit; refuses on uncommitted changes or a conflict); --pr pushes it and opens a pull request",
+  },
+  discard: {
+    name: "discard",
+    description:
+      "Remove a finished dispatch's worktree and branch (--force when its commits were never landed)",
+  },
   install: {
     name: "install",
     description:

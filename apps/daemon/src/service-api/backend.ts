@@ -1,6 +1,7 @@
 import { SERVICE_API_VERSION } from "@gstack/contracts";
 import type { DaemonContext } from "../daemon-context";
 import type { OfferVerdict } from "../intake-doors";
+import { discardDispatch, landDispatch } from "../land/land";
 import type { CancelOutcome, SessionRunner } from "../session-runner";
 import { listSessionsOf } from "../status";
 import type { ServiceBackend } from "./handler";
@@ -51,6 +52,12 @@ export function daemonBackend(parts: BackendParts): ServiceBackend {
         options,
       ),
     cancel: (id, reason) => parts.cancel(id, reason),
+    land: (request) => {
+      const common = { audit: context.audit, now: () => context.now() };
+      return request.action === "discard"
+        ? discardDispatch(context.layout, request.dispatch_id, { ...common, force: request.force === true })
+        : landDispatch(context.layout, request.dispatch_id, { ...common, pr: request.pr === true });
+    },
     list: () =>
       listSessionsOf(runner.liveStates(), runner.queue.ids, context.settings.max_concurrent, context.now()),
   };

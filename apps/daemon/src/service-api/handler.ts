@@ -5,6 +5,8 @@ import {
   type DispatchSnapshot,
   type DocumentKind,
   dispatchIdSchema,
+  type LandAnswer,
+  type LandRequest,
   type ListSessionsResponse,
   parseJson,
   parseValue,
@@ -12,6 +14,7 @@ import {
   type ServiceHealth,
 } from "@gstack/contracts";
 import type { OfferVerdict } from "../intake-doors";
+import { LandRefusal } from "../land/land";
 import type { CancelOutcome } from "../session-runner";
 import { type ApiRefusal, apiError, refusalForRule } from "./errors";
 
@@ -25,6 +28,8 @@ export interface ServiceBackend {
   snapshot(id: string, options: { report: boolean }): Promise<DispatchSnapshot | undefined>;
   cancel(id: string, reason: string): Promise<CancelOutcome>;
   list(): Promise<ListSessionsResponse>;
+  /** Lands or discards a finished dispatch's branch; throws a LandRefusal saying why not. */
+  land(request: LandRequest): Promise<LandAnswer>;
 }
 
 export interface HandlerOptions {
@@ -215,6 +220,24 @@ async function answer(
           ...(outcome.status ? { status: outcome.status } : {}),
         },
       };
+    }
+    case "land-session": {
+      const body = parseJson("land-request", await readBody(request, options.maxBodyBytes), {
+        source: "the land-session request body",
+      });
+      try {
+        return { status: 200, kind: "land-answer", body: await backend.land(body) };
+      } catch (error) {
+        if (!(error instanceof LandRefusal)) throw error;
+        if (error.rule === "unknown") refuse(notFound(body.dispatch_id));
+        return refuse(
+          apiError(409, "land_refused", error.message, {
+            rule: error.rule,
+            dispatch_id: body.dispatch_id,
+            ...(error.files.length > 0 ? { files: error.files } : {}),
+          }),
+        );
+      }
     }
   }
   return refuse(apiError(404, "unknown_action", `no action at ${url.pathname}`));

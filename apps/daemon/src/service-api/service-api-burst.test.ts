@@ -82,7 +82,13 @@ describe("a burst of spawns over the socket", () => {
   it(
     "takes 200 spawns from 8 clients at once: each once, in queue order, duplicates refused, cancels applied",
     async () => {
-      daemon = testDaemon(world, { retryDelayMs: { rateLimit: 20, other: 20 } }, { max_concurrent: 2 });
+      // The burst is about the API and the queue; its agents touch no files, so they run in place
+      // rather than paying for 200 worktrees.
+      daemon = testDaemon(
+        world,
+        { retryDelayMs: { rateLimit: 20, other: 20 } },
+        { max_concurrent: 2, in_place_projects: ["acme-widget"] },
+      );
       await daemon.start();
 
       // Cancelled once their agent runs: these never end on their own, so the cancel finds them running.

@@ -110,7 +110,7 @@ describe("the service API on the Unix socket", { timeout: 60_000 }, () => {
     );
     const commits = execFileSync(
       "git",
-      ["-C", world.repo, "log", "--reverse", "--format=%H %s", `${before}..HEAD`],
+      ["-C", world.repo, "log", "--reverse", "--format=%H %s", `${before}..gstack/dispatch-api-retried`],
       {
         encoding: "utf8",
       },

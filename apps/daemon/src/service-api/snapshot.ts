@@ -7,7 +7,7 @@ import {
   parseValue,
 } from "@gstack/contracts";
 import { commitsSince } from "../git";
-import { readState, runBaseSha, type SessionState } from "../session-state";
+import { readState, runBaseSha, type SessionState, workDir } from "../session-state";
 import { totalSpent } from "../spend/spend";
 
 /** Where a snapshot is read from: the runner's live sessions first, then the files. */
@@ -88,6 +88,8 @@ async function terminalSnapshot(
     message: endedMessage(report),
     ...(report.project ? { project: report.project } : {}),
     ...(report.agent ? { agent: report.agent } : {}),
+    ...(report.branch ? { branch: report.branch } : {}),
+    ...(report.worktree && report.landing === "awaiting" ? { worktree: report.worktree } : {}),
     attempt,
     ...(report.started_at ? { started_at: report.started_at } : {}),
     ...(report.finished_at ? { finished_at: report.finished_at } : {}),
@@ -132,6 +134,8 @@ async function liveSnapshot(sources: SnapshotSources, state: SessionState): Prom
     terminal: false,
     project: state.project,
     agent: state.agent,
+    ...(state.branch ? { branch: state.branch } : {}),
+    ...(state.worktree ? { worktree: state.worktree.path } : {}),
     attempt: state.attempt,
     queued_at: state.queued_at,
     ...(state.started_at ? { started_at: state.started_at } : {}),
@@ -154,11 +158,10 @@ async function liveSnapshot(sources: SnapshotSources, state: SessionState): Prom
     });
   }
   const run = runBaseSha(state);
-  const runCommits =
-    run.known && state.started_at ? await commitsSince(state.project_dir, run.sha) : undefined;
+  const runCommits = run.known && state.started_at ? await commitsSince(workDir(state), run.sha) : undefined;
   const earlier =
     state.attempt > 1 && runCommits && state.started_at
-      ? (await commitsSince(state.project_dir, state.base_sha)).filter(
+      ? (await commitsSince(workDir(state), state.base_sha)).filter(
           (commit) => !runCommits.some((mine) => mine.sha === commit.sha),
         )
       : [];

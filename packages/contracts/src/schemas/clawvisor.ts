@@ -72,6 +72,7 @@ export const callbackErrorCodeSchema = lazySchema((z) =>
     "unknown_action",
     "method_not_allowed",
     "internal_error",
+    "land_refused",
   ]),
 );
 export type CallbackErrorCode = z.infer<typeof callbackErrorCodeSchema>;

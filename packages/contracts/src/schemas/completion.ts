@@ -69,6 +69,35 @@ export const completionSchema = lazySchema((z) =>
         .array(z.string().regex(/^[0-9a-f]{7,64}$/, { message: "must be a git commit hash" }))
         .optional()
         .describe("The commits of `commit_shas` made by that last attempt alone."),
+      base: nonEmptyString
+        .optional()
+        .describe(
+          "What the work started from: the dispatch's base, else the branch (or commit) checked out.",
+        ),
+      base_sha: z
+        .string()
+        .regex(/^[0-9a-f]{7,64}$/, { message: "must be a git commit hash" })
+        .optional()
+        .describe("The commit the work started from."),
+      worktree: nonEmptyString
+        .optional()
+        .describe("The folder the agent worked in, when the dispatch ran in a worktree of its own."),
+      files_changed: z
+        .array(
+          z.looseObject({
+            path: nonEmptyString,
+            insertions: z.int().min(0).optional().describe("Absent for a binary file."),
+            deletions: z.int().min(0).optional().describe("Absent for a binary file."),
+          }),
+        )
+        .optional()
+        .describe("Files the dispatch's commits changed against the base, with lines added and removed."),
+      landing: z
+        .enum(["awaiting", "landed", "pr_opened", "discarded", "in_place"])
+        .optional()
+        .describe(
+          "Where the work stands: awaiting the person's word (land or discard), landed into its base, pushed with a pull request opened, discarded, or made in place in the project's checkout.",
+        ),
       turns: z.int().min(0).optional(),
       cost_usd: z
         .number()

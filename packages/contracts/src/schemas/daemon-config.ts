@@ -73,6 +73,20 @@ const settingsWithoutDefaults = lazyValue((z) => ({
     .describe(
       "Also serve the local service API over TCP on this port (with the bearer token in .api-token, 0600); the Unix socket dispatch/.api.sock is always served.",
     ),
+  in_place_projects: z
+    .array(nonEmptyString)
+    .optional()
+    .describe(
+      "Project slugs whose dispatches run in the project's own checkout instead of a worktree of their own; one at a time per checkout.",
+    ),
+  worktree_retention_days: z
+    .int()
+    .min(1)
+    .max(3650)
+    .optional()
+    .describe(
+      "Days a finished dispatch's worktree awaiting landing is kept before start-up removes it (its branch stays); kept until landed or discarded when absent.",
+    ),
   api_host: nonEmptyString
     .optional()
     .describe("Address the TCP service API binds to; 127.0.0.1 unless set. Only used with api_port."),

@@ -80,6 +80,9 @@ export const auditEventNameSchema = lazySchema((z) =>
     "endpoint_checked",
     "learnings_recorded",
     "activity_recorded",
+    "worktree_created",
+    "landed",
+    "discarded",
   ]),
 );
 export type AuditEventName = z.infer<typeof auditEventNameSchema>;

@@ -49,7 +49,16 @@ export const dispatchSchema = lazySchema((z) =>
         .optional()
         .describe("Seconds after created_at the dispatch expires."),
       created_at: timestampSchema.optional().describe("When the dispatch was written; anchors ttl_seconds."),
-      branch: nonEmptyString.optional().describe("Branch the work should happen on."),
+      branch: nonEmptyString
+        .optional()
+        .describe(
+          "Branch the work happens on, in a worktree of its own (default gstack/<id>). The daemon refuses a name git would refuse (git check-ref-format --branch) or one starting with '-'.",
+        ),
+      base: nonEmptyString
+        .optional()
+        .describe(
+          "Branch, tag or commit the dispatch's worktree starts from; the commit the project's checkout is on when absent.",
+        ),
       task_type: nonEmptyString
         .optional()
         .describe("Kind of work (e.g. 'security', 'shipping'), used by routing."),

@@ -5,7 +5,7 @@ import { dispatchIdSchema, nonEmptyString, targetAgentSchema, timestampSchema } 
 import { completionSchema, completionStatusSchema } from "./completion";
 
 /**
- * The daemon's local service API: the five actions of the `gstack-coding` service, served on
+ * The daemon's local service API: the actions of the `gstack-coding` service, served on
  * the Unix socket `dispatch/.api.sock` (and, when configured, on loopback TCP with a bearer
  * token). Every body that goes in or out is one of the documents below; a refusal is a
  * `callback-error`. COMPATIBILITY.md lists the routes.
@@ -19,6 +19,7 @@ export const SERVICE_API_ROUTES = {
   "check-status": { method: "GET", path: "/v1/status" },
   "get-completion": { method: "GET", path: "/v1/completion" },
   "cancel-session": { method: "POST", path: "/v1/cancel" },
+  "land-session": { method: "POST", path: "/v1/land" },
 } as const;
 export type ServiceApiRoute = keyof typeof SERVICE_API_ROUTES;
 
@@ -109,6 +110,10 @@ export const dispatchSnapshotSchema = lazySchema((z) =>
         .looseObject({ attempts: z.int().min(1), commit_shas: z.array(commitShaSchema) })
         .optional()
         .describe("Commits made by attempts before the current one, when there were any."),
+      branch: nonEmptyString.optional().describe("The branch the dispatch works on."),
+      worktree: nonEmptyString
+        .optional()
+        .describe("The folder of the dispatch's own worktree, when it has one."),
       report: completionSchema
         .optional()
         .describe("The completion report; present only when the snapshot is terminal."),
@@ -145,6 +150,47 @@ export const cancelAnswerSchema = lazySchema((z) =>
     .describe("The answer to a cancel-session request."),
 );
 export type CancelAnswer = z.output<typeof cancelAnswerSchema>;
+
+/**
+ * `land-session`: bring a finished dispatch's branch into its base (`land`, or with `pr` push it
+ * and open a pull request), or throw the work away (`discard`; an unlanded branch needs `force`).
+ */
+export const landRequestSchema = lazySchema((z) =>
+  z
+    .looseObject({
+      dispatch_id: dispatchIdSchema,
+      action: z.enum(["land", "discard"]),
+      pr: z.boolean().optional().describe("With land: push the branch and open a pull request instead."),
+      force: z.boolean().optional().describe("With discard: throw away a branch that was never landed."),
+    })
+    .describe("The body of a land-session request."),
+);
+export type LandRequest = z.output<typeof landRequestSchema>;
+
+/** What landing or discarding did. */
+export const landAnswerSchema = lazySchema((z) =>
+  z
+    .looseObject({
+      dispatch_id: dispatchIdSchema,
+      landing: z.enum(["landed", "pr_opened", "discarded"]),
+      changed: z.boolean().describe("False when it had already been done; nothing was done again."),
+      how: z
+        .enum(["fast-forward", "merge", "pull-request", "removed"])
+        .optional()
+        .describe("How the work was brought in or removed."),
+      branch: nonEmptyString.optional(),
+      base: nonEmptyString.optional(),
+      commit: z
+        .string()
+        .regex(/^[0-9a-f]{7,64}$/, { message: "must be a git commit hash" })
+        .optional()
+        .describe("The base's commit after landing."),
+      pr: z.string().optional().describe("The pull request opened, e.g. owner/repo#12 or its URL."),
+      message: nonEmptyString.describe("One sentence a person can read."),
+    })
+    .describe("The answer to a land-session request."),
+);
+export type LandAnswer = z.output<typeof landAnswerSchema>;
 
 /** `GET /health`: the service front answers even while the daemon is down. */
 export const serviceHealthSchema = lazySchema((z) =>

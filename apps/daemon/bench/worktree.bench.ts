@@ -1,0 +1,162 @@
+/**
+ * Worktree creation, as ratios measured in the same run on a repository of BENCH_WORKTREE_FILES
+ * files (default 10,000):
+ *   creation  the daemon's planWorktree + materializeWorktree, against a bare
+ *             `git worktree add -b <branch> <path> HEAD` of the same repository
+ *   pickup    rename into dispatch/ → agent start with the worktree made on the way, against a
+ *             bare `git worktree add` plus a bare spawn
+ * BENCH_WORKTREE_ROUNDS (default 10) sets how many of each; rounds alternate so both see the same
+ * machine.
+ */
+import { execFileSync, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { gstackLayout } from "@gstack/contracts";
+import type { AgentStarter } from "../src/agent-types";
+import { Daemon } from "../src/daemon";
+import { startRunnerAgent } from "../src/runner-agent";
+import { materializeWorktree, planWorktree, removeWorktree } from "../src/worktree/worktree";
+
+const files = Number(process.env.BENCH_WORKTREE_FILES ?? 10_000);
+const rounds = Number(process.env.BENCH_WORKTREE_ROUNDS ?? 10);
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+const format = (ms: number) => `${ms.toFixed(1)} ms`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function bigRepository(base: string): Promise<string> {
+  const repo = join(base, "repo");
+  await mkdir(repo);
+  execFileSync("git", ["init", "-q", "-b", "main", repo]);
+  for (let folder = 0; folder < 100; folder += 1) {
+    await mkdir(join(repo, `dir-${folder}`));
+    const writes: Promise<void>[] = [];
+    for (let file = 0; file < files / 100; file += 1) {
+      writes.push(
+        writeFile(join(repo, `dir-${folder}`, `file-${file}.txt`), `folder ${folder} file ${file}\n`),
+      );
+    }
+    await Promise.all(writes);
+  }
+  execFileSync("git", ["-C", repo, "add", "-A"]);
+  execFileSync("git", [
+    "-C",
+    repo,
+    "-c",
+    "user.name=b",
+    "-c",
+    "user.email=b@b",
+    "commit",
+    "-q",
+    "-m",
+    "files",
+  ]);
+  return repo;
+}
+
+function bareWorktreeAdd(repo: string, path: string, branch: string): number {
+  const begin = performance.now();
+  execFileSync("git", ["-C", repo, "worktree", "add", "--quiet", "-b", branch, path, "HEAD"]);
+  return performance.now() - begin;
+}
+
+function bareSpawn(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const begin = performance.now();
+    const child = spawn("/bin/true", [], { stdio: "ignore", detached: true });
+    child.on("spawn", () => resolve(performance.now() - begin));
+    child.on("error", reject);
+  });
+}
+
+async function cleanUp(repo: string, path: string, branch: string) {
+  await removeWorktree(repo, path);
+  execFileSync("git", ["-C", repo, "branch", "-D", "-q", branch]);
+}
+
+export async function benchWorktrees(): Promise<void> {
+  const base = await mkdtemp(join(tmpdir(), "gstack-worktree-bench-"));
+  try {
+    const repo = await bigRepository(base);
+    const stateRoot = join(base, "state");
+    const bare: number[] = [];
+    const ours: number[] = [];
+    for (let round = 0; round < rounds; round += 1) {
+      const barePath = join(base, "bare", `w-${round}`);
+      bare.push(bareWorktreeAdd(repo, barePath, `bench/bare-${round}`));
+      await cleanUp(repo, barePath, `bench/bare-${round}`);
+      const id = `dispatch-bench-${round}`;
+      const begin = performance.now();
+      const planned = await planWorktree({
+        stateRoot,
+        project: "bench",
+        dispatchId: id,
+        projectDir: repo,
+        now: new Date(),
+      });
+      await materializeWorktree(planned);
+      ours.push(performance.now() - begin);
+      await cleanUp(repo, planned.path, planned.branch);
+    }
+    const creation = median(ours);
+    const baseline = median(bare);
+    console.log(
+      `worktree creation on ${files} files, median of ${rounds}: ${format(creation)} = ${(creation / baseline).toFixed(2)}× a bare git worktree add (${format(baseline)})`,
+    );
+
+    // Pickup with the worktree made on the way to the agent.
+    const layout = gstackLayout(stateRoot);
+    const startedAt = new Map<string, number>();
+    const recording: AgentStarter = (options) => {
+      startedAt.set(String(options.env?.GSTACK_DISPATCH_ID), performance.now());
+      return startRunnerAgent(options);
+    };
+    const daemon = new Daemon({
+      root: stateRoot,
+      claudeBinary: "/nonexistent/claude",
+      startAgent: recording,
+      openclawWorkspace: false,
+      settings: { trusted_repos: [base], max_concurrent: 1, agents: { codex: { command: ["/bin/true"] } } },
+    });
+    await daemon.start();
+    const pickups: number[] = [];
+    const bareBoth: number[] = [];
+    for (let round = 0; round < rounds; round += 1) {
+      const barePath = join(base, "bare", `p-${round}`);
+      const added = bareWorktreeAdd(repo, barePath, `bench/bare-p-${round}`);
+      bareBoth.push(added + (await bareSpawn()));
+      await cleanUp(repo, barePath, `bench/bare-p-${round}`);
+      const id = `dispatch-pickup-${round}`;
+      const temporary = join(layout.dispatch.tmp, `${id}.json`);
+      await writeFile(
+        temporary,
+        JSON.stringify({
+          id,
+          dispatched_by: "bench",
+          task: "nothing",
+          project: "bench",
+          project_dir: repo,
+          target_agent: "codex",
+        }),
+      );
+      const renamedAt = performance.now();
+      await rename(temporary, join(layout.dispatch.incoming, `${id}.json`));
+      while (!startedAt.has(id)) await sleep(1);
+      pickups.push((startedAt.get(id) as number) - renamedAt);
+      while (!existsSync(layout.dispatch.completedJson(id))) await sleep(2);
+      await daemon.idle();
+    }
+    await daemon.stop(0);
+    const pickup = median(pickups);
+    const bareline = median(bareBoth);
+    console.log(
+      `pickup with its worktree (rename → agent start), median of ${rounds}: ${format(pickup)} = ${(pickup / bareline).toFixed(2)}× a bare git worktree add plus a bare spawn (${format(bareline)})`,
+    );
+  } finally {
+    await rm(base, { recursive: true, force: true });
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) await benchWorktrees();

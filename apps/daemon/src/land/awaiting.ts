@@ -1,0 +1,119 @@
+import { lstat, readdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import type { GstackLayout } from "@gstack/contracts";
+import { readAllStates, type SessionState } from "../session-state";
+import { runGit } from "../worktree/run-git";
+import { removeWorktree, worktreesRoot } from "../worktree/worktree";
+import { readLanding } from "./land";
+
+/** A finished dispatch whose branch waits for the person to land or discard it. */
+export interface AwaitingLanding {
+  id: string;
+  project: string;
+  branch: string;
+  base: string;
+  /** Seconds since the dispatch finished. */
+  age_seconds: number;
+  /** Bytes of files in its worktree (0 once retention removed the folder). */
+  disk_bytes: number;
+  worktree: string;
+}
+
+/** Finished dispatches with a worktree, neither landed nor discarded, oldest first. */
+export async function awaitingLanding(layout: GstackLayout, now: Date): Promise<AwaitingLanding[]> {
+  const waiting: AwaitingLanding[] = [];
+  for (const state of await readAllStates(layout)) {
+    if (state.status !== "finished" || !state.worktree) continue;
+    if (await readLanding(layout, state.id)) continue;
+    waiting.push({
+      id: state.id,
+      project: state.project,
+      branch: state.worktree.branch,
+      base: state.worktree.land_into ?? state.worktree.base,
+      age_seconds: Math.max(0, Math.round((now.getTime() - finishedAt(state).getTime()) / 1000)),
+      disk_bytes: await diskUse(state.worktree.path),
+      worktree: state.worktree.path,
+    });
+  }
+  return waiting.sort((a, b) => b.age_seconds - a.age_seconds);
+}
+
+/** Lines for `status`: what waits for the person's word, and how to give it. */
+export function formatAwaiting(waiting: readonly AwaitingLanding[] | undefined): string[] {
+  if (!waiting || waiting.length === 0) return [];
+  const lines = [`${waiting.length} awaiting landing (gstack-dispatch land <id>, or discard <id>):`];
+  for (const item of waiting) {
+    lines.push(
+      `  ⏸ ${item.id}  ${item.project}  ${item.branch} → ${item.base}  ${age(item.age_seconds)} ago  ${size(item.disk_bytes)}`,
+    );
+  }
+  return lines;
+}
+
+/**
+ * At start-up: removes worktree folders no dispatch needs any more (landed, discarded, or left
+ * by a dispatch the state root no longer knows), the folders of dispatches that waited longer
+ * than `retentionDays` (their branches stay, so they can still be landed), and git's records of
+ * worktrees whose folders are gone (`git worktree prune`). Never touches a dispatch that has not
+ * finished. Returns the folders it removed.
+ */
+export async function pruneWorktrees(
+  layout: GstackLayout,
+  options: { now: Date; retentionDays?: number; log?: (line: string) => void },
+): Promise<string[]> {
+  const states = new Map<string, SessionState>();
+  for (const state of await readAllStates(layout)) states.set(state.id, state);
+  const repos = new Set<string>();
+  for (const state of states.values()) if (state.worktree) repos.add(state.worktree.repo);
+  const removed: string[] = [];
+  const root = worktreesRoot(layout.root);
+  for (const project of await readdir(root).catch(() => [] as string[])) {
+    for (const id of await readdir(join(root, project)).catch(() => [] as string[])) {
+      const folder = join(root, project, id);
+      const state = states.get(id);
+      if (state && state.status !== "finished") continue;
+      const expired =
+        state?.worktree !== undefined &&
+        options.retentionDays !== undefined &&
+        options.now.getTime() - finishedAt(state).getTime() > options.retentionDays * 86_400_000;
+      const done = state ? (await readLanding(layout, id)) !== undefined : false;
+      if (state?.worktree && !done && !expired) continue;
+      if (state?.worktree) await removeWorktree(state.worktree.repo, folder);
+      else await rm(folder, { recursive: true, force: true });
+      removed.push(folder);
+      options.log?.(
+        `removed the worktree ${folder}${expired && !done ? ` after ${options.retentionDays} days (its branch ${state?.worktree?.branch} stays)` : ""}`,
+      );
+    }
+  }
+  for (const repo of repos) await runGit(repo, ["worktree", "prune"]);
+  return removed;
+}
+
+function finishedAt(state: SessionState): Date {
+  return new Date(state.updated_at);
+}
+
+async function diskUse(folder: string): Promise<number> {
+  let total = 0;
+  const walk = async (path: string): Promise<void> => {
+    const info = await lstat(path).catch(() => undefined);
+    if (!info) return;
+    total += info.size;
+    if (!info.isDirectory()) return;
+    for (const name of await readdir(path).catch(() => [] as string[])) await walk(join(path, name));
+  };
+  await walk(folder);
+  return total;
+}
+
+function age(seconds: number): string {
+  if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h`;
+  return `${Math.floor(seconds / 86_400)}d`;
+}
+
+function size(bytes: number): string {
+  if (bytes < 1024 * 1024) return `${Math.ceil(bytes / 1024)} KiB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}

@@ -1,0 +1,206 @@
+import { execFileSync } from "node:child_process";
+import { chmod, readFile, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Daemon } from "../daemon";
+import { submitDispatch } from "../submit";
+import {
+  auditOf,
+  completionOf,
+  dispatchFor,
+  makeWorld,
+  type TestWorld,
+  testDaemon,
+  waitFor,
+} from "../test-support";
+import { checkoutSnapshot } from "../worktree/checkout-snapshot";
+import { discardDispatch, LandRefusal, landDispatch } from "./land";
+
+let world: TestWorld;
+let daemon: Daemon | undefined;
+
+const git = (...args: string[]) =>
+  execFileSync("git", ["-C", world.repo, ...args], { encoding: "utf8" }).trim();
+const gone = (path: string) =>
+  stat(path).then(
+    () => false,
+    () => true,
+  );
+
+beforeEach(async () => {
+  world = await makeWorld();
+  git("config", "user.name", "Person");
+  git("config", "user.email", "person@example.invalid");
+});
+
+afterEach(async () => {
+  await daemon?.stop(0);
+  daemon = undefined;
+  await world.cleanup();
+});
+
+/** Runs one dispatch whose agent commits `file` (with "hello"), and waits for its report. */
+async function runDispatch(id: string, file: string) {
+  if (!daemon) {
+    daemon = testDaemon(world);
+    await daemon.start();
+  }
+  await submitDispatch(world.layout, dispatchFor(world, id, `commit ${file}`));
+  const completion = await waitFor(() => completionOf(world.layout, id), 30_000);
+  expect(completion).toMatchObject({ status: "completed", commits: 1, landing: "awaiting" });
+  return completion;
+}
+
+async function commitInCheckout(file: string, content: string) {
+  await writeFile(join(world.repo, file), content);
+  git("add", file);
+  git("commit", "-q", "-m", `person: ${file}`);
+}
+
+async function refusal(promise: Promise<unknown>): Promise<LandRefusal> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(LandRefusal);
+  return error as LandRefusal;
+}
+
+const events = async (name: string, id: string) =>
+  (await auditOf(world.layout)).filter((event) => event.event === name && event.dispatch_id === id);
+
+describe("landing a dispatch's branch on the person's word", { timeout: 60_000 }, () => {
+  it("fast-forwards the checked-out base, removes worktree and branch, and does it once", async () => {
+    const completion = await runDispatch("dispatch-land-ff", "a.txt");
+    const tip = git("rev-parse", "gstack/dispatch-land-ff");
+    const answer = await landDispatch(world.layout, "dispatch-land-ff");
+    expect(answer).toMatchObject({
+      landing: "landed",
+      changed: true,
+      how: "fast-forward",
+      base: "main",
+      commit: tip,
+    });
+    expect(git("rev-parse", "main")).toBe(tip);
+    expect(await readFile(join(world.repo, "a.txt"), "utf8")).toBe("hello\n");
+    expect(git("status", "--porcelain")).toBe("");
+    expect(await gone(String(completion.worktree))).toBe(true);
+    expect(git("branch", "--list", "gstack/*")).toBe("");
+    expect(git("worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(1);
+    expect(await completionOf(world.layout, "dispatch-land-ff")).toMatchObject({ landing: "landed" });
+    const again = await landDispatch(world.layout, "dispatch-land-ff");
+    expect(again).toMatchObject({ landing: "landed", changed: false, commit: tip });
+    expect(await events("landed", "dispatch-land-ff")).toHaveLength(1);
+  });
+
+  it("makes a merge commit when the base moved on, without a half-done merge anywhere", async () => {
+    await runDispatch("dispatch-land-merge", "a.txt");
+    await commitInCheckout("b.txt", "the person's\n");
+    const base = git("rev-parse", "main");
+    const tip = git("rev-parse", "gstack/dispatch-land-merge");
+    const answer = await landDispatch(world.layout, "dispatch-land-merge");
+    expect(answer).toMatchObject({ landing: "landed", how: "merge" });
+    expect(git("rev-parse", "main^1")).toBe(base);
+    expect(git("rev-parse", "main^2")).toBe(tip);
+    expect(await readFile(join(world.repo, "a.txt"), "utf8")).toBe("hello\n");
+    expect(await readFile(join(world.repo, "b.txt"), "utf8")).toBe("the person's\n");
+    expect(git("status", "--porcelain")).toBe("");
+  });
+
+  it("refuses a conflict, naming the file, and changes nothing", async () => {
+    const completion = await runDispatch("dispatch-land-conflict", "a.txt");
+    await commitInCheckout("a.txt", "the person's own a.txt\n");
+    const before = checkoutSnapshot(world.repo);
+    const tip = git("rev-parse", "gstack/dispatch-land-conflict");
+    const refused = await refusal(landDispatch(world.layout, "dispatch-land-conflict"));
+    expect(refused.rule).toBe("conflict");
+    expect(refused.files).toEqual(["a.txt"]);
+    expect(refused.message).toContain("a.txt");
+    expect(checkoutSnapshot(world.repo)).toEqual(before);
+    expect(git("rev-parse", "gstack/dispatch-land-conflict")).toBe(tip);
+    expect(await gone(String(completion.worktree))).toBe(false);
+    expect(await events("landed", "dispatch-land-conflict")).toHaveLength(0);
+  });
+
+  it("refuses while the base is checked out with uncommitted changes, naming them", async () => {
+    await commitInCheckout("c.txt", "one\n");
+    await runDispatch("dispatch-land-dirty", "a.txt");
+    await writeFile(join(world.repo, "c.txt"), "edited, not committed\n");
+    const before = checkoutSnapshot(world.repo);
+    const refused = await refusal(landDispatch(world.layout, "dispatch-land-dirty"));
+    expect(refused.rule).toBe("dirty-checkout");
+    expect(refused.files).toEqual(["c.txt"]);
+    expect(checkoutSnapshot(world.repo)).toEqual(before);
+  });
+
+  it("with --pr pushes the branch to the remote and opens a pull request with gh", async () => {
+    const remote = join(world.base, "remote.git");
+    execFileSync("git", ["init", "-q", "--bare", remote]);
+    git("remote", "add", "origin", remote);
+    // A stand-in for gh that records what it was asked and answers as gh does.
+    const record = join(world.base, "gh-calls.jsonl");
+    const gh = join(world.base, "gh");
+    await writeFile(
+      gh,
+      `#!/usr/bin/env node
+require("node:fs").appendFileSync(${JSON.stringify(record)}, JSON.stringify(process.argv.slice(2)) + "\\n");
+if (process.argv[2] === "pr") console.log("https://github.com/acme/widget/pull/7");
+else console.log("gh version 2.0.0 (stand-in)");
+`,
+    );
+    await chmod(gh, 0o755);
+    await runDispatch("dispatch-land-pr", "a.txt");
+    const tip = git("rev-parse", "gstack/dispatch-land-pr");
+    const main = git("rev-parse", "main");
+    const answer = await landDispatch(world.layout, "dispatch-land-pr", { pr: true, gh });
+    expect(answer).toMatchObject({
+      landing: "pr_opened",
+      how: "pull-request",
+      pr: "https://github.com/acme/widget/pull/7",
+    });
+    expect(
+      execFileSync("git", ["-C", remote, "rev-parse", "gstack/dispatch-land-pr"], {
+        encoding: "utf8",
+      }).trim(),
+    ).toBe(tip);
+    expect(git("rev-parse", "main")).toBe(main);
+    const calls = (await readFile(record, "utf8"))
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as string[]);
+    const create = calls.find((call) => call[0] === "pr");
+    expect(create).toEqual(
+      expect.arrayContaining(["create", "--head", "gstack/dispatch-land-pr", "--base", "main"]),
+    );
+    expect(await completionOf(world.layout, "dispatch-land-pr")).toMatchObject({
+      landing: "pr_opened",
+      pr: "acme/widget#7",
+    });
+    expect(await events("landed", "dispatch-land-pr")).toHaveLength(1);
+  });
+
+  it("discards only with --force when the branch was never landed, then once", async () => {
+    const completion = await runDispatch("dispatch-discard", "a.txt");
+    const refused = await refusal(discardDispatch(world.layout, "dispatch-discard"));
+    expect(refused.rule).toBe("unlanded");
+    expect(git("branch", "--list", "gstack/dispatch-discard")).toContain("gstack/dispatch-discard");
+    const answer = await discardDispatch(world.layout, "dispatch-discard", { force: true });
+    expect(answer).toMatchObject({ landing: "discarded", changed: true });
+    expect(git("branch", "--list", "gstack/dispatch-discard")).toBe("");
+    expect(await gone(String(completion.worktree))).toBe(true);
+    expect(await discardDispatch(world.layout, "dispatch-discard")).toMatchObject({ changed: false });
+    expect(await events("discarded", "dispatch-discard")).toHaveLength(1);
+    expect((await refusal(landDispatch(world.layout, "dispatch-discard"))).rule).toBe("discarded");
+    expect(await completionOf(world.layout, "dispatch-discard")).toMatchObject({ landing: "discarded" });
+  });
+
+  it("discards a dispatch that made nothing without --force", async () => {
+    daemon = testDaemon(world);
+    await daemon.start();
+    await submitDispatch(world.layout, dispatchFor(world, "dispatch-discard-empty", "nothing to do"));
+    await waitFor(() => completionOf(world.layout, "dispatch-discard-empty"), 30_000);
+    expect(await discardDispatch(world.layout, "dispatch-discard-empty")).toMatchObject({
+      landing: "discarded",
+    });
+  });
+});

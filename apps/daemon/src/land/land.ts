@@ -1,0 +1,440 @@
+import { execFile } from "node:child_process";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import {
+  type AuditEventName,
+  type GstackLayout,
+  type LandAnswer,
+  parseValue,
+  withFileLock,
+  writeFileAtomic,
+} from "@gstack/contracts";
+import { type Audit, auditLog } from "../daemon-context";
+import { readState, type SessionState } from "../session-state";
+import { firstLine, runGit } from "../worktree/run-git";
+import {
+  hasUncommittedChanges,
+  listWorktrees,
+  removeWorktree,
+  type WorktreeRecord,
+} from "../worktree/worktree";
+
+/** Why landing or discarding was refused; nothing was changed. `files` names what is in the way. */
+export class LandRefusal extends Error {
+  constructor(
+    readonly rule:
+      | "unknown"
+      | "not-finished"
+      | "in-place"
+      | "discarded"
+      | "landed"
+      | "no-branch"
+      | "base-not-branch"
+      | "dirty-checkout"
+      | "conflict"
+      | "unlanded"
+      | "no-remote"
+      | "no-gh"
+      | "git",
+    message: string,
+    readonly files: string[] = [],
+  ) {
+    super(message);
+    this.name = "LandRefusal";
+  }
+}
+
+/** What `sessions/{id}/landing.json` keeps: the outcome, once reached. */
+export interface LandingRecord {
+  landing: "landed" | "pr_opened" | "discarded";
+  how: NonNullable<LandAnswer["how"]>;
+  at: string;
+  commit?: string;
+  pr?: string;
+}
+
+export interface LandOptions {
+  /** Push the branch and open a pull request with `gh` instead of merging locally. */
+  pr?: boolean;
+  /** The `gh` program (default `gh` on PATH). */
+  gh?: string;
+  now?: () => Date;
+  audit?: Audit;
+}
+
+function landingFile(layout: GstackLayout, id: string): string {
+  return join(layout.dispatch.sessionDir(id), "landing.json");
+}
+
+/** What became of a dispatch's work, once landed, pushed or discarded; undefined while it awaits. */
+export async function readLanding(layout: GstackLayout, id: string): Promise<LandingRecord | undefined> {
+  try {
+    return JSON.parse(await readFile(landingFile(layout, id), "utf8")) as LandingRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Brings a finished dispatch's branch into its base in the user's repository, on the person's
+ * word: a fast-forward when the base has not moved, else a merge commit built without touching
+ * any working tree (`git merge-tree`) and then moved in as a fast-forward. Refuses, changing
+ * nothing, when the checkout holding the base has uncommitted changes or the branches conflict
+ * (naming the files). With `pr`, pushes the branch to the repository's remote and opens a pull
+ * request with `gh`. Done once: asking again answers what was done.
+ */
+export function landDispatch(
+  layout: GstackLayout,
+  id: string,
+  options: LandOptions = {},
+): Promise<LandAnswer> {
+  return withLanding(layout, id, async (state, tree, done) => {
+    if (done) {
+      if (done.landing === "discarded") {
+        throw new LandRefusal("discarded", `${id} was discarded; there is nothing to land`);
+      }
+      return repeatAnswer(layout, id, tree, done, options);
+    }
+    const tip = await branchTip(tree);
+    if (options.pr) return openPullRequest(layout, state, tree, tip, options);
+    const target = tree.land_into;
+    if (!target) {
+      throw new LandRefusal(
+        "base-not-branch",
+        `${id} started from ${tree.base}, which is not a branch; land it with --pr, or merge ${tree.branch} yourself`,
+      );
+    }
+    const targetSha = await gitOut(tree.repo, ["rev-parse", "--verify", `refs/heads/${target}`]);
+    const holder = (await listWorktrees(tree.repo)).find((entry) => entry.branch === target);
+    if (holder && (await hasUncommittedChanges(holder.path))) {
+      const files = await changedFiles(holder.path);
+      throw new LandRefusal(
+        "dirty-checkout",
+        `${target} is checked out in ${holder.path} with uncommitted changes (${files.join(", ")}); commit or stash them, then land again`,
+        files,
+      );
+    }
+    let newSha: string;
+    let how: "fast-forward" | "merge";
+    if (await isAncestor(tree.repo, tip, targetSha)) {
+      newSha = targetSha;
+      how = "fast-forward";
+    } else if (await isAncestor(tree.repo, targetSha, tip)) {
+      newSha = tip;
+      how = "fast-forward";
+    } else {
+      newSha = await mergeCommit(tree, target, targetSha, tip, state);
+      how = "merge";
+    }
+    if (newSha !== targetSha) {
+      if (holder) {
+        const moved = await runGit(holder.path, ["merge", "--ff-only", "--quiet", newSha]);
+        if (!moved.ok) {
+          throw new LandRefusal(
+            "git",
+            `could not bring ${tree.branch} into ${target} in ${holder.path}: ${firstLine(moved.stderr)}; nothing was changed`,
+          );
+        }
+      } else {
+        await gitOut(tree.repo, ["update-ref", `refs/heads/${target}`, newSha, targetSha]);
+      }
+    }
+    const record: LandingRecord = { landing: "landed", how, at: now(options), commit: newSha };
+    return finishLanding(layout, id, tree, record, options);
+  });
+}
+
+/**
+ * Throws a dispatch's work away: its worktree and (unless it was the user's own) its branch.
+ * A branch holding commits its base does not have needs `force`.
+ */
+export function discardDispatch(
+  layout: GstackLayout,
+  id: string,
+  options: { force?: boolean; now?: () => Date; audit?: Audit } = {},
+): Promise<LandAnswer> {
+  return withLanding(layout, id, async (_state, tree, done) => {
+    if (done) {
+      if (done.landing !== "discarded") {
+        throw new LandRefusal(
+          "landed",
+          `${id} was already ${done.landing === "landed" ? "landed" : "pushed"}; nothing to discard`,
+        );
+      }
+      return repeatAnswer(layout, id, tree, done, options);
+    }
+    const tip = (
+      await runGit(tree.repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${tree.branch}`])
+    ).stdout.trim();
+    if (tip && !options.force) {
+      const against = tree.land_into ? `refs/heads/${tree.land_into}` : tree.base_sha;
+      const count = Number(
+        (await runGit(tree.repo, ["rev-list", "--count", `${against}..${tip}`])).stdout.trim() || "0",
+      );
+      if (count > 0) {
+        throw new LandRefusal(
+          "unlanded",
+          `${tree.branch} holds ${count} commit${count === 1 ? "" : "s"} that ${tree.land_into ?? tree.base} does not have; discard --force throws ${count === 1 ? "it" : "them"} away`,
+        );
+      }
+    }
+    const record: LandingRecord = { landing: "discarded", how: "removed", at: now(options) };
+    return finishLanding(layout, id, tree, record, options);
+  });
+}
+
+/** Takes the dispatch's landing lock, checks it can be landed or discarded, and runs `act`. */
+async function withLanding(
+  layout: GstackLayout,
+  id: string,
+  act: (state: SessionState, tree: WorktreeRecord, done: LandingRecord | undefined) => Promise<LandAnswer>,
+): Promise<LandAnswer> {
+  layout.dispatch.sessionDir(id);
+  const state = await readState(layout, id);
+  if (!state) throw new LandRefusal("unknown", `no dispatch ${id} is known here`);
+  return withFileLock(join(layout.dispatch.sessionDir(id), "landing.lock"), async () => {
+    const done = await readLanding(layout, id);
+    const current = (await readState(layout, id)) ?? state;
+    if (!current.worktree) {
+      throw new LandRefusal(
+        "in-place",
+        current.in_place
+          ? `${id} ran in place in ${current.project_dir}; its commits are already there`
+          : `${id} has no worktree of its own (it never started)`,
+      );
+    }
+    // The report is the end of the run (the state is marked finished a moment after it).
+    const reported = await readFile(layout.dispatch.completedJson(id), "utf8").then(
+      () => true,
+      () => false,
+    );
+    if (current.status !== "finished" && !reported && !done) {
+      throw new LandRefusal(
+        "not-finished",
+        `${id} is still ${current.status}; wait for its report, or cancel it`,
+      );
+    }
+    return act(current, current.worktree, done);
+  });
+}
+
+/**
+ * What was done, asked again: the steps after the record (the completion, the audit event) are
+ * carried out if a crash cut them short, so each happens once.
+ */
+async function repeatAnswer(
+  layout: GstackLayout,
+  id: string,
+  tree: WorktreeRecord,
+  done: LandingRecord,
+  options: { now?: () => Date; audit?: Audit },
+): Promise<LandAnswer> {
+  await finishLanding(layout, id, tree, done, options);
+  return answer(id, tree, done, false);
+}
+
+async function finishLanding(
+  layout: GstackLayout,
+  id: string,
+  tree: WorktreeRecord,
+  record: LandingRecord,
+  options: { now?: () => Date; audit?: Audit },
+): Promise<LandAnswer> {
+  // The record first: from here a crash is finished by asking again, never done twice.
+  await writeFileAtomic(landingFile(layout, id), `${JSON.stringify(record, null, 2)}\n`);
+  await removeWorktree(tree.repo, tree.path);
+  if (record.landing !== "pr_opened" && !tree.branch_existed) {
+    await runGit(tree.repo, ["branch", "-D", tree.branch]);
+  }
+  await markCompletion(layout, id, record);
+  const event: AuditEventName = record.landing === "discarded" ? "discarded" : "landed";
+  if (!(await alreadyAudited(layout, id, event))) {
+    const audit = options.audit ?? auditLog(layout, options.now ?? (() => new Date()), () => undefined);
+    await audit(event, {
+      dispatch_id: id,
+      detail: {
+        how: record.how,
+        branch: tree.branch,
+        ...(tree.land_into ? { into: tree.land_into } : {}),
+        ...(record.commit ? { commit: record.commit } : {}),
+        ...(record.pr ? { pr: record.pr } : {}),
+      },
+    });
+  }
+  return answer(id, tree, record, true);
+}
+
+/** The completion says where the work went (its `pr` too, when one was opened). */
+async function markCompletion(layout: GstackLayout, id: string, record: LandingRecord): Promise<void> {
+  const path = layout.dispatch.completedJson(id);
+  let completion: Record<string, unknown>;
+  try {
+    completion = JSON.parse(await readFile(path, "utf8")) as Record<string, unknown>;
+  } catch {
+    return;
+  }
+  completion.landing = record.landing;
+  const pr = record.pr ? /github\.com\/([^/]+\/[^/]+)\/pull\/(\d+)/.exec(record.pr) : null;
+  if (pr) completion.pr = `${pr[1]}#${pr[2]}`;
+  const checked = parseValue("completion", completion);
+  await writeFileAtomic(path, `${JSON.stringify(checked, null, 2)}\n`);
+}
+
+async function alreadyAudited(layout: GstackLayout, id: string, event: AuditEventName): Promise<boolean> {
+  const text = await readFile(layout.dispatch.audit, "utf8").catch(() => "");
+  return text.split("\n").some((line) => {
+    if (!line.includes(id)) return false;
+    try {
+      const entry = JSON.parse(line) as { event?: string; dispatch_id?: string };
+      return entry.event === event && entry.dispatch_id === id;
+    } catch {
+      return false;
+    }
+  });
+}
+
+function answer(id: string, tree: WorktreeRecord, record: LandingRecord, changed: boolean): LandAnswer {
+  const into = tree.land_into ?? tree.base;
+  const message =
+    record.landing === "discarded"
+      ? `${changed ? "discarded" : "already discarded"}: ${tree.branch} and its worktree are gone`
+      : record.landing === "pr_opened"
+        ? `${changed ? "pushed" : "already pushed"} ${tree.branch} and opened ${record.pr ?? "a pull request"}`
+        : `${changed ? "landed" : "already landed"} ${tree.branch} into ${into} (${record.how}) at ${record.commit?.slice(0, 12) ?? "?"}`;
+  return parseValue("land-answer", {
+    dispatch_id: id,
+    landing: record.landing,
+    changed,
+    how: record.how,
+    branch: tree.branch,
+    base: into,
+    ...(record.commit ? { commit: record.commit } : {}),
+    ...(record.pr ? { pr: record.pr } : {}),
+    message,
+  });
+}
+
+async function branchTip(tree: WorktreeRecord): Promise<string> {
+  const tip = await runGit(tree.repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${tree.branch}`]);
+  if (!tip.ok)
+    throw new LandRefusal("no-branch", `the branch ${tree.branch} no longer exists in ${tree.repo}`);
+  return tip.stdout.trim();
+}
+
+async function isAncestor(repo: string, ancestor: string, of: string): Promise<boolean> {
+  return (await runGit(repo, ["merge-base", "--is-ancestor", ancestor, of])).ok;
+}
+
+/** A merge commit of `tip` into `targetSha`, made in the object store only; refuses on a conflict. */
+async function mergeCommit(
+  tree: WorktreeRecord,
+  target: string,
+  targetSha: string,
+  tip: string,
+  state: SessionState,
+): Promise<string> {
+  const merged = await runGit(tree.repo, [
+    "merge-tree",
+    "--write-tree",
+    "--name-only",
+    "--no-messages",
+    targetSha,
+    tip,
+  ]);
+  const lines = merged.stdout.split("\n");
+  if (merged.code === 1) {
+    const files = lines.slice(1).filter((line) => line.length > 0);
+    throw new LandRefusal(
+      "conflict",
+      `${tree.branch} conflicts with ${target} in ${files.join(", ")}; nothing was changed: merge it yourself, or discard it`,
+      files,
+    );
+  }
+  if (!merged.ok || !lines[0]) throw new LandRefusal("git", `git merge-tree: ${firstLine(merged.stderr)}`);
+  const message = `Merge ${tree.branch} into ${target}\n\nDispatch ${state.id} (${state.project}).\n`;
+  return gitOut(tree.repo, ["commit-tree", lines[0], "-p", targetSha, "-p", tip, "-m", message]);
+}
+
+async function openPullRequest(
+  layout: GstackLayout,
+  state: SessionState,
+  tree: WorktreeRecord,
+  tip: string,
+  options: LandOptions,
+): Promise<LandAnswer> {
+  const gh = options.gh ?? "gh";
+  const version = await run(gh, ["--version"], tree.repo);
+  if (!version.ok)
+    throw new LandRefusal("no-gh", `--pr needs the GitHub CLI (gh), which was not found: ${version.stderr}`);
+  const remotes = (await runGit(tree.repo, ["remote"])).stdout.split("\n").filter(Boolean);
+  const remote = remotes.includes("origin") ? "origin" : remotes[0];
+  if (!remote) throw new LandRefusal("no-remote", `${tree.repo} has no remote to push ${tree.branch} to`);
+  const pushed = await runGit(tree.repo, ["push", "--quiet", remote, `${tip}:refs/heads/${tree.branch}`]);
+  if (!pushed.ok)
+    throw new LandRefusal("git", `could not push ${tree.branch} to ${remote}: ${firstLine(pushed.stderr)}`);
+  const completion = await readFile(layout.dispatch.completedReport(state.id), "utf8").catch(() => "");
+  const title = /^# (.+)$/m.exec(completion)?.[1] ?? `${state.project}: ${state.id}`;
+  const created = await run(
+    gh,
+    [
+      "pr",
+      "create",
+      "--head",
+      tree.branch,
+      ...(tree.land_into ? ["--base", tree.land_into] : []),
+      "--title",
+      title,
+      "--body",
+      `Work of dispatch ${state.id}.\n\n${completion.replace(/^---\n[\s\S]*?\n---\n/, "").trim()}`,
+    ],
+    tree.repo,
+  );
+  if (!created.ok)
+    throw new LandRefusal(
+      "git",
+      `the branch is pushed, but gh could not open a pull request: ${created.stderr}`,
+    );
+  const url = created.stdout.trim().split("\n").pop() ?? "";
+  const record: LandingRecord = {
+    landing: "pr_opened",
+    how: "pull-request",
+    at: now(options),
+    pr: url,
+    commit: tip,
+  };
+  return finishLanding(layout, state.id, tree, record, options);
+}
+
+async function changedFiles(folder: string): Promise<string[]> {
+  const out = await runGit(folder, ["status", "--porcelain", "--untracked-files=no", "-z"]);
+  return out.stdout
+    .split("\0")
+    .filter((entry) => entry.length > 3)
+    .map((entry) => entry.slice(3));
+}
+
+async function gitOut(cwd: string, args: string[]): Promise<string> {
+  const out = await runGit(cwd, args);
+  if (!out.ok) throw new LandRefusal("git", `git ${args[0]}: ${firstLine(out.stderr)}`);
+  return out.stdout.trim();
+}
+
+function run(
+  program: string,
+  args: string[],
+  cwd: string,
+): Promise<{ ok: boolean; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(program, args, { cwd, timeout: 120_000 }, (error, stdout, stderr) => {
+      resolve({
+        ok: !error,
+        stdout: String(stdout),
+        stderr: firstLine(String(stderr || error?.message || "")),
+      });
+    });
+  });
+}
+
+function now(options: { now?: () => Date }): string {
+  return (options.now?.() ?? new Date()).toISOString();
+}

@@ -1,0 +1,180 @@
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import fc from "fast-check";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { initRepository } from "../test-support";
+import { branchNameProblem } from "./branch-name";
+import { materializeWorktree, planWorktree, WorktreeRefusal, worktreePath } from "./worktree";
+
+let base: string;
+let repo: string;
+let root: string;
+const git = (cwd: string, ...args: string[]) =>
+  execFileSync("git", ["-C", cwd, ...args], { encoding: "utf8" }).trim();
+
+beforeEach(async () => {
+  base = await realpath(await mkdtemp(join(tmpdir(), "gstack-worktree-")));
+  repo = join(base, "repo");
+  root = join(base, "state");
+  initRepository(repo);
+});
+
+afterEach(async () => {
+  await rm(base, { recursive: true, force: true });
+});
+
+const request = (extra: Partial<Parameters<typeof planWorktree>[0]> = {}) => ({
+  stateRoot: root,
+  project: "acme",
+  dispatchId: "dispatch-w",
+  projectDir: repo,
+  now: new Date("2026-11-25T12:00:00Z"),
+  ...extra,
+});
+
+async function refusedWith(promise: Promise<unknown>): Promise<WorktreeRefusal> {
+  const error = await promise.then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  expect(error).toBeInstanceOf(WorktreeRefusal);
+  return error as WorktreeRefusal;
+}
+
+describe("branch names", () => {
+  it("agrees with git check-ref-format --branch, and refuses what starts with '-'", () => {
+    const alphabet = fc.constantFrom(..."ab/.-_@{}~^:?*[\\ \t0lock".split(""));
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.string({ unit: alphabet, maxLength: 12 }), fc.string({ maxLength: 8 })),
+        (name) => {
+          // `--branch` reads '@' as "the current branch"; as a name it is refused.
+          if (name.includes("\0") || name === "@") return;
+          let gitAccepts: boolean;
+          try {
+            execFileSync("git", ["check-ref-format", "--branch", name], { stdio: "pipe" });
+            gitAccepts = true;
+          } catch {
+            gitAccepts = false;
+          }
+          const ours = branchNameProblem(name) === undefined;
+          if (name.startsWith("-")) expect(ours).toBe(false);
+          else expect(ours).toBe(gitAccepts);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("names the rule a bad name breaks", () => {
+    expect(branchNameProblem("--upload-pack=evil")).toMatch(/must not start with '-'/);
+    expect(branchNameProblem("a..b")).toMatch(/'\.\.'/);
+    expect(branchNameProblem("feature/x.lock")).toMatch(/\.lock/);
+    expect(branchNameProblem("gstack/dispatch-1")).toBeUndefined();
+  });
+});
+
+describe("a dispatch's worktree", () => {
+  it("keeps a project_dir that is a subfolder as the agent's folder in the worktree", async () => {
+    await mkdir(join(repo, "packages", "web"), { recursive: true });
+    await writeFile(join(repo, "packages", "web", "index.js"), "1\n");
+    git(repo, "add", "-A");
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "web");
+    const planned = await planWorktree(request({ projectDir: join(repo, "packages", "web") }));
+    expect(planned).toMatchObject({
+      repo,
+      path: worktreePath(root, "acme", "dispatch-w"),
+      cwd: join(worktreePath(root, "acme", "dispatch-w"), "packages", "web"),
+      branch: "gstack/dispatch-w",
+      base: "main",
+      land_into: "main",
+      base_sha: git(repo, "rev-parse", "HEAD"),
+    });
+    expect(await materializeWorktree(planned)).toBe(true);
+    expect((await stat(join(planned.cwd, "index.js"))).isFile()).toBe(true);
+    // Made again after a crash: found, not made twice.
+    expect(await materializeWorktree(planned)).toBe(false);
+    expect(git(repo, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(2);
+  });
+
+  it("clears a folder a crash left half made and makes it again", async () => {
+    const planned = await planWorktree(request());
+    await mkdir(planned.path, { recursive: true });
+    await writeFile(join(planned.path, "partial"), "x");
+    expect(await materializeWorktree(planned)).toBe(true);
+    expect(git(planned.path, "rev-parse", "--abbrev-ref", "HEAD")).toBe("gstack/dispatch-w");
+  });
+
+  it("starts from a named base: a tag, and refuses one that does not exist", async () => {
+    git(repo, "tag", "v1");
+    const first = git(repo, "rev-parse", "HEAD");
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "--allow-empty", "-m", "two");
+    expect(await planWorktree(request({ base: "v1" }))).toMatchObject({ base: "v1", base_sha: first });
+    const missing = await refusedWith(planWorktree(request({ base: "no-such-branch" })));
+    expect(missing.rule).toBe("base-missing");
+    expect(missing.message).toContain("'no-such-branch'");
+    expect((await refusedWith(planWorktree(request({ base: "--output=/tmp/x" })))).rule).toBe("base-missing");
+  });
+
+  it("refuses a dirty base it was asked to start from", async () => {
+    await writeFile(join(repo, "f.txt"), "1\n");
+    git(repo, "add", "f.txt");
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "f");
+    await writeFile(join(repo, "f.txt"), "2\n");
+    const refused = await refusedWith(planWorktree(request({ base: "main" })));
+    expect(refused.rule).toBe("dirty-base");
+    // Without a named base the person's edits are simply not the dispatch's business.
+    expect(await planWorktree(request())).toMatchObject({ base: "main" });
+  });
+
+  it("refuses where a worktree cannot work, saying why", async () => {
+    const plain = join(base, "plain");
+    await mkdir(plain);
+    expect((await refusedWith(planWorktree(request({ projectDir: plain })))).rule).toBe("not-a-repository");
+    const bare = join(base, "bare.git");
+    execFileSync("git", ["init", "-q", "--bare", bare]);
+    const refusedBare = await refusedWith(planWorktree(request({ projectDir: bare })));
+    expect(refusedBare.rule).toBe("bare-repository");
+    const empty = join(base, "empty");
+    execFileSync("git", ["init", "-q", empty]);
+    expect((await refusedWith(planWorktree(request({ projectDir: empty })))).rule).toBe("no-commit");
+  });
+
+  it("refuses a repository whose submodules are not initialised", async () => {
+    const library = join(base, "library");
+    initRepository(library);
+    execFileSync("git", [
+      "-C",
+      repo,
+      "-c",
+      "protocol.file.allow=always",
+      "submodule",
+      "add",
+      "-q",
+      library,
+      "lib",
+    ]);
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "lib");
+    const clone = join(base, "clone");
+    execFileSync("git", ["clone", "-q", repo, clone]);
+    const refused = await refusedWith(planWorktree(request({ projectDir: clone })));
+    expect(refused.rule).toBe("submodules");
+    expect(refused.message).toContain("lib");
+  });
+
+  it("refuses a branch checked out elsewhere, a bad branch name, and a project_dir inside a dispatch's worktree", async () => {
+    git(repo, "branch", "feature");
+    const other = join(base, "other-checkout");
+    git(repo, "worktree", "add", "-q", other, "feature");
+    expect((await refusedWith(planWorktree(request({ branch: "feature" })))).rule).toBe("branch-checked-out");
+    expect((await refusedWith(planWorktree(request({ branch: "-b" })))).rule).toBe("branch-name");
+    const planned = await planWorktree(request());
+    await materializeWorktree(planned);
+    const inside = await refusedWith(
+      planWorktree(request({ dispatchId: "dispatch-x", projectDir: planned.path })),
+    );
+    expect(inside.rule).toBe("inside-worktree");
+  });
+});

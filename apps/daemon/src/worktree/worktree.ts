@@ -1,0 +1,318 @@
+import { mkdir, realpath, rm, stat } from "node:fs/promises";
+import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { branchNameProblem, defaultBranch } from "./branch-name";
+import { firstLine, gitText, runGit } from "./run-git";
+
+/**
+ * A dispatch's own worktree, decided before it is made and kept in the session's state, so a
+ * crash at any point finds the same folder, branch and base again.
+ */
+export interface WorktreeRecord {
+  /** The top folder of the project's checkout (the user's). */
+  repo: string;
+  /** The worktree's folder under the state root. */
+  path: string;
+  /** Where the agent works: the worktree, or the same subfolder `project_dir` named. */
+  cwd: string;
+  branch: string;
+  /** What the work started from, as the dispatch named it (or the branch/commit checked out). */
+  base: string;
+  base_sha: string;
+  /** The branch landing brings the work into; absent when the base is not a branch. */
+  land_into?: string;
+  /** The branch existed before the dispatch (it named one): landing and discarding keep it. */
+  branch_existed?: boolean;
+  created_at: string;
+}
+
+/** Why a dispatch cannot have a worktree; `rule` names the check for logs and tests. */
+export class WorktreeRefusal extends Error {
+  constructor(
+    readonly rule:
+      | "not-a-repository"
+      | "bare-repository"
+      | "no-commit"
+      | "submodules"
+      | "base-missing"
+      | "dirty-base"
+      | "branch-name"
+      | "branch-checked-out"
+      | "inside-worktree",
+    message: string,
+  ) {
+    super(message);
+    this.name = "WorktreeRefusal";
+  }
+}
+
+/** The folder holding every dispatch worktree of the state root. */
+export function worktreesRoot(stateRoot: string): string {
+  return join(stateRoot, "worktrees");
+}
+
+/** Where a dispatch's worktree lives: one folder per project, one per dispatch in it. */
+export function worktreePath(stateRoot: string, project: string, dispatchId: string): string {
+  return join(worktreesRoot(stateRoot), project, dispatchId);
+}
+
+/** True when `folder` lies inside a dispatch worktree of this state root. */
+export async function insideDispatchWorktree(stateRoot: string, folder: string): Promise<boolean> {
+  const root = await realpath(worktreesRoot(stateRoot)).catch(() => resolve(worktreesRoot(stateRoot)));
+  const real = await realpath(folder).catch(() => resolve(folder));
+  return real === root || real.startsWith(root + sep);
+}
+
+export interface WorktreeRequest {
+  stateRoot: string;
+  project: string;
+  dispatchId: string;
+  projectDir: string;
+  branch?: string;
+  base?: string;
+  now: Date;
+}
+
+/**
+ * Decides a dispatch's worktree without writing anything: checks that the project's checkout
+ * can have one, resolves the base to a commit and the branch name. Throws a WorktreeRefusal
+ * saying why when it cannot.
+ */
+export async function planWorktree(request: WorktreeRequest): Promise<WorktreeRecord> {
+  const { projectDir } = request;
+  if (await insideDispatchWorktree(request.stateRoot, projectDir)) {
+    throw new WorktreeRefusal(
+      "inside-worktree",
+      `project_dir ${projectDir} is inside another dispatch's worktree; name the project's own checkout`,
+    );
+  }
+  const probe = await runGit(projectDir, ["rev-parse", "--is-bare-repository", "--show-toplevel"]);
+  if (!probe.ok) {
+    const bare = await runGit(projectDir, ["rev-parse", "--is-bare-repository"]);
+    if (bare.ok && bare.stdout.trim() === "true") {
+      throw new WorktreeRefusal(
+        "bare-repository",
+        `project_dir ${projectDir} is a bare repository: it has no checkout to start from; name a clone of it`,
+      );
+    }
+    throw new WorktreeRefusal(
+      "not-a-repository",
+      `project_dir ${projectDir} is not in a git repository, so the dispatch cannot have a worktree of its own; run 'git init' there or list the project in in_place_projects`,
+    );
+  }
+  const [isBare, top] = probe.stdout.trim().split("\n");
+  if (isBare === "true" || !top) {
+    throw new WorktreeRefusal("bare-repository", `project_dir ${projectDir} is a bare repository`);
+  }
+  const repo = await realpath(top);
+  const sub = relative(repo, await realpath(projectDir));
+  if (sub.startsWith("..") || isAbsolute(sub)) {
+    throw new WorktreeRefusal(
+      "not-a-repository",
+      `project_dir ${projectDir} is outside its repository ${repo}`,
+    );
+  }
+  const submodules = await runGit(repo, ["submodule", "status"]);
+  const missing = submodules.stdout
+    .split("\n")
+    .filter((line) => line.startsWith("-"))
+    .map((line) => line.slice(1).split(" ")[1] ?? line);
+  if (missing.length > 0) {
+    throw new WorktreeRefusal(
+      "submodules",
+      `the repository ${repo} has submodules that are not initialised (${missing.join(", ")}); run 'git submodule update --init' first`,
+    );
+  }
+  const branch = request.branch ?? defaultBranch(request.dispatchId);
+  const problem = branchNameProblem(branch);
+  if (problem) throw new WorktreeRefusal("branch-name", `branch '${branch}' ${problem}`);
+  const path = worktreePath(request.stateRoot, request.project, request.dispatchId);
+  const checkedOut = (await listWorktrees(repo)).find(
+    (entry) => entry.branch === branch && resolve(entry.path) !== resolve(path),
+  );
+  if (checkedOut) {
+    throw new WorktreeRefusal(
+      "branch-checked-out",
+      `branch '${branch}' is checked out in ${checkedOut.path}; git lets a branch be checked out in one place only`,
+    );
+  }
+  const branchExisted = (await runGit(repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`])).ok;
+  const checkoutBranch = (await runGit(repo, ["symbolic-ref", "--quiet", "--short", "HEAD"])).stdout.trim();
+  let base: string;
+  let baseSha: string;
+  let landInto: string | undefined;
+  if (request.base !== undefined) {
+    base = request.base;
+    const resolved = await runGit(repo, [
+      "rev-parse",
+      "--verify",
+      "--quiet",
+      "--end-of-options",
+      `${request.base}^{commit}`,
+    ]);
+    if (!resolved.ok || request.base.startsWith("-")) {
+      throw new WorktreeRefusal(
+        "base-missing",
+        `base '${request.base}' is not a branch, tag or commit of ${repo}`,
+      );
+    }
+    baseSha = resolved.stdout.trim();
+    const isBranch = (await runGit(repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${request.base}`]))
+      .ok;
+    if (isBranch) {
+      landInto = request.base;
+      if (request.base === checkoutBranch && (await hasUncommittedChanges(repo))) {
+        throw new WorktreeRefusal(
+          "dirty-base",
+          `base '${request.base}' is checked out in ${repo} with uncommitted changes the dispatch would not see; commit or stash them, or start from another base`,
+        );
+      }
+    }
+  } else {
+    const head = await runGit(repo, ["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]);
+    if (!head.ok) {
+      throw new WorktreeRefusal(
+        "no-commit",
+        `the repository ${repo} has no commit yet to start a worktree from`,
+      );
+    }
+    baseSha = head.stdout.trim();
+    base = checkoutBranch || baseSha;
+    if (checkoutBranch) landInto = checkoutBranch;
+  }
+  return {
+    repo,
+    path,
+    cwd: sub ? join(path, sub) : path,
+    branch,
+    base,
+    base_sha: baseSha,
+    ...(landInto ? { land_into: landInto } : {}),
+    ...(branchExisted ? { branch_existed: true } : {}),
+    created_at: request.now.toISOString(),
+  };
+}
+
+/**
+ * Makes the planned worktree, or finds it made: a folder left half made by a crash is removed
+ * and made again; a branch that already exists (an earlier attempt's) is checked out as it is.
+ * Returns true when it made the worktree now.
+ */
+export async function materializeWorktree(record: WorktreeRecord): Promise<boolean> {
+  const registered = (await listWorktrees(record.repo)).find(
+    (entry) => resolve(entry.path) === resolve(record.path),
+  );
+  // `git worktree add` keeps its worktree locked as "initializing" until the checkout is done:
+  // one still locked so was cut short.
+  if (registered && !registered.initializing && (await exists(join(record.path, ".git")))) {
+    if (registered.branch !== record.branch) {
+      throw new Error(
+        `the worktree ${record.path} is on '${registered.branch ?? "a detached HEAD"}', not '${record.branch}'`,
+      );
+    }
+    await mkdir(record.cwd, { recursive: true });
+    return false;
+  }
+  // Left behind by an interrupted creation: clear it and git's record of it.
+  if (registered) await runGit(record.repo, ["worktree", "remove", "--force", "--force", record.path]);
+  await rm(record.path, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+  await runGit(record.repo, ["worktree", "prune"]);
+  await mkdir(dirname(record.path), { recursive: true });
+  const branchExists = (
+    await runGit(record.repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${record.branch}`])
+  ).ok;
+  const args = branchExists
+    ? ["worktree", "add", "--quiet", record.path, record.branch]
+    : ["worktree", "add", "--quiet", "-b", record.branch, record.path, record.base_sha];
+  const added = await runGit(record.repo, args);
+  if (!added.ok) {
+    await rm(record.path, { recursive: true, force: true });
+    await runGit(record.repo, ["worktree", "prune"]);
+    throw new Error(`could not make the worktree ${record.path}: ${firstLine(added.stderr)}`);
+  }
+  await mkdir(record.cwd, { recursive: true });
+  return true;
+}
+
+/** One entry of `git worktree list`. */
+export interface WorktreeEntry {
+  path: string;
+  head?: string;
+  branch?: string;
+  bare: boolean;
+  prunable: boolean;
+  /** Locked by `git worktree add` while it checks the files out. */
+  initializing: boolean;
+}
+
+/** The worktrees of the repository at `repo`, its main checkout first. */
+export async function listWorktrees(repo: string): Promise<WorktreeEntry[]> {
+  const out = await runGit(repo, ["worktree", "list", "--porcelain", "-z"]);
+  if (!out.ok) return [];
+  const entries: WorktreeEntry[] = [];
+  let current: WorktreeEntry | undefined;
+  for (const field of out.stdout.split("\0")) {
+    if (field === "") {
+      current = undefined;
+      continue;
+    }
+    if (field.startsWith("worktree ")) {
+      current = { path: field.slice("worktree ".length), bare: false, prunable: false, initializing: false };
+      entries.push(current);
+    } else if (current && field.startsWith("HEAD ")) current.head = field.slice(5);
+    else if (current && field.startsWith("branch refs/heads/")) current.branch = field.slice(18);
+    else if (current && field === "bare") current.bare = true;
+    else if (current && field.startsWith("prunable")) current.prunable = true;
+    else if (current && field === "locked initializing") current.initializing = true;
+  }
+  return entries;
+}
+
+/** Staged or unstaged changes to tracked files (untracked files do not count). */
+export async function hasUncommittedChanges(folder: string): Promise<boolean> {
+  const status = await runGit(folder, ["status", "--porcelain", "--untracked-files=no"]);
+  return !status.ok || status.stdout.trim().length > 0;
+}
+
+/** A file the dispatch's commits changed against the base. */
+export interface FileChange {
+  path: string;
+  insertions?: number;
+  deletions?: number;
+}
+
+/** Files changed between `baseSha` and the worktree's HEAD, with lines added and removed. */
+export async function filesChanged(worktree: string, baseSha: string): Promise<FileChange[]> {
+  const out = await runGit(worktree, ["diff", "--numstat", "--no-renames", "-z", baseSha, "HEAD", "--"]);
+  if (!out.ok) return [];
+  const changes: FileChange[] = [];
+  for (const record of out.stdout.split("\0")) {
+    const match = /^(-|\d+)\t(-|\d+)\t([\s\S]+)$/.exec(record.replace(/^\n/, ""));
+    if (!match?.[3]) continue;
+    changes.push({
+      path: match[3],
+      ...(match[1] !== "-" ? { insertions: Number(match[1]) } : {}),
+      ...(match[2] !== "-" ? { deletions: Number(match[2]) } : {}),
+    });
+  }
+  return changes;
+}
+
+/** Removes a dispatch's worktree folder and git's record of it (the branch stays). */
+export async function removeWorktree(repo: string, path: string): Promise<void> {
+  const removed = await runGit(repo, ["worktree", "remove", "--force", "--force", path]);
+  if (!removed.ok) {
+    await rm(path, { recursive: true, force: true });
+    await runGit(repo, ["worktree", "prune"]);
+  }
+}
+
+export async function gitHead(folder: string): Promise<string> {
+  return gitText(folder, ["rev-parse", "HEAD"]);
+}
+
+async function exists(path: string): Promise<boolean> {
+  return stat(path).then(
+    () => true,
+    () => false,
+  );
+}
