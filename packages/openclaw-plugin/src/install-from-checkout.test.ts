@@ -1,10 +1,11 @@
 import { execFile } from "node:child_process";
-import { access, mkdir, mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
+import { access, cp, mkdir, mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import { promisify } from "node:util";
+import { isSupportedNode, SUPPORTED_NODE_RANGE } from "@gstack/contracts/node-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packPlugin } from "./openclaw-world";
+import { packPlugin, pluginPackageDir } from "./openclaw-world";
 
 const run = promisify(execFile);
 const commands = [
@@ -16,26 +17,17 @@ const commands = [
 ];
 let folder: string;
 let prefix: string;
+let tarball: string;
 
-// The steps of `./dev install --prefix DIR`: pack the one bundled package and install the
-// tarball globally into a fresh prefix with npm, with nothing fetched from the registry.
+// The steps of `./dev install --prefix DIR` on a machine with a supported Node: pack the one
+// bundled package and install the tarball into a fresh prefix, nothing fetched from the registry.
 beforeAll(async () => {
   folder = await mkdtemp(join(tmpdir(), "gstack-install-"));
   prefix = join(folder, "prefix");
-  const tarball = await packPlugin(join(folder, "pack"));
+  tarball = await packPlugin(join(folder, "pack"));
   await run(
-    "npm",
-    [
-      "install",
-      "--global",
-      "--prefix",
-      prefix,
-      "--omit=peer",
-      "--offline",
-      "--no-audit",
-      "--no-fund",
-      tarball,
-    ],
+    join(pluginPackageDir, "..", "..", "scripts", "install-prefix.sh"),
+    ["--tarball", tarball, "--prefix", prefix],
     { env: { ...process.env, npm_config_cache: join(folder, "npm-cache") } },
   );
 });
@@ -129,5 +121,98 @@ describe("installing from the checkout into a fresh prefix", () => {
     // And the command it names is the daemon's, answering as one.
     const { stdout } = await run(start?.[1] ?? "node", [script, "--help"], { env });
     expect(stdout).toContain("clawvisor-serve");
+  });
+});
+
+/** A Node.js older than the supported range on this machine's PATH (e.g. Debian's Node 20), if any. */
+async function findOldNode(): Promise<string | undefined> {
+  const { stdout } = await run("sh", ["-c", "which -a node || true"]);
+  for (const node of stdout.split("\n").filter(Boolean)) {
+    const version = await run(node, ["-p", "process.versions.node"]).then(
+      ({ stdout: out }) => out.trim(),
+      () => "",
+    );
+    if (version && !isSupportedNode(version)) return node;
+  }
+  return undefined;
+}
+
+// `./dev install` on a machine whose own Node is too old: the toolchain's Node is copied under
+// the prefix and the commands start it, so they (and the service unit) outlive the checkout.
+describe("installing with its own Node.js, for a machine whose Node is too old", async () => {
+  const oldNode = await findOldNode();
+  let ownPrefix: string;
+  // Only the machine's old Node and the system tools, as a user's login shell would have.
+  let oldPath: string;
+
+  beforeAll(async () => {
+    if (!oldNode) return;
+    ownPrefix = join(folder, "own-node-prefix");
+    const toolchain = join(folder, "toolchain-copy");
+    await cp(dirname(dirname(process.execPath)), toolchain, { recursive: true });
+    await run(join(pluginPackageDir, "..", "..", "scripts", "install-prefix.sh"), [
+      "--tarball",
+      tarball,
+      "--prefix",
+      ownPrefix,
+      "--runtime",
+      toolchain,
+    ]);
+    await rm(toolchain, { recursive: true, force: true });
+    oldPath = [dirname(oldNode), "/usr/bin", "/bin"].join(delimiter);
+  });
+
+  it.skipIf(!oldNode)("runs every command with the copied runtime after the source is deleted", async () => {
+    const installed = await readdir(join(ownPrefix, "bin"));
+    expect(installed.sort()).toEqual([...commands].sort());
+    const env = { HOME: folder, PATH: oldPath, NO_COLOR: "1", GSTACK_HOME: join(folder, "own-home") };
+    for (const command of commands) {
+      const { stdout } = await run(join(ownPrefix, "bin", command), ["--help"], { env });
+      expect(stdout).toContain(`USAGE ${command}`);
+    }
+    expect((await run(join(ownPrefix, "bin", "gstack-dispatch"), ["status"], { env })).stdout).toContain(
+      "daemon not running",
+    );
+  });
+
+  it.skipIf(!oldNode)("writes a service unit that starts the Node under the prefix", async () => {
+    const env = { HOME: folder, PATH: oldPath, NO_COLOR: "1", GSTACK_HOME: join(folder, "own-home") };
+    const unit = (
+      await run(join(ownPrefix, "bin", "gstack-dispatch"), ["install", "--dry-run", "--platform", "linux"], {
+        env,
+      })
+    ).stdout;
+    const execStart = /^ExecStart=(\S+) (\S+) run$/m.exec(unit);
+    expect(execStart?.[1]).toBe(join(ownPrefix, "lib", "gstack", "node", "bin", "node"));
+    expect(execStart?.[2]).toBe(
+      join(
+        ownPrefix,
+        "lib",
+        "node_modules",
+        "@gstack",
+        "openclaw-plugin",
+        "dist",
+        "bin",
+        "gstack-dispatch.js",
+      ),
+    );
+  });
+
+  it.skipIf(!oldNode)("refuses the machine's old Node in one line naming the version needed", async () => {
+    const bin = join(prefix, "lib", "node_modules", "@gstack", "openclaw-plugin", "dist", "bin");
+    for (const command of commands) {
+      const failure = await run(oldNode as string, [join(bin, `${command}.js`), "--help"]).then(
+        () => undefined,
+        (error: { code: number; stdout: string; stderr: string }) => error,
+      );
+      expect(failure?.code).toBe(1);
+      expect(failure?.stdout).toBe("");
+      const lines = (failure?.stderr ?? "").split("\n").filter(Boolean);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        new RegExp(`^${command}: needs Node\\.js ${SUPPORTED_NODE_RANGE}, but this is Node\\.js \\d+\\.`),
+      );
+      expect(lines[0]).toContain("https://nodejs.org");
+    }
   });
 });
