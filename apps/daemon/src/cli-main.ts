@@ -17,6 +17,8 @@ const main = defineCommand({
     submit: () => import("./commands/submit").then((module) => module.submit),
     cancel: () => import("./commands/cancel").then((module) => module.cancel),
     install: () => import("./commands/install").then((module) => module.install),
+    uninstall: () => import("./commands/uninstall").then((module) => module.uninstall),
+    doctor: () => import("./commands/doctor").then((module) => module.doctor),
     "clawvisor-serve": () => import("./commands/clawvisor-serve").then((module) => module.clawvisorServe),
     demo: () => import("./commands/demo").then((module) => module.demo),
   },

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { access, cp, mkdir, mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
+import { access, cp, mkdir, mkdtemp, readdir, realpath, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { promisify } from "node:util";
@@ -122,6 +122,83 @@ describe("installing from the checkout into a fresh prefix", () => {
     const { stdout } = await run(start?.[1] ?? "node", [script, "--help"], { env });
     expect(stdout).toContain("clawvisor-serve");
   });
+
+  // A fresh HOME with no user bus: systemd refuses, as on a server where nobody is logged in.
+  function noBusEnv(home: string) {
+    return {
+      ...process.env,
+      NO_COLOR: "1",
+      HOME: home,
+      XDG_CONFIG_HOME: join(home, ".config"),
+      XDG_RUNTIME_DIR: join(home, "no-runtime"),
+      DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(home, "no-runtime", "bus")}`,
+      GSTACK_HOME: join(home, ".gstack"),
+    };
+  }
+
+  it("exits non-zero with systemd's words when it refuses, and writes nothing", async () => {
+    const home = join(folder, "refused-home");
+    await mkdir(join(home, "no-runtime"), { recursive: true });
+    const failure = await run(join(prefix, "bin", "gstack-dispatch"), ["install", "--platform", "linux"], {
+      env: noBusEnv(home),
+    }).then(
+      () => undefined,
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr).toMatch(
+      /gstack-dispatch: systemd refused: .* said: Failed to connect to (the )?bus/i,
+    );
+    expect(failure?.stdout).toBe("");
+    expect(await readdir(home)).toEqual(["no-runtime"]);
+  });
+
+  it("doctor names each problem with its fix, and says when it is fixed", async () => {
+    const home = join(folder, "doctor-home");
+    const state = join(home, ".gstack");
+    const repo = join(home, "acme-widget");
+    await mkdir(state, { recursive: true });
+    await run("git", ["init", "-q", repo]);
+    await writeFile(
+      join(state, "config.yaml"),
+      `dispatch:\n  trusted_repos:\n    - ${repo}\n    - ${join(home, "gone")}\n`,
+    );
+    await writeFile(join(state, ".dispatch-secret"), "s".repeat(40), { mode: 0o644 });
+    // This prefix's commands start the `node` on PATH; no agent CLI is on it.
+    const path = [dirname(process.execPath), "/usr/bin", "/bin"].join(delimiter);
+    const env = { ...process.env, NO_COLOR: "1", HOME: home, GSTACK_HOME: state, PATH: path };
+    const doctor = () =>
+      run(join(prefix, "bin", "gstack-dispatch"), ["doctor", "--json", "--platform", "linux"], { env }).then(
+        ({ stdout }) => ({ code: 0, stdout }),
+        (error: { code: number; stdout: string }) => error,
+      );
+    const first = await doctor();
+    expect(first.code).toBe(1);
+    const report = JSON.parse(first.stdout) as {
+      ok: boolean;
+      checks: Array<{ name: string; status: string; detail: string; fix?: string }>;
+    };
+    const byName = new Map(report.checks.map((check) => [check.name, check]));
+    expect(report.ok).toBe(false);
+    expect(byName.get("node")?.status).toBe("ok");
+    expect(byName.get("config")?.status).toBe("ok");
+    expect(byName.get(`trusted:${join(home, "gone")}`)).toMatchObject({
+      status: "fail",
+      detail: "does not exist",
+    });
+    expect(byName.get("secret:.dispatch-secret")).toMatchObject({
+      status: "fail",
+      fix: `chmod 600 ${join(state, ".dispatch-secret")}`,
+    });
+    expect(byName.get("daemon")).toMatchObject({ status: "warn" });
+    expect(byName.get("service")).toMatchObject({ status: "warn", fix: "gstack-dispatch install" });
+    for (const check of report.checks) {
+      if (check.status === "fail" || check.status === "warn") expect(check.fix).toMatch(/^[^\n]+$/);
+    }
+    await run("chmod", ["600", join(state, ".dispatch-secret")]);
+    const second = JSON.parse((await doctor()).stdout) as typeof report;
+    expect(second.checks.find((check) => check.name === "secret:.dispatch-secret")?.status).toBe("ok");
+  });
 });
 
 /** A Node.js older than the supported range on this machine's PATH (e.g. Debian's Node 20), if any. */
@@ -160,7 +237,7 @@ describe("installing with its own Node.js, for a machine whose Node is too old",
     ]);
     await rm(toolchain, { recursive: true, force: true });
     oldPath = [dirname(oldNode), "/usr/bin", "/bin"].join(delimiter);
-  });
+  }, 240_000);
 
   it.skipIf(!oldNode)("runs every command with the copied runtime after the source is deleted", async () => {
     const installed = await readdir(join(ownPrefix, "bin"));
@@ -215,4 +292,47 @@ describe("installing with its own Node.js, for a machine whose Node is too old",
       expect(lines[0]).toContain("https://nodejs.org");
     }
   });
+
+  // Last, since it removes what the tests above ran: service files, commands, the runtime.
+  it.skipIf(!oldNode)(
+    "uninstall removes the service, the commands and the runtime, and keeps the state",
+    async () => {
+      const home = join(folder, "uninstall-home");
+      const units = join(home, ".config", "systemd", "user");
+      await mkdir(join(units, "default.target.wants"), { recursive: true });
+      await mkdir(join(home, "no-runtime"), { recursive: true });
+      await writeFile(join(units, "gstack-dispatch.service"), "[Unit]\nDescription=gstack\n");
+      await symlink(
+        join(units, "gstack-dispatch.service"),
+        join(units, "default.target.wants", "gstack-dispatch.service"),
+      );
+      const state = join(home, ".gstack");
+      await mkdir(join(state, "dispatch", "completed"), { recursive: true });
+      await writeFile(join(state, "config.yaml"), "dispatch: {}\n");
+      const env = {
+        HOME: home,
+        PATH: oldPath,
+        NO_COLOR: "1",
+        GSTACK_HOME: state,
+        XDG_RUNTIME_DIR: join(home, "no-runtime"),
+        DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(home, "no-runtime", "bus")}`,
+      };
+      const { stdout } = await run(
+        join(ownPrefix, "bin", "gstack-dispatch"),
+        ["uninstall", "--platform", "linux"],
+        {
+          env,
+        },
+      );
+      expect(stdout).toContain(`removed ${join(units, "gstack-dispatch.service")}`);
+      expect(stdout).toContain(`kept ${state}`);
+      expect(await readdir(units)).not.toContain("gstack-dispatch.service");
+      expect(await readdir(join(units, "default.target.wants")).catch(() => [])).toEqual([]);
+      expect(await readdir(join(ownPrefix, "bin"))).toEqual([]);
+      expect(await readdir(join(ownPrefix, "lib"))).not.toContain("gstack");
+      expect(await readdir(join(ownPrefix, "lib", "node_modules"))).not.toContain("@gstack");
+      expect(await readdir(join(ownPrefix, "share")).catch(() => [])).not.toContain("gstack");
+      expect(await readdir(join(state, "dispatch"))).toEqual(["completed"]);
+    },
+  );
 });

@@ -22,6 +22,16 @@ export const commandMeta = {
     description:
       "Install the daemon as a launchd agent (macOS) or systemd user service (Linux); with --clawvisor, the gstack-coding service for clawvisor-local",
   },
+  uninstall: {
+    name: "uninstall",
+    description:
+      "Remove the service, the OpenClaw plugin and the installed commands; the state root stays unless --purge",
+  },
+  doctor: {
+    name: "doctor",
+    description:
+      "Check the set-up (Node, agent CLIs, config, secrets, state, daemon, service, plugin), each with its fix",
+  },
   "clawvisor-serve": {
     name: "clawvisor-serve",
     description:
