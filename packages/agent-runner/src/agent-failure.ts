@@ -8,7 +8,9 @@ import type { FailureKind } from "@gstack/contracts";
  * - `auth`: bad key or billing; no retry, a person must act.
  * - `logic_error`: the agent could not do the task (max turns, refusal, unexplained exit); no retry.
  * - `timeout` / `cancelled`: stopped from outside; no retry.
- * - `spawn_error`: the program could not be started; no retry.
+ * - `spawn_error`: the program could not be started, or is a stub of a CLI not installed; no retry.
+ * - `agent_crashed`: the CLI died (a signal, or an exit with no final report and no known cause);
+ *   no retry, the CLI needs looking at.
  * The kinds are the completion contract's `FailureKind`.
  */
 export type { FailureKind };
@@ -36,4 +38,5 @@ export const failureKinds: readonly FailureKind[] = [
   "timeout",
   "cancelled",
   "spawn_error",
+  "agent_crashed",
 ];

@@ -343,6 +343,7 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
         progress,
         stderrTail,
         expectsResult: adapter.expectsResult,
+        agent: adapter.agent,
       });
     }
     const git = trackGit ? await gitProgress(options.cwd, startSha).catch(() => undefined) : undefined;

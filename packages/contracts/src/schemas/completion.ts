@@ -11,6 +11,7 @@ export const failureKindSchema = lazySchema((z) =>
     "logic_error",
     "auth",
     "spawn_error",
+    "agent_crashed",
     "timeout",
     "cancelled",
     "unknown",
