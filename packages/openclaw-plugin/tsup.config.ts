@@ -1,3 +1,4 @@
+import { cp } from "node:fs/promises";
 import { defineConfig } from "tsup";
 import { packageBuild } from "../../tsup.base";
 
@@ -34,6 +35,10 @@ export default defineConfig(
         options.conditions = ["node"];
       },
       dts: { entry: { index: "src/index.ts" } },
+      // The published JSON Schemas travel with the commands, for anyone writing a dispatch by hand.
+      onSuccess: async () => {
+        await cp("../../schemas", "dist/schemas", { recursive: true });
+      },
       // Bundled CommonJS dependencies call require(); ESM has none unless we make one.
       banner: {
         js: 'import { createRequire as __gstackCreateRequire } from "node:module";\nconst require = __gstackCreateRequire(import.meta.url);',

@@ -1,5 +1,16 @@
 import { execFile } from "node:child_process";
-import { access, cp, mkdir, mkdtemp, readdir, realpath, rm, symlink, writeFile } from "node:fs/promises";
+import {
+  access,
+  cp,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  realpath,
+  rm,
+  symlink,
+  writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { promisify } from "node:util";
@@ -45,6 +56,19 @@ describe("installing from the checkout into a fresh prefix", () => {
         env: { ...process.env, NO_COLOR: "1" },
       });
       expect(stdout).toContain(`USAGE ${command}`);
+    }
+  });
+
+  it("ships the published JSON Schemas, byte for byte", async () => {
+    const shipped = join(prefix, "lib", "node_modules", "@gstack", "openclaw-plugin", "dist", "schemas");
+    const published = join(pluginPackageDir, "..", "..", "schemas");
+    const names = (await readdir(published)).filter((name) => name.endsWith(".schema.json")).sort();
+    expect(names).toContain("dispatch.schema.json");
+    expect((await readdir(shipped)).sort()).toEqual(names);
+    for (const name of names) {
+      expect(await readFile(join(shipped, name), "utf8"), name).toBe(
+        await readFile(join(published, name), "utf8"),
+      );
     }
   });
 

@@ -6,12 +6,13 @@ export const commandMeta = {
   run: { name: "run", description: "Run the daemon in the foreground (what launchd/systemd start)" },
   status: {
     name: "status",
-    description: "Show running and queued dispatches with live progress, or one dispatch by id",
+    description:
+      "Show running and queued dispatches with live progress and the most recent endings, or one dispatch by id",
   },
   submit: {
     name: "submit",
     description:
-      "Hand a dispatch file to the daemon (validated, signed when a secret exists): through its service API when it runs, else as a file it takes at start",
+      "Hand a dispatch to the daemon, from a file or described with --task and flags (validated, signed when a secret exists): through its service API when it runs, else as a file it takes at start",
   },
   cancel: {
     name: "cancel",
