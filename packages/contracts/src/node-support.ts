@@ -36,4 +36,18 @@ export function startCommand(command: string): void {
     process.exit(1);
   }
   nodeModule.enableCompileCache?.();
+  plainHelpOffTerminal();
+}
+
+/**
+ * Help goes to a terminal in colour and anywhere else (a pipe, a file) without escape codes,
+ * and `NO_COLOR` set to any value means none. The help renderer reads only `NO_COLOR=1`, once
+ * when it loads, so this runs before it does; it is limited to help, so the agents a command
+ * starts do not inherit the setting.
+ */
+function plainHelpOffTerminal(): void {
+  const args = process.argv.slice(2);
+  const help = args.length === 0 || args.includes("--help") || args.includes("-h");
+  const off = (process.env.NO_COLOR ?? "") !== "" || (!process.stdout.isTTY && !process.env.FORCE_COLOR);
+  if (help && off) process.env.NO_COLOR = "1";
 }

@@ -72,6 +72,19 @@ describe("installing from the checkout into a fresh prefix", () => {
     }
   });
 
+  it("writes help without colour codes to a pipe, and with NO_COLOR set to any value", async () => {
+    const { NO_COLOR: _, FORCE_COLOR: __, ...plain } = process.env;
+    for (const command of commands) {
+      const piped = await run(join(prefix, "bin", command), ["--help"], { env: plain });
+      expect(piped.stdout).toContain(`USAGE ${command}`);
+      expect(piped.stdout).not.toContain("\u001b[");
+      const told = await run(join(prefix, "bin", command), ["--help"], {
+        env: { ...plain, NO_COLOR: "true" },
+      });
+      expect(told.stdout).not.toContain("\u001b[");
+    }
+  });
+
   // The bundle splits shared code into chunks that commands load on first use, so
   // `--help` alone would not notice a chunk missing from the tarball.
   it("runs a real command of each, loading the chunks it needs from the installed package", async () => {
