@@ -25,6 +25,8 @@ const commands = [
   "gstack-activity",
   "gstack-learnings",
   "gstack-routing",
+  "gstack-openclaw-gen",
+  "gstack-bridge-skill",
 ];
 let folder: string;
 let prefix: string;
@@ -48,7 +50,7 @@ afterAll(async () => {
 });
 
 describe("installing from the checkout into a fresh prefix", () => {
-  it("puts every command the bridge skill needs on the prefix's bin, each one working", async () => {
+  it("puts every command the README names on the prefix's bin, each one working", async () => {
     const installed = await readdir(join(prefix, "bin"));
     expect(installed.sort()).toEqual([...commands].sort());
     for (const command of commands) {
@@ -103,6 +105,13 @@ describe("installing from the checkout into a fresh prefix", () => {
       warnings: [],
     });
     expect(await runIt("gstack-routing", ["check"])).toContain("no routing configuration found");
+    // The bridge skill's installer finds the skill files shipped beside the bundle.
+    const workspace = join(folder, "openclaw-workspace");
+    const installed = JSON.parse(
+      await runIt("gstack-bridge-skill", ["install", "--workspace", workspace, "--json"]),
+    );
+    expect(installed.path).toBe(join(workspace, "skills", "gstack-bridge"));
+    await access(join(workspace, "skills", "gstack-bridge", "SKILL.md"));
   });
 
   // zod and yaml are files of their own in the tarball (dist/vendor/), required by the
