@@ -16,9 +16,7 @@ const commands = Object.fromEntries(
     "gstack-routing",
     "gstack-openclaw-gen",
     "gstack-bridge-skill",
-  ].map(
-    (name) => [`bin/${name}`, `src/bin/${name}.ts`],
-  ),
+  ].map((name) => [`bin/${name}`, `src/bin/${name}.ts`]),
 );
 
 export default defineConfig(
