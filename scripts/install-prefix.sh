@@ -28,7 +28,7 @@ for file in "$prefix"/bin/gstack-*; do
   if [ -f "$file" ] && [ ! -L "$file" ] && grep -qF "$marker" "$file"; then rm -f "$file"; fi
 done
 
-npm install --global --prefix "$prefix" --omit=peer --offline --no-audit --no-fund --loglevel=error "$tarball" >&2
+npm install --global --prefix "$prefix" --omit=peer --offline --no-audit --no-fund --loglevel=error "$tarball" >/dev/null
 package="$prefix/lib/node_modules/@gstack/openclaw-plugin"
 commands=$(sed -n '/"bin": {/,/}/s/^ *"\(gstack-[a-z-]*\)":.*/\1/p' "$package/package.json")
 
