@@ -15,6 +15,7 @@ const main = defineCommand({
     run: () => import("./commands/run").then((module) => module.run),
     status: () => import("./commands/status").then((module) => module.status),
     submit: () => import("./commands/submit").then((module) => module.submit),
+    logs: () => import("./commands/logs").then((module) => module.logs),
     cancel: () => import("./commands/cancel").then((module) => module.cancel),
     install: () => import("./commands/install").then((module) => module.install),
     uninstall: () => import("./commands/uninstall").then((module) => module.uninstall),

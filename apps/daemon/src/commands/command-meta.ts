@@ -9,6 +9,11 @@ export const commandMeta = {
     description:
       "Show running and queued dispatches with live progress and the most recent endings, or one dispatch by id",
   },
+  logs: {
+    name: "logs",
+    description:
+      "Print one dispatch's agent actions (with --follow, as they happen) and its report at the end",
+  },
   submit: {
     name: "submit",
     description:
