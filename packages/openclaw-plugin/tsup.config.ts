@@ -1,15 +1,22 @@
+import { cp, rm } from "node:fs/promises";
 import { defineConfig } from "tsup";
 import { packageBuild } from "../../tsup.base";
 
 // OpenClaw installs a plugin's dependencies from npm, where the @gstack libraries are not
 // published yet: everything the plugin runs is bundled into dist, and only the host
 // (`openclaw`, resolved through the peer link OpenClaw makes) stays outside. The same
-// tarball carries the five gstack commands the bridge skill needs, bundled the same way,
-// so one package installs everything from a checkout.
+// tarball carries the gstack commands (the five the bridge skill needs, the skill generator and
+// the bridge skill's installer), bundled the same way, so one package installs everything.
 const commands = Object.fromEntries(
-  ["gstack-dispatch", "gstack-handoff", "gstack-activity", "gstack-learnings", "gstack-routing"].map(
-    (name) => [`bin/${name}`, `src/bin/${name}.ts`],
-  ),
+  [
+    "gstack-dispatch",
+    "gstack-handoff",
+    "gstack-activity",
+    "gstack-learnings",
+    "gstack-routing",
+    "gstack-openclaw-gen",
+    "gstack-bridge-skill",
+  ].map((name) => [`bin/${name}`, `src/bin/${name}.ts`]),
 );
 
 export default defineConfig(
@@ -34,6 +41,14 @@ export default defineConfig(
         options.conditions = ["node"];
       },
       dts: { entry: { index: "src/index.ts" } },
+      // The published JSON Schemas travel with the commands, for anyone writing a dispatch by hand.
+      // The bridge skill's files sit beside dist/, where its bundled installer looks for them
+      // (`../skill/gstack-bridge` from a chunk); the folder is a build output, not committed.
+      onSuccess: async () => {
+        await cp("../../schemas", "dist/schemas", { recursive: true });
+        await rm("skill", { recursive: true, force: true });
+        await cp("../../apps/bridge-skill/skill", "skill", { recursive: true });
+      },
       // Bundled CommonJS dependencies call require(); ESM has none unless we make one.
       banner: {
         js: 'import { createRequire as __gstackCreateRequire } from "node:module";\nconst require = __gstackCreateRequire(import.meta.url);',

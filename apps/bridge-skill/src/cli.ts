@@ -1,9 +1,12 @@
 import { resolve } from "node:path";
 import { ContractError, resolveOpenClawWorkspace } from "@gstack/contracts";
+import { startCommand } from "@gstack/contracts/node-support";
 import { defineCommand, runMain } from "citty";
 import { BridgeSkillError } from "./bridge-skill-error";
 import { bridgeSkillPath } from "./bridge-skill-path";
 import { installBridgeSkill } from "./install-bridge-skill";
+
+startCommand("gstack-bridge-skill");
 
 function fail(error: unknown): void {
   const message =

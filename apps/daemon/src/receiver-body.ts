@@ -19,8 +19,10 @@ const NEXT_STEP: Record<FailureKind, string> = {
   context_overflow: "split the task into smaller dispatches",
   tool_failure: "read the report's error and fix the failing tool or command, then dispatch it again",
   logic_error: "read the report; the agent stopped on an error it could not get past",
-  auth: "log the coding agent in again on the daemon's machine (e.g. `claude /login`)",
-  spawn_error: "check that the coding agent is installed and on the daemon's PATH",
+  auth: "sign the coding agent in as the user the daemon runs as (Claude Code: `claude`, then /login), or put its API key in the service's own environment; `gstack-dispatch doctor` shows where",
+  spawn_error: "check that the coding agent is installed and on the daemon's PATH (`gstack-dispatch doctor`)",
+  agent_crashed:
+    "read the session's stderr in dispatch/sessions/ on the daemon's machine, update or reinstall the agent CLI, then dispatch it again",
   timeout: "split the task or raise dispatch.session_timeout_seconds",
   cancelled: "nothing, unless it should run again",
   unknown: "read the report and the session's stderr on the daemon's machine",

@@ -1,4 +1,4 @@
-import { type ActivityEntry, parseJsonLines } from "@gstack/contracts";
+import { type ActivityEntry, parseJsonLines, SKILL_NAME_PATTERN } from "@gstack/contracts";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { linePrefilter, matchesFilter } from "./activity-filter";
@@ -13,7 +13,7 @@ const entry: fc.Arbitrary<ActivityEntry> = fc
         .date({ min: new Date("2000-01-01Z"), max: new Date("2099-12-31Z"), noInvalidDate: true })
         .map((date) => date.toISOString()),
       project: slug,
-      skill: text,
+      skill: text.filter((value) => SKILL_NAME_PATTERN.test(value)),
       duration: fc.nat({ max: 1_000_000 }),
       artifacts: fc.array(fc.string({ maxLength: 12 }), { maxLength: 3 }),
       dispatch: text,

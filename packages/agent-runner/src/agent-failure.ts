@@ -10,6 +10,9 @@ import type { FailureKind } from "@gstack/contracts";
  * - `timeout` / `cancelled`: stopped from outside; no retry.
  * - `spawn_error`: the program could not be started; no retry.
  * - `budget_exhausted`: the run's spend reached its cap (the runner's or the CLI's own); no retry.
+ * - `spawn_error`: the program could not be started, or is a stub of a CLI not installed; no retry.
+ * - `agent_crashed`: the CLI died (a signal, or an exit with no final report and no known cause);
+ *   no retry, the CLI needs looking at.
  * The kinds are the completion contract's `FailureKind`.
  */
 export type { FailureKind };
@@ -38,4 +41,5 @@ export const failureKinds: readonly FailureKind[] = [
   "cancelled",
   "spawn_error",
   "budget_exhausted",
+  "agent_crashed",
 ];

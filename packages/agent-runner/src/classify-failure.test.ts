@@ -239,3 +239,36 @@ describe("classifyFailure", () => {
     );
   });
 });
+
+describe("failures of the CLI itself", () => {
+  it("tells a crash from the task's failure, and a missing CLI from both", () => {
+    expect(classifyFailure({ ...ended, exitCode: null, signal: "SIGABRT" })).toMatchObject({
+      kind: "agent_crashed",
+      evidence: "signal=SIGABRT",
+    });
+    expect(
+      classifyFailure({
+        ...ended,
+        exitCode: 1,
+        expectsResult: false,
+        stderrTail: "file:///x/cli.js:10\nTypeError: boom\n    at main (file:///x/cli.js:10:3)",
+      }),
+    ).toMatchObject({ kind: "agent_crashed", evidence: "stderr:crash" });
+    expect(classifyFailure({ ...ended, exitCode: 1 })).toMatchObject({
+      kind: "agent_crashed",
+      evidence: "exit:no-result",
+    });
+    expect(
+      classifyFailure({ ...ended, exitCode: 1, stderrTail: "Error: claude native binary not installed" }),
+    ).toMatchObject({ kind: "spawn_error", evidence: "stderr:not-installed" });
+  });
+
+  it("ends an authentication failure with where that agent's login or key must live", () => {
+    const claude = classifyFailure({ ...apiFailure({ text: "Invalid API key · Please run /login" }) });
+    expect(claude?.kind).toBe("auth");
+    expect(claude?.message).toMatch(/^Invalid API key · Please run \/login\. To fix: sign Claude Code in/);
+    const codex = classifyFailure({ ...apiFailure({ apiErrorStatus: 401, text: "401" }), agent: "codex" });
+    expect(codex?.message).toContain("~/.codex/auth.json");
+    expect(codex?.message).toContain("OPENAI_API_KEY");
+  });
+});

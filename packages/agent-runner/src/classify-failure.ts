@@ -14,6 +14,8 @@ export interface RunOutcome {
   stderrTail?: string;
   /** True when the agent reports through structured output (Claude Code stream-json). */
   expectsResult?: boolean;
+  /** Which agent ran (`claude`, `codex`, …), so an authentication failure can say where its login lives. */
+  agent?: string;
   cancelReason?: string;
   /** Set when the runner stopped the agent because its reported cost reached the cap. */
   budgetStop?: { spentUsd: number; budgetUsd: number };
@@ -27,6 +29,34 @@ const promptTooLong =
   /prompt is too long|prompt_too_long|context_length_exceeded|context (length|window)|maximum context|too many tokens/i;
 const refusal =
   /^\s*(?:I(?:'m| am)? (?:cannot|can't|can not|am unable to|was unable to|couldn't|could not|won't be able to)|Unable to complete)\b/i;
+
+/**
+ * Where each agent CLI's key or login must be for the daemon to use it. A service manager does
+ * not read shell profiles, so a key exported only there is not seen by the daemon it starts.
+ */
+const loginPlaces: Record<string, string> = {
+  claude:
+    "sign Claude Code in as the user the daemon runs as (`claude`, then /login; kept in ~/.claude/.credentials.json or the macOS keychain), or give the service ANTHROPIC_API_KEY in its own environment (`systemctl --user edit gstack-dispatch`, or the launchd plist's EnvironmentVariables), not only in a shell profile",
+  codex:
+    "sign Codex in as the user the daemon runs as (`codex login`; kept in ~/.codex/auth.json), or give the service OPENAI_API_KEY in its own environment, not only in a shell profile",
+  gemini:
+    "sign Gemini CLI in as the user the daemon runs as (kept in ~/.gemini/), or give the service GEMINI_API_KEY in its own environment, not only in a shell profile",
+  cursor:
+    "sign Cursor's agent in as the user the daemon runs as (`cursor-agent login`), or give the service CURSOR_API_KEY in its own environment, not only in a shell profile",
+};
+
+/** The sentence an authentication failure ends with: where the agent's key or login must live. */
+export function loginHint(agent: string | undefined): string {
+  return (
+    loginPlaces[agent ?? "claude"] ??
+    `sign ${agent} in as the user the daemon runs as, or give the service its key in its own environment`
+  );
+}
+
+const notInstalled =
+  /native binary not installed|command not found|No such file or directory.*(claude|codex|gemini|cursor)/i;
+const crashed =
+  /Segmentation fault|core dumped|Abort(ed)? trap|FATAL ERROR|JavaScript heap out of memory|Uncaught (\w*Error|Exception)|^\s*at .+:\d+:\d+\)?$/im;
 
 function failure(kind: FailureKind, message: string, evidence: string): AgentFailure {
   return {
@@ -73,7 +103,11 @@ function byErrorName(name: string, detail: string): FailureKind | undefined {
 function byProse(detail: string): FailureKind | undefined {
   if (promptTooLong.test(detail)) return "context_overflow";
   if (/rate.?limit|\b429\b|usage limit|too many requests/i.test(detail)) return "rate_limit";
-  if (/\b401\b|invalid (x-)?api.?key|authentication|unauthori[sz]ed|billing|credit balance/i.test(detail)) {
+  if (
+    /\b401\b|invalid (x-)?api.?key|authentication|unauthori[sz]ed|billing|credit balance|please run \/login|not logged in|log ?in again/i.test(
+      detail,
+    )
+  ) {
     return "auth";
   }
   if (
@@ -94,6 +128,15 @@ function byProse(detail: string): FailureKind | undefined {
  * `is_error: true`, so `is_error` is what counts.
  */
 export function classifyFailure(outcome: RunOutcome): AgentFailure | undefined {
+  const classified = classifyOutcome(outcome);
+  if (classified?.kind !== "auth") return classified;
+  return {
+    ...classified,
+    message: `${classified.message.replace(/[.\s]+$/, "")}. To fix: ${loginHint(outcome.agent)}.`,
+  };
+}
+
+function classifyOutcome(outcome: RunOutcome): AgentFailure | undefined {
   const { result } = outcome;
   const detail = [result?.text, outcome.progress?.lastAssistantText, outcome.stderrTail]
     .filter(Boolean)
@@ -203,8 +246,29 @@ export function classifyFailure(outcome: RunOutcome): AgentFailure | undefined {
   if (result?.isError)
     return failure("logic_error", summary || "The agent reported an error.", "result.is_error");
   const how = outcome.signal ? `was killed by ${outcome.signal}` : `exited with code ${outcome.exitCode}`;
+  if (result === undefined && notInstalled.test(outcome.stderrTail ?? "")) {
+    return failure(
+      "spawn_error",
+      `The agent CLI is not installed properly: ${summary || how}`,
+      "stderr:not-installed",
+    );
+  }
+  if (result === undefined && (outcome.signal !== null || crashed.test(outcome.stderrTail ?? ""))) {
+    return failure(
+      "agent_crashed",
+      `The agent CLI crashed (it ${how}${summary ? `: ${summary}` : ""}).`,
+      outcome.signal ? `signal=${outcome.signal}` : "stderr:crash",
+    );
+  }
   if (outcome.expectsResult && result === undefined && outcome.exitCode === 0 && !outcome.signal) {
     return failure("logic_error", "The agent exited without a final result.", "no-result");
+  }
+  if (outcome.expectsResult && result === undefined) {
+    return failure(
+      "agent_crashed",
+      `The agent CLI ${how} without a final report${summary ? `: ${summary}` : "."}`,
+      "exit:no-result",
+    );
   }
   return failure("logic_error", `The agent ${how}${summary ? `: ${summary}` : "."}`, "exit");
 }

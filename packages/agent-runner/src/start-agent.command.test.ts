@@ -351,3 +351,48 @@ describe("startAgent with a configured command (Codex-style JSON lines)", () => 
     expect(result.streamFile?.error).toContain("ENOENT");
   });
 });
+
+describe("startAgent when the agent CLI itself fails", () => {
+  async function runProgram(agent: "claude" | "codex", source: string) {
+    const cwd = scratch.repository("command-agent-repo-");
+    const program = agentProgram(source);
+    return startAgent({
+      agent,
+      prompt: "x",
+      cwd,
+      trackGit: false,
+      command: { command: [process.execPath, program, "{prompt}"] },
+    }).done;
+  }
+
+  it("reports a CLI that dies on an uncaught error as crashed, not as the task's failure", async () => {
+    const result = await runProgram("codex", `throw new TypeError("cannot read properties of undefined");`);
+    expect(result.failure).toMatchObject({
+      kind: "agent_crashed",
+      retryable: false,
+      evidence: "stderr:crash",
+    });
+    expect(result.failure?.message).toContain("The agent CLI crashed");
+  });
+
+  it("reports a CLI killed by a signal as crashed", async () => {
+    const result = await runProgram("codex", `process.kill(process.pid, "SIGSEGV");`);
+    expect(result.failure).toMatchObject({ kind: "agent_crashed", evidence: "signal=SIGSEGV" });
+  });
+
+  it("reports a Claude Code that exits without its final report as crashed", async () => {
+    const result = await runProgram("claude", `process.exit(3);`);
+    expect(result.failure).toMatchObject({ kind: "agent_crashed", evidence: "exit:no-result" });
+  });
+
+  it("says where the login must live when the CLI asks for one", async () => {
+    const result = await runProgram(
+      "claude",
+      `process.stderr.write("Invalid API key · Please run /login\\n"); process.exit(1);`,
+    );
+    expect(result.failure?.kind).toBe("auth");
+    expect(result.failure?.message).toContain("~/.claude/.credentials.json");
+    expect(result.failure?.message).toContain("ANTHROPIC_API_KEY");
+    expect(result.failure?.message).toContain("not only in a shell profile");
+  });
+});

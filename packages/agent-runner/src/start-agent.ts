@@ -371,6 +371,7 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
         stderrTail,
         expectsResult: adapter.expectsResult,
         ...(budgetStop ? { budgetStop } : {}),
+        agent: adapter.agent,
       });
     }
     const git = trackGit ? await gitProgress(options.cwd, startSha).catch(() => undefined) : undefined;

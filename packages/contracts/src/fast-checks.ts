@@ -5,12 +5,17 @@ import {
   dispatchIdPattern,
   HTTP_URL_PATTERN,
   projectSlugPattern,
+  SAFE_TEXT_PATTERN,
+  SKILL_NAME_PATTERN,
   safeNamePattern,
   targetAgents,
 } from "./schemas/common";
 import { sourceSignaturePattern } from "./schemas/dispatch";
 import { handoffStatuses, RESUME_PROMPT_MAX, runtimeNamePattern } from "./schemas/handoff";
 import { learningKeyPattern, learningSources, learningTypes } from "./schemas/learning";
+import { isTimestamp } from "./timestamp";
+
+export { isTimestamp };
 
 /**
  * Fast checks: for the kinds read most often (dispatches, activity and learnings lines), a
@@ -64,50 +69,6 @@ function oneOf(values: readonly string[]): FastCheck {
 const projectSlug: FastCheck = (value) =>
   isString(value) && value.length <= 200 && projectSlugPattern.test(value) ? value : DECLINED;
 
-/** Characters `0`-`9` from `start` (inclusive) to `end` (exclusive) as a number, or -1. */
-function digitsAt(value: string, start: number, end: number): number {
-  let number = 0;
-  for (let index = start; index < end; index++) {
-    const digit = value.charCodeAt(index) - 48;
-    if (digit < 0 || digit > 9) return -1;
-    number = number * 10 + digit;
-  }
-  return number;
-}
-
-const daysInMonth = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31];
-
-/**
- * `timestampSchema` (an ISO 8601 date and time with seconds and a zone):
- * `YYYY-MM-DDTHH:MM:SS`, optional fraction, then `Z` or `±HH:MM`; real calendar dates only.
- */
-export function isTimestamp(value: string): boolean {
-  if (value.length < 20 || value[4] !== "-" || value[7] !== "-" || value[10] !== "T") return false;
-  if (value[13] !== ":" || value[16] !== ":") return false;
-  const year = digitsAt(value, 0, 4);
-  const month = digitsAt(value, 5, 7);
-  const day = digitsAt(value, 8, 10);
-  if (year < 0 || month < 1 || month > 12 || day < 1) return false;
-  const leap = month === 2 && year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0);
-  if (day > daysInMonth[month - 1]! + (leap ? 1 : 0)) return false;
-  const hour = digitsAt(value, 11, 13);
-  const minute = digitsAt(value, 14, 16);
-  const second = digitsAt(value, 17, 19);
-  if (hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59) return false;
-  let index = 19;
-  if (value[index] === ".") {
-    const fractionStart = ++index;
-    while (index < value.length && digitsAt(value, index, index + 1) >= 0) index++;
-    if (index === fractionStart) return false;
-  }
-  if (value[index] === "Z") return index + 1 === value.length;
-  if ((value[index] !== "+" && value[index] !== "-") || index + 6 !== value.length) return false;
-  if (value[index + 3] !== ":") return false;
-  const offsetHour = digitsAt(value, index + 1, index + 3);
-  const offsetMinute = digitsAt(value, index + 4, index + 6);
-  return offsetHour >= 0 && offsetHour <= 23 && offsetMinute >= 0 && offsetMinute <= 59;
-}
-
 const timestamp: FastCheck = (value) => (isString(value) && isTimestamp(value) ? value : DECLINED);
 
 /** A list, copied (as zod copies it) with each item checked. */
@@ -125,6 +86,11 @@ function list(item: FastCheck, minimumLength = 0): FastCheck {
 }
 
 const textList = list(text);
+
+/** Both checks must pass; the value is the first one's. */
+function both(first: FastCheck, second: FastCheck): FastCheck {
+  return (value) => (first(value) === DECLINED || second(value) === DECLINED ? DECLINED : value);
+}
 
 interface Field {
   key: string;
@@ -344,7 +310,7 @@ const dispatch: FastCheck = (value) => {
 const activityEntry = looseObject({
   ts: required(timestamp),
   project: required(projectSlug),
-  skill: required(nonEmptyText),
+  skill: required(matching(SKILL_NAME_PATTERN)),
   artifacts: optional(textList),
   duration: required(integer(0)),
   dispatch: optional(nonEmptyText),
@@ -384,7 +350,7 @@ const handoff = looseObject({
   context: optional(text),
   state: optional(text),
   what_i_need: optional(text),
-  resume_prompt: optional(bounded(RESUME_PROMPT_MAX)),
+  resume_prompt: optional(both(bounded(RESUME_PROMPT_MAX), matching(SAFE_TEXT_PATTERN))),
 });
 
 const nonEmptyTexts = list(nonEmptyText, 1);

@@ -74,12 +74,20 @@ export {
   HTTP_URL_PATTERN,
   httpUrlSchema,
   projectSlugSchema,
+  SAFE_TEXT_PATTERN,
+  SKILL_NAME_PATTERN,
   safeNamePattern,
+  skillNameSchema,
   targetAgentSchema,
   timestampSchema,
 } from "./schemas/common";
 export type { Completion, CompletionInput, CompletionStatus, FailureKind } from "./schemas/completion";
-export { completionSchema, completionStatusSchema, failureKindSchema } from "./schemas/completion";
+export {
+  completionSchema,
+  completionStatusSchema,
+  failureKindSchema,
+  PULL_REQUEST_PATTERN,
+} from "./schemas/completion";
 export type { AgentCommand, DaemonConfigFile, DispatchSettings } from "./schemas/daemon-config";
 export { agentCommandSchema, daemonConfigFileSchema, dispatchSettingsSchema } from "./schemas/daemon-config";
 export type { AuditEvent, AuditEventName, Heartbeat, ListSessionsResponse } from "./schemas/daemon-state";
@@ -166,3 +174,4 @@ export {
   verifyDocument,
   withSignature,
 } from "./signature";
+export { isTimestamp, TIMESTAMP_PATTERN } from "./timestamp";

@@ -15,7 +15,22 @@ export function jsonSchemaOf(kind: DocumentKind): Record<string, unknown> {
     unrepresentable: "throw",
   }) as Record<string, unknown>;
   const { $schema, ...rest } = schema;
-  return { $schema, $id: `${SCHEMA_BASE_URL}${kind}.schema.json`, title: kind, ...rest };
+  return refuseProtoKeys({ $schema, $id: `${SCHEMA_BASE_URL}${kind}.schema.json`, title: kind, ...rest });
+}
+
+/**
+ * Adds `propertyNames: { not: { const: "__proto__" } }` to every object schema, as parsing
+ * refuses such a key at any depth (see `parseValue`).
+ */
+function refuseProtoKeys<T>(node: T): T {
+  if (Array.isArray(node)) return node.map(refuseProtoKeys) as T;
+  if (typeof node !== "object" || node === null) return node;
+  const copy: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) copy[key] = refuseProtoKeys(value);
+  if (copy.type === "object" && copy.propertyNames === undefined) {
+    copy.propertyNames = { not: { const: "__proto__" } };
+  }
+  return copy as T;
 }
 
 /** Every document kind's JSON Schema, keyed by kind. */

@@ -2,12 +2,51 @@ import type { parseDocument as parseYamlDocument } from "yaml";
 import { type DocumentKind, type DocumentOf, documentSchemas } from "./documents";
 import { ContractError } from "./errors";
 import { DECLINED, fastChecks } from "./fast-checks";
-import { toContractIssues } from "./issues";
+import { formatPath, toContractIssues } from "./issues";
 import { builtSchema, loadYaml } from "./lazy";
 
 /** Where a document came from; used in error messages. Defaults to `<input>`. */
 export interface SourceOptions {
   source?: string;
+}
+
+/**
+ * The path of the first object (at any depth) with its own `__proto__` key, which `JSON.parse`
+ * and YAML make as an ordinary key but which changes an object's prototype when it is copied
+ * by assignment. Undefined when there is none.
+ */
+function protoKeyPath(value: unknown, path: PropertyKey[] = []): PropertyKey[] | undefined {
+  if (typeof value !== "object" || value === null) return undefined;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      const found = protoKeyPath(value[index], [...path, index]);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (Object.hasOwn(value, "__proto__")) return [...path, "__proto__"];
+  for (const key of Object.keys(value)) {
+    const found = protoKeyPath((value as Record<string, unknown>)[key], [...path, key]);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** The error for a value with a `__proto__` key anywhere, or undefined. Checked before the schema. */
+export function protoKeyError(kind: DocumentKind, value: unknown, source: string): ContractError | undefined {
+  const path = protoKeyPath(value);
+  if (!path) return undefined;
+  return new ContractError({
+    kind,
+    source,
+    issues: [
+      {
+        path: formatPath(path),
+        rule: "forbidden_key",
+        message: 'is a key named "__proto__", which no document may have',
+      },
+    ],
+  });
 }
 
 /**
@@ -19,6 +58,8 @@ export function parseValue<K extends DocumentKind>(
   value: unknown,
   options: SourceOptions = {},
 ): DocumentOf<K> {
+  const refused = protoKeyError(kind, value, options.source ?? "<input>");
+  if (refused) throw refused;
   const fastCheck = fastChecks[kind];
   if (fastCheck !== undefined) {
     const checked = fastCheck(value);

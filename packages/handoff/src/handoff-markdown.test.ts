@@ -170,7 +170,10 @@ describe("formatHandoff / parseHandoffMarkdown", () => {
       context: sectionText,
       state: sectionText,
       what_i_need: sectionText,
-      resume_prompt: sectionText,
+      // The schema refuses control characters and bidirectional overrides in a resume prompt.
+      resume_prompt: sectionText.map((text) =>
+        text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, ""),
+      ),
     },
     { requiredKeys: ["from", "to", "project", "timestamp", "status"] },
   );

@@ -1,4 +1,4 @@
-import { enableCompileCache } from "node:module";
+import { startCommand } from "@gstack/contracts/node-support";
 import { type ArgsDef, type CommandDef, defineCommand, renderUsage, runCommand } from "citty";
 import { commonArgs } from "./cli-args";
 import { LearningsError } from "./errors";
@@ -8,7 +8,7 @@ import type { SyncReport } from "./project-sync";
 // load here, so `--help` stays near a bare `node`. A command imports contracts, the sync and
 // the search when it runs, with Node's on-disk compile cache (NODE_DISABLE_COMPILE_CACHE=1
 // turns it off) making that quicker after the first run.
-enableCompileCache?.();
+startCommand("gstack-learnings");
 
 function printReport(report: SyncReport, json: boolean, steps: { import: boolean; export: boolean }): void {
   if (json) {

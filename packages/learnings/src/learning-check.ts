@@ -1,23 +1,9 @@
-import { learningSources, learningTypes, timestampSchema } from "@gstack/contracts";
+import { isTimestamp, learningSources, learningTypes } from "@gstack/contracts";
 
 // Plain lists, so reading them does not build a schema (or load zod) at start-up.
 const TYPES: ReadonlySet<unknown> = new Set(learningTypes);
 const SOURCES: ReadonlySet<unknown> = new Set(learningSources);
 const KEY = /^[a-zA-Z0-9_-]+$/;
-
-/** The pattern the contracts' timestamp schema checks, read from the schema itself. */
-function timestampPattern(): RegExp | undefined {
-  const pattern = (timestampSchema as unknown as { _zod?: { def?: { pattern?: unknown } } })._zod?.def
-    ?.pattern;
-  return pattern instanceof RegExp ? pattern : undefined;
-}
-
-// Read from the schema on first use, so importing this module loads no zod.
-let timestamp: RegExp | null | undefined;
-function timestampRule(): RegExp | undefined {
-  if (timestamp === undefined) timestamp = timestampPattern() ?? null;
-  return timestamp ?? undefined;
-}
 
 function optionalString(value: unknown): boolean {
   return value === undefined || typeof value === "string";
@@ -30,9 +16,7 @@ function optionalString(value: unknown): boolean {
  * fault and the rule it broke), so validation is exactly the schema's.
  */
 export function isPlainValidLearning(value: unknown): boolean {
-  const TIMESTAMP = timestampRule();
-  if (TIMESTAMP === undefined || typeof value !== "object" || value === null || Array.isArray(value))
-    return false;
+  if (typeof value !== "object" || value === null || Array.isArray(value)) return false;
   const entry = value as Record<string, unknown>;
   if (!TYPES.has(entry.type)) return false;
   if (typeof entry.key !== "string" || !KEY.test(entry.key)) return false;
@@ -51,7 +35,7 @@ export function isPlainValidLearning(value: unknown): boolean {
     if (!Array.isArray(files)) return false;
     for (let index = 0; index < files.length; index++) if (typeof files[index] !== "string") return false;
   }
-  if (entry.ts !== undefined && !(typeof entry.ts === "string" && TIMESTAMP.test(entry.ts))) return false;
+  if (entry.ts !== undefined && !(typeof entry.ts === "string" && isTimestamp(entry.ts))) return false;
   if (entry.trusted !== undefined && typeof entry.trusted !== "boolean") return false;
   return true;
 }

@@ -17,6 +17,8 @@ const WHAT_TO_DO: Record<string, string> = {
   logic_error: "the agent could not do the task as asked; read the report and rephrase or narrow the task.",
   auth: "the coding agent is not signed in or its key is invalid; ask the user to fix its credentials.",
   spawn_error: "the coding agent could not be started; ask the user to check that it is installed.",
+  agent_crashed:
+    "the coding agent's CLI crashed; ask the user to read the session's stderr on the daemon's machine and update or reinstall the CLI.",
   timeout: "the work ran past its time limit; split it up or raise session_timeout_seconds.",
   cancelled: "it was cancelled; nothing more will happen unless it is dispatched again.",
   budget_exhausted: "it spent its budget; dispatch it again with a higher budget_usd or a narrower task.",

@@ -1,10 +1,22 @@
 import { execFile } from "node:child_process";
-import { access, mkdir, mkdtemp, readdir, realpath, rm, writeFile } from "node:fs/promises";
+import {
+  access,
+  cp,
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  realpath,
+  rm,
+  symlink,
+  writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { delimiter, dirname, join } from "node:path";
 import { promisify } from "node:util";
+import { isSupportedNode, SUPPORTED_NODE_RANGE } from "@gstack/contracts/node-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { packPlugin } from "./openclaw-world";
+import { packPlugin, pluginPackageDir } from "./openclaw-world";
 
 const run = promisify(execFile);
 const commands = [
@@ -13,29 +25,22 @@ const commands = [
   "gstack-activity",
   "gstack-learnings",
   "gstack-routing",
+  "gstack-openclaw-gen",
+  "gstack-bridge-skill",
 ];
 let folder: string;
 let prefix: string;
+let tarball: string;
 
-// The steps of `./dev install --prefix DIR`: pack the one bundled package and install the
-// tarball globally into a fresh prefix with npm, with nothing fetched from the registry.
+// The steps of `./dev install --prefix DIR` on a machine with a supported Node: pack the one
+// bundled package and install the tarball into a fresh prefix, nothing fetched from the registry.
 beforeAll(async () => {
   folder = await mkdtemp(join(tmpdir(), "gstack-install-"));
   prefix = join(folder, "prefix");
-  const tarball = await packPlugin(join(folder, "pack"));
+  tarball = await packPlugin(join(folder, "pack"));
   await run(
-    "npm",
-    [
-      "install",
-      "--global",
-      "--prefix",
-      prefix,
-      "--omit=peer",
-      "--offline",
-      "--no-audit",
-      "--no-fund",
-      tarball,
-    ],
+    join(pluginPackageDir, "..", "..", "scripts", "install-prefix.sh"),
+    ["--tarball", tarball, "--prefix", prefix],
     { env: { ...process.env, npm_config_cache: join(folder, "npm-cache") } },
   );
 });
@@ -45,7 +50,7 @@ afterAll(async () => {
 });
 
 describe("installing from the checkout into a fresh prefix", () => {
-  it("puts every command the bridge skill needs on the prefix's bin, each one working", async () => {
+  it("puts every command the README names on the prefix's bin, each one working", async () => {
     const installed = await readdir(join(prefix, "bin"));
     expect(installed.sort()).toEqual([...commands].sort());
     for (const command of commands) {
@@ -53,6 +58,32 @@ describe("installing from the checkout into a fresh prefix", () => {
         env: { ...process.env, NO_COLOR: "1" },
       });
       expect(stdout).toContain(`USAGE ${command}`);
+    }
+  });
+
+  it("ships the published JSON Schemas, byte for byte", async () => {
+    const shipped = join(prefix, "lib", "node_modules", "@gstack", "openclaw-plugin", "dist", "schemas");
+    const published = join(pluginPackageDir, "..", "..", "schemas");
+    const names = (await readdir(published)).filter((name) => name.endsWith(".schema.json")).sort();
+    expect(names).toContain("dispatch.schema.json");
+    expect((await readdir(shipped)).sort()).toEqual(names);
+    for (const name of names) {
+      expect(await readFile(join(shipped, name), "utf8"), name).toBe(
+        await readFile(join(published, name), "utf8"),
+      );
+    }
+  });
+
+  it("writes help without colour codes to a pipe, and with NO_COLOR set to any value", async () => {
+    const { NO_COLOR: _, FORCE_COLOR: __, ...plain } = process.env;
+    for (const command of commands) {
+      const piped = await run(join(prefix, "bin", command), ["--help"], { env: plain });
+      expect(piped.stdout).toContain(`USAGE ${command}`);
+      expect(piped.stdout).not.toContain("\u001b[");
+      const told = await run(join(prefix, "bin", command), ["--help"], {
+        env: { ...plain, NO_COLOR: "true" },
+      });
+      expect(told.stdout).not.toContain("\u001b[");
     }
   });
 
@@ -74,6 +105,13 @@ describe("installing from the checkout into a fresh prefix", () => {
       warnings: [],
     });
     expect(await runIt("gstack-routing", ["check"])).toContain("no routing configuration found");
+    // The bridge skill's installer finds the skill files shipped beside the bundle.
+    const workspace = join(folder, "openclaw-workspace");
+    const installed = JSON.parse(
+      await runIt("gstack-bridge-skill", ["install", "--workspace", workspace, "--json"]),
+    );
+    expect(installed.path).toBe(join(workspace, "skills", "gstack-bridge"));
+    await access(join(workspace, "skills", "gstack-bridge", "SKILL.md"));
   });
 
   // zod and yaml are files of their own in the tarball (dist/vendor/), required by the
@@ -130,4 +168,217 @@ describe("installing from the checkout into a fresh prefix", () => {
     const { stdout } = await run(start?.[1] ?? "node", [script, "--help"], { env });
     expect(stdout).toContain("clawvisor-serve");
   });
+
+  // A fresh HOME with no user bus: systemd refuses, as on a server where nobody is logged in.
+  function noBusEnv(home: string) {
+    return {
+      ...process.env,
+      NO_COLOR: "1",
+      HOME: home,
+      XDG_CONFIG_HOME: join(home, ".config"),
+      XDG_RUNTIME_DIR: join(home, "no-runtime"),
+      DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(home, "no-runtime", "bus")}`,
+      GSTACK_HOME: join(home, ".gstack"),
+    };
+  }
+
+  it("exits non-zero with systemd's words when it refuses, and writes nothing", async () => {
+    const home = join(folder, "refused-home");
+    await mkdir(join(home, "no-runtime"), { recursive: true });
+    const failure = await run(join(prefix, "bin", "gstack-dispatch"), ["install", "--platform", "linux"], {
+      env: noBusEnv(home),
+    }).then(
+      () => undefined,
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+    expect(failure?.code).toBe(1);
+    expect(failure?.stderr).toMatch(
+      /gstack-dispatch: systemd refused: .* said: Failed to connect to (the )?bus/i,
+    );
+    expect(failure?.stdout).toBe("");
+    expect(await readdir(home)).toEqual(["no-runtime"]);
+  });
+
+  it("doctor names each problem with its fix, and says when it is fixed", async () => {
+    const home = join(folder, "doctor-home");
+    const state = join(home, ".gstack");
+    const repo = join(home, "acme-widget");
+    await mkdir(state, { recursive: true });
+    await run("git", ["init", "-q", repo]);
+    await writeFile(
+      join(state, "config.yaml"),
+      `dispatch:\n  trusted_repos:\n    - ${repo}\n    - ${join(home, "gone")}\n`,
+    );
+    await writeFile(join(state, ".dispatch-secret"), "s".repeat(40), { mode: 0o644 });
+    // This prefix's commands start the `node` on PATH; no agent CLI is on it.
+    const path = [dirname(process.execPath), "/usr/bin", "/bin"].join(delimiter);
+    const env = { ...process.env, NO_COLOR: "1", HOME: home, GSTACK_HOME: state, PATH: path };
+    const doctor = () =>
+      run(join(prefix, "bin", "gstack-dispatch"), ["doctor", "--json", "--platform", "linux"], { env }).then(
+        ({ stdout }) => ({ code: 0, stdout }),
+        (error: { code: number; stdout: string }) => error,
+      );
+    const first = await doctor();
+    expect(first.code).toBe(1);
+    const report = JSON.parse(first.stdout) as {
+      ok: boolean;
+      checks: Array<{ name: string; status: string; detail: string; fix?: string }>;
+    };
+    const byName = new Map(report.checks.map((check) => [check.name, check]));
+    expect(report.ok).toBe(false);
+    expect(byName.get("node")?.status).toBe("ok");
+    expect(byName.get("config")?.status).toBe("ok");
+    expect(byName.get(`trusted:${join(home, "gone")}`)).toMatchObject({
+      status: "fail",
+      detail: "does not exist",
+    });
+    expect(byName.get("secret:.dispatch-secret")).toMatchObject({
+      status: "fail",
+      fix: `chmod 600 ${join(state, ".dispatch-secret")}`,
+    });
+    expect(byName.get("daemon")).toMatchObject({ status: "warn" });
+    expect(byName.get("service")).toMatchObject({ status: "warn", fix: "gstack-dispatch install" });
+    for (const check of report.checks) {
+      if (check.status === "fail" || check.status === "warn") expect(check.fix).toMatch(/^[^\n]+$/);
+    }
+    await run("chmod", ["600", join(state, ".dispatch-secret")]);
+    const second = JSON.parse((await doctor()).stdout) as typeof report;
+    expect(second.checks.find((check) => check.name === "secret:.dispatch-secret")?.status).toBe("ok");
+  });
+});
+
+/** A Node.js older than the supported range on this machine's PATH (e.g. Debian's Node 20), if any. */
+async function findOldNode(): Promise<string | undefined> {
+  const { stdout } = await run("sh", ["-c", "which -a node || true"]);
+  for (const node of stdout.split("\n").filter(Boolean)) {
+    const version = await run(node, ["-p", "process.versions.node"]).then(
+      ({ stdout: out }) => out.trim(),
+      () => "",
+    );
+    if (version && !isSupportedNode(version)) return node;
+  }
+  return undefined;
+}
+
+// `./dev install` on a machine whose own Node is too old: the toolchain's Node is copied under
+// the prefix and the commands start it, so they (and the service unit) outlive the checkout.
+describe("installing with its own Node.js, for a machine whose Node is too old", async () => {
+  const oldNode = await findOldNode();
+  let ownPrefix: string;
+  // Only the machine's old Node and the system tools, as a user's login shell would have.
+  let oldPath: string;
+
+  beforeAll(async () => {
+    if (!oldNode) return;
+    ownPrefix = join(folder, "own-node-prefix");
+    const toolchain = join(folder, "toolchain-copy");
+    await cp(dirname(dirname(process.execPath)), toolchain, { recursive: true });
+    await run(join(pluginPackageDir, "..", "..", "scripts", "install-prefix.sh"), [
+      "--tarball",
+      tarball,
+      "--prefix",
+      ownPrefix,
+      "--runtime",
+      toolchain,
+    ]);
+    await rm(toolchain, { recursive: true, force: true });
+    oldPath = [dirname(oldNode), "/usr/bin", "/bin"].join(delimiter);
+  }, 240_000);
+
+  it.skipIf(!oldNode)("runs every command with the copied runtime after the source is deleted", async () => {
+    const installed = await readdir(join(ownPrefix, "bin"));
+    expect(installed.sort()).toEqual([...commands].sort());
+    const env = { HOME: folder, PATH: oldPath, NO_COLOR: "1", GSTACK_HOME: join(folder, "own-home") };
+    for (const command of commands) {
+      const { stdout } = await run(join(ownPrefix, "bin", command), ["--help"], { env });
+      expect(stdout).toContain(`USAGE ${command}`);
+    }
+    expect((await run(join(ownPrefix, "bin", "gstack-dispatch"), ["status"], { env })).stdout).toContain(
+      "daemon not running",
+    );
+  });
+
+  it.skipIf(!oldNode)("writes a service unit that starts the Node under the prefix", async () => {
+    const env = { HOME: folder, PATH: oldPath, NO_COLOR: "1", GSTACK_HOME: join(folder, "own-home") };
+    const unit = (
+      await run(join(ownPrefix, "bin", "gstack-dispatch"), ["install", "--dry-run", "--platform", "linux"], {
+        env,
+      })
+    ).stdout;
+    const execStart = /^ExecStart=(\S+) (\S+) run$/m.exec(unit);
+    expect(execStart?.[1]).toBe(join(ownPrefix, "lib", "gstack", "node", "bin", "node"));
+    expect(execStart?.[2]).toBe(
+      join(
+        ownPrefix,
+        "lib",
+        "node_modules",
+        "@gstack",
+        "openclaw-plugin",
+        "dist",
+        "bin",
+        "gstack-dispatch.js",
+      ),
+    );
+  });
+
+  it.skipIf(!oldNode)("refuses the machine's old Node in one line naming the version needed", async () => {
+    const bin = join(prefix, "lib", "node_modules", "@gstack", "openclaw-plugin", "dist", "bin");
+    for (const command of commands) {
+      const failure = await run(oldNode as string, [join(bin, `${command}.js`), "--help"]).then(
+        () => undefined,
+        (error: { code: number; stdout: string; stderr: string }) => error,
+      );
+      expect(failure?.code).toBe(1);
+      expect(failure?.stdout).toBe("");
+      const lines = (failure?.stderr ?? "").split("\n").filter(Boolean);
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(
+        new RegExp(`^${command}: needs Node\\.js ${SUPPORTED_NODE_RANGE}, but this is Node\\.js \\d+\\.`),
+      );
+      expect(lines[0]).toContain("https://nodejs.org");
+    }
+  });
+
+  // Last, since it removes what the tests above ran: service files, commands, the runtime.
+  it.skipIf(!oldNode)(
+    "uninstall removes the service, the commands and the runtime, and keeps the state",
+    async () => {
+      const home = join(folder, "uninstall-home");
+      const units = join(home, ".config", "systemd", "user");
+      await mkdir(join(units, "default.target.wants"), { recursive: true });
+      await mkdir(join(home, "no-runtime"), { recursive: true });
+      await writeFile(join(units, "gstack-dispatch.service"), "[Unit]\nDescription=gstack\n");
+      await symlink(
+        join(units, "gstack-dispatch.service"),
+        join(units, "default.target.wants", "gstack-dispatch.service"),
+      );
+      const state = join(home, ".gstack");
+      await mkdir(join(state, "dispatch", "completed"), { recursive: true });
+      await writeFile(join(state, "config.yaml"), "dispatch: {}\n");
+      const env = {
+        HOME: home,
+        PATH: oldPath,
+        NO_COLOR: "1",
+        GSTACK_HOME: state,
+        XDG_RUNTIME_DIR: join(home, "no-runtime"),
+        DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(home, "no-runtime", "bus")}`,
+      };
+      const { stdout } = await run(
+        join(ownPrefix, "bin", "gstack-dispatch"),
+        ["uninstall", "--platform", "linux"],
+        {
+          env,
+        },
+      );
+      expect(stdout).toContain(`removed ${join(units, "gstack-dispatch.service")}`);
+      expect(stdout).toContain(`kept ${state}`);
+      expect(await readdir(units)).not.toContain("gstack-dispatch.service");
+      expect(await readdir(join(units, "default.target.wants")).catch(() => [])).toEqual([]);
+      expect(await readdir(join(ownPrefix, "bin"))).toEqual([]);
+      expect(await readdir(join(ownPrefix, "lib"))).not.toContain("gstack");
+      expect(await readdir(join(ownPrefix, "lib", "node_modules"))).not.toContain("@gstack");
+      expect(await readdir(join(ownPrefix, "share")).catch(() => [])).not.toContain("gstack");
+      expect(await readdir(join(state, "dispatch"))).toEqual(["completed"]);
+    },
+  );
 });

@@ -1,4 +1,4 @@
-import { enableCompileCache } from "node:module";
+import { startCommand } from "@gstack/contracts/node-support";
 import { defineCommand, runMain } from "citty";
 import type { RoutingTask } from "./routing-task";
 
@@ -6,7 +6,7 @@ import type { RoutingTask } from "./routing-task";
 // load here, so `--help` at any level stays near a bare `node`. A command imports what it
 // needs (contracts, yaml, the matcher) when it runs, and Node's on-disk compile cache
 // (NODE_DISABLE_COMPILE_CACHE=1 turns it off) makes that quicker after the first run.
-enableCompileCache?.();
+startCommand("gstack-routing");
 
 async function oneLine(error: unknown): Promise<string> {
   const { ContractError } = await import("@gstack/contracts");

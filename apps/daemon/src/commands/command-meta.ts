@@ -6,12 +6,18 @@ export const commandMeta = {
   run: { name: "run", description: "Run the daemon in the foreground (what launchd/systemd start)" },
   status: {
     name: "status",
-    description: "Show running and queued dispatches with live progress, or one dispatch by id",
+    description:
+      "Show running and queued dispatches with live progress and the most recent endings, or one dispatch by id",
+  },
+  logs: {
+    name: "logs",
+    description:
+      "Print one dispatch's agent actions (with --follow, as they happen) and its report at the end",
   },
   submit: {
     name: "submit",
     description:
-      "Hand a dispatch file to the daemon (validated, signed when a secret exists): through its service API when it runs, else as a file it takes at start",
+      "Hand a dispatch to the daemon, from a file or described with --task and flags (validated, signed when a secret exists): through its service API when it runs, else as a file it takes at start",
   },
   cancel: {
     name: "cancel",
@@ -31,6 +37,16 @@ export const commandMeta = {
     name: "install",
     description:
       "Install the daemon as a launchd agent (macOS) or systemd user service (Linux); with --clawvisor, the gstack-coding service for clawvisor-local",
+  },
+  uninstall: {
+    name: "uninstall",
+    description:
+      "Remove the service, the OpenClaw plugin and the installed commands; the state root stays unless --purge",
+  },
+  doctor: {
+    name: "doctor",
+    description:
+      "Check the set-up (Node, agent CLIs, config, secrets, state, daemon, service, plugin), each with its fix",
   },
   "clawvisor-serve": {
     name: "clawvisor-serve",

@@ -1,20 +1,15 @@
 import { execFile } from "node:child_process";
-import { realpathSync } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join, resolve } from "node:path";
 import { writeFileAtomic } from "@gstack/contracts";
 import { defineCommand } from "citty";
 import { DaemonError } from "../errors";
 import { CLAWVISOR_SERVICE_ID, renderClawvisorService } from "../service-api/clawvisor-service";
-import {
-  renderLaunchdPlist,
-  renderSystemdUnit,
-  SERVICE_LABEL,
-  type ServiceSpec,
-  SYSTEMD_UNIT,
-} from "../service-unit";
+import { activateService } from "../service-install/activate-service";
+import { installedCliPath } from "../service-install/installed-package";
+import { serviceFiles } from "../service-install/service-files";
+import { renderLaunchdPlist, renderSystemdUnit, type ServiceSpec } from "../service-unit";
 import { loadSettings } from "../settings";
 import { commandMeta } from "./command-meta";
 import { fail, layoutOf, rootArg } from "./common";
@@ -23,21 +18,6 @@ function execQuiet(program: string, args: string[]): Promise<string | undefined>
   return new Promise((done) =>
     execFile(program, args, (error, stdout) => done(error ? undefined : stdout.trim())),
   );
-}
-
-/**
- * The script that started this command, which the service will start again: the real path of
- * the installed bin (this package's `dist/cli.js`, or the OpenClaw plugin's bundled
- * `gstack-dispatch.js`), or the built `dist/cli.js` when this runs from source.
- */
-function installedCliPath(): string {
-  const entry = process.argv[1];
-  if (entry && !entry.endsWith(".ts")) {
-    try {
-      return realpathSync(entry);
-    } catch {}
-  }
-  return join(dirname(fileURLToPath(import.meta.url)), "..", "..", "dist", "cli.js");
 }
 
 /** Where clawvisor-local looks for services: `~/.clawvisor/local/services`. */
@@ -113,35 +93,20 @@ export const install = defineCommand({
       };
       const darwin = platform === "darwin";
       const unit = darwin ? renderLaunchdPlist(spec) : renderSystemdUnit(spec);
-      const target = darwin
-        ? join(home, "Library", "LaunchAgents", `${SERVICE_LABEL}.plist`)
-        : join(process.env.XDG_CONFIG_HOME ?? join(home, ".config"), "systemd", "user", SYSTEMD_UNIT);
+      const files = serviceFiles(platform, { ...process.env, HOME: home });
       if (args["dry-run"]) {
         process.stdout.write(unit);
-        process.stderr.write(`(dry run: would write ${target})\n`);
+        process.stderr.write(`(dry run: would write ${files.unit})\n`);
         return;
       }
       if (!claude)
         process.stderr.write(
           "warning: 'claude' is not on PATH; the daemon will refuse to start until it is\n",
         );
-      await mkdir(dirname(target), { recursive: true });
-      await writeFile(target, unit, { mode: 0o644 });
-      process.stdout.write(`wrote ${target}\n`);
-      const uid = process.getuid?.() ?? 0;
-      const steps = darwin
-        ? [
-            ["launchctl", ["bootout", `gui/${uid}/${SERVICE_LABEL}`]],
-            ["launchctl", ["bootstrap", `gui/${uid}`, target]],
-          ]
-        : [
-            ["systemctl", ["--user", "daemon-reload"]],
-            ["systemctl", ["--user", "enable", "--now", SYSTEMD_UNIT]],
-          ];
-      for (const [program, stepArgs] of steps as Array<[string, string[]]>) {
-        const ok = (await execQuiet(program, stepArgs)) !== undefined;
-        process.stdout.write(`${ok ? "ran" : "could not run"}: ${program} ${stepArgs.join(" ")}\n`);
-      }
+      await activateService(files, unit, {
+        uid: process.getuid?.() ?? 0,
+        report: (line) => process.stdout.write(`${line}\n`),
+      });
       if (!darwin)
         process.stdout.write("to keep it running after you log out: loginctl enable-linger $USER\n");
     } catch (error) {

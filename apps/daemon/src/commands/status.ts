@@ -1,6 +1,7 @@
 import { type DispatchSnapshot, type GstackLayout, parseValue } from "@gstack/contracts";
 import { defineCommand } from "citty";
 import { DaemonError } from "../errors";
+import { formatEndings, recentEndings } from "../finish/recent-endings";
 import { reachDaemonApi } from "../service-api/local-api";
 import { dispatchSnapshot } from "../service-api/snapshot";
 import { readQueueFile } from "../session-state";
@@ -50,9 +51,12 @@ export const status = defineCommand({
           current.sessions = parseValue("list-sessions", answer.body, { source: "the service API" });
         }
       }
-      process.stdout.write(
-        args.json ? `${JSON.stringify(current.sessions, null, 2)}\n` : `${formatStatus(current)}\n`,
-      );
+      if (args.json) {
+        process.stdout.write(`${JSON.stringify(current.sessions, null, 2)}\n`);
+        return;
+      }
+      const endings = formatEndings(await recentEndings(layout));
+      process.stdout.write(`${[formatStatus(current), ...endings].join("\n")}\n`);
     } catch (error) {
       fail(error);
     }

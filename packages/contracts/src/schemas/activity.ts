@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { lazySchema } from "../lazy";
-import { nonEmptyString, projectSlugSchema, timestampSchema } from "./common";
+import { nonEmptyString, projectSlugSchema, skillNameSchema, timestampSchema } from "./common";
 
 export const activitySources = ["timeline", "daemon", "manual", "openclaw"] as const;
 
@@ -13,7 +13,7 @@ export const activityEntrySchema = lazySchema((z) =>
     .looseObject({
       ts: timestampSchema.describe("When the work finished."),
       project: projectSlugSchema,
-      skill: nonEmptyString.describe("The gstack skill or kind of work, e.g. 'ship', 'review'."),
+      skill: skillNameSchema.describe("The gstack skill or kind of work, e.g. 'ship', 'review'."),
       artifacts: z
         .array(z.string())
         .optional()

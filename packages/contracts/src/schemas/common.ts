@@ -1,7 +1,13 @@
 import { lazySchema, loadZod } from "../lazy";
+import { isTimestamp, TIMESTAMP_PATTERN } from "../timestamp";
 
-/** An ISO 8601 timestamp with a timezone (`Z` or an offset), as every shared file writes it. */
-export const timestampSchema = lazySchema((z) => z.iso.datetime({ offset: true }));
+/**
+ * An RFC 3339 timestamp with a timezone (`Z` or an offset), as every shared file writes it; a
+ * leap second (`23:59:60Z`) is valid (see `isTimestamp`).
+ */
+export const timestampSchema = lazySchema((z) =>
+  z.stringFormat("datetime", isTimestamp).meta({ format: "date-time", pattern: TIMESTAMP_PATTERN.source }),
+);
 
 /** A name that is safe as a file name on every platform: no separators, no dot segments. */
 export const safeNamePattern = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
@@ -13,6 +19,32 @@ export const projectSlugPattern = /^(?!\.{1,2}$)[A-Za-z0-9._-]+$/;
 export const projectSlugSchema = lazySchema((z) =>
   z.string().min(1).max(200).regex(projectSlugPattern, {
     message: "must be a project slug (letters, digits, '.', '_' and '-' only)",
+  }),
+);
+
+/**
+ * Text a person reads or a command line carries: no C0 control characters other than tab, line
+ * feed and carriage return, no DEL, no C1 controls, and none of the bidirectional overrides and
+ * isolates (U+202A–U+202E, U+2066–U+2069) that make text read differently from how it runs.
+ */
+export const SAFE_TEXT_PATTERN =
+  /^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]*$/;
+export const SAFE_TEXT_MESSAGE =
+  "must not contain control characters (other than tab and line breaks) or bidirectional overrides";
+
+/**
+ * A skill or kind of work (`ship`, `plan-ceo-review`): 1 to 128 characters with no path separator,
+ * no control character (so no line break) and not `.` or `..`, since it can end up in a path or
+ * on one line of a report.
+ */
+export const SKILL_NAME_PATTERN =
+  /^(?!\.{1,2}$)[^/\\\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]{1,128}$/;
+
+/** A skill name (see {@link SKILL_NAME_PATTERN}). */
+export const skillNameSchema = lazySchema((z) =>
+  z.string().regex(SKILL_NAME_PATTERN, {
+    message:
+      "must be a skill name: 1 to 128 characters, no '/' or '\\', no control characters, not '.' or '..'",
   }),
 );
 

@@ -3,6 +3,13 @@ import { lazySchema } from "../lazy";
 import { dispatchIdSchema, nonEmptyString, targetAgentSchema, timestampSchema } from "./common";
 import { gstackRunSummarySchema } from "./gstack-run";
 
+/**
+ * A pull request as `owner/repo#number`: an owner of letters, digits, `-` and `_` that starts
+ * with a letter or digit, a repository name that is not `.` or `..`, and a number from 1.
+ */
+export const PULL_REQUEST_PATTERN =
+  /^[A-Za-z0-9][A-Za-z0-9_-]{0,99}\/(?!\.{1,2}#)[A-Za-z0-9_.-]{1,100}#[1-9][0-9]{0,9}$/;
+
 /** Why a dispatch failed, as classified from the agent's structured output. */
 export const failureKindSchema = lazySchema((z) =>
   z.enum([
@@ -12,6 +19,7 @@ export const failureKindSchema = lazySchema((z) =>
     "logic_error",
     "auth",
     "spawn_error",
+    "agent_crashed",
     "timeout",
     "cancelled",
     "unknown",
@@ -40,10 +48,7 @@ export const completionSchema = lazySchema((z) =>
       status: completionStatusSchema,
       duration: z.int().min(0).describe("Wall-clock seconds from first spawn to the end."),
       commits: z.int().min(0).optional().describe("Commits made on the working branch during the dispatch."),
-      pr: z
-        .string()
-        .regex(/^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+#[0-9]+$/, { message: "must look like owner/repo#123" })
-        .optional(),
+      pr: z.string().regex(PULL_REQUEST_PATTERN, { message: "must look like owner/repo#123" }).optional(),
       error: z.string().optional().describe("Present only when the dispatch did not complete."),
       error_kind: failureKindSchema.optional(),
       retries: z.int().min(0).optional(),

@@ -1,6 +1,14 @@
 import type { z } from "zod";
 import { lazySchema } from "../lazy";
-import { boundedString, nonEmptyString, projectSlugSchema, safeNamePattern, timestampSchema } from "./common";
+import {
+  boundedString,
+  nonEmptyString,
+  projectSlugSchema,
+  SAFE_TEXT_MESSAGE,
+  SAFE_TEXT_PATTERN,
+  safeNamePattern,
+  timestampSchema,
+} from "./common";
 
 export const RESUME_PROMPT_MAX = 4096;
 
@@ -37,6 +45,7 @@ export const handoffSchema = lazySchema((z) =>
       state: z.string().optional(),
       what_i_need: z.string().optional(),
       resume_prompt: boundedString(RESUME_PROMPT_MAX)
+        .regex(SAFE_TEXT_PATTERN, { message: SAFE_TEXT_MESSAGE })
         .optional()
         .describe("Exact prompt that resumes the work."),
     })

@@ -1,4 +1,8 @@
 #!/usr/bin/env node
-// The gstack-activity command, bundled so this one package installs it without the registry.
-import "../bundle-dependencies";
-import "../../../activity/src/cli";
+// The gstack-activity command, bundled so this one package installs it without the registry. The
+// Node check comes first and the rest loads after it, so a too-old Node gets one line.
+import { startCommand } from "@gstack/contracts/node-support";
+
+startCommand("gstack-activity");
+await import("../bundle-dependencies");
+await import("../../../activity/src/cli");

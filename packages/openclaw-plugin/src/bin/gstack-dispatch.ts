@@ -1,4 +1,8 @@
 #!/usr/bin/env node
-// The gstack-dispatch command, bundled so this one package installs it without the registry.
-import "../bundle-dependencies";
-import "../../../../apps/daemon/src/cli";
+// The gstack-dispatch command, bundled so this one package installs it without the registry. The
+// Node check comes first and the rest loads after it, so a too-old Node gets one line.
+import { startCommand } from "@gstack/contracts/node-support";
+
+startCommand("gstack-dispatch");
+await import("../bundle-dependencies");
+await import("../../../../apps/daemon/src/cli");

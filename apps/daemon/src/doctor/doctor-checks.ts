@@ -1,0 +1,374 @@
+import { execFile } from "node:child_process";
+import { access, constants, readFile, stat } from "node:fs/promises";
+import { delimiter, isAbsolute, join } from "node:path";
+import { defaultAgentCommands } from "@gstack/agent-runner";
+import type { DispatchSettings, GstackLayout } from "@gstack/contracts";
+import { isSupportedNode, SUPPORTED_NODE_RANGE } from "@gstack/contracts/node-support";
+import { serviceFiles } from "../service-install/service-files";
+import { loadSettings } from "../settings";
+import { readStatus } from "../status";
+import type { DoctorCheck } from "./doctor-check";
+
+/** What the checks read: the state root, the environment and the home folder. */
+export interface DoctorContext {
+  layout: GstackLayout;
+  env: NodeJS.ProcessEnv;
+  home: string;
+  platform: "darwin" | "linux";
+}
+
+async function findOnPath(program: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  const candidates = isAbsolute(program)
+    ? [program]
+    : (env.PATH ?? "").split(delimiter).map((dir) => join(dir, program));
+  for (const candidate of candidates) {
+    try {
+      await access(candidate, constants.X_OK);
+      return candidate;
+    } catch {}
+  }
+  return undefined;
+}
+
+async function present(path: string): Promise<boolean> {
+  return access(path).then(
+    () => true,
+    () => false,
+  );
+}
+
+function output(program: string, args: string[], env: NodeJS.ProcessEnv): Promise<string | undefined> {
+  return new Promise((done) =>
+    execFile(program, args, { env, timeout: 30_000 }, (error, stdout) => done(error ? undefined : stdout)),
+  );
+}
+
+export function checkNode(): DoctorCheck {
+  const version = process.versions.node;
+  return isSupportedNode(version)
+    ? { name: "node", status: "ok", detail: `Node.js ${version} (${process.execPath})` }
+    : {
+        name: "node",
+        status: "fail",
+        detail: `Node.js ${version} is older than ${SUPPORTED_NODE_RANGE}`,
+        fix: "install Node.js 24 from https://nodejs.org, or reinstall with `./dev install --prefix DIR`",
+      };
+}
+
+/**
+ * Where each agent CLI keeps the key or login a service can use. A service does not read the
+ * shell's profile, so a key exported there is not seen by the daemon the service manager starts.
+ */
+const agentLogins: Record<string, { env: string[]; files: string[]; login: string }> = {
+  claude: {
+    env: ["ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN"],
+    files: [".claude/.credentials.json"],
+    login: "run `claude` once as this user and type /login (macOS keeps it in the login keychain)",
+  },
+  codex: {
+    env: ["OPENAI_API_KEY", "CODEX_API_KEY"],
+    files: [".codex/auth.json"],
+    login: "run `codex login`",
+  },
+  gemini: {
+    env: ["GEMINI_API_KEY", "GOOGLE_API_KEY"],
+    files: [".gemini/oauth_creds.json"],
+    login: "run `gemini` once and sign in",
+  },
+  cursor: { env: ["CURSOR_API_KEY"], files: [".cursor/cli-config.json"], login: "run `cursor-agent login`" },
+};
+
+export async function checkAgents(
+  context: DoctorContext,
+  settings: DispatchSettings | undefined,
+): Promise<DoctorCheck[]> {
+  const checks: DoctorCheck[] = [];
+  const agents = settings?.agents ?? {};
+  for (const name of ["claude", "codex", "cursor", "gemini"] as const) {
+    const configured = agents[name]?.command[0];
+    const program =
+      configured ?? (name === "claude" ? "claude" : (defaultAgentCommands[name].command[0] ?? name));
+    const found = await findOnPath(program, context.env);
+    if (!found) {
+      checks.push(
+        name === "claude" || configured
+          ? {
+              name: `agent:${name}`,
+              status: "fail",
+              detail: `'${program}' is not on PATH`,
+              fix:
+                name === "claude"
+                  ? "install Claude Code (https://docs.claude.com/claude-code) or set dispatch.agents in config.yaml"
+                  : `install ${program} or remove dispatch.agents.${name} from config.yaml`,
+            }
+          : {
+              name: `agent:${name}`,
+              status: "skip",
+              detail: `'${program}' is not installed; its dispatches are refused`,
+            },
+      );
+      continue;
+    }
+    const login = agentLogins[name];
+    const fromEnv = login?.env.find((variable) => context.env[variable]);
+    const fromFile = await (async () => {
+      for (const file of login?.files ?? [])
+        if (await present(join(context.home, file))) return join(context.home, file);
+      return undefined;
+    })();
+    if (fromFile) {
+      checks.push({ name: `agent:${name}`, status: "ok", detail: `${found}; signed in (${fromFile})` });
+    } else if (fromEnv) {
+      checks.push({
+        name: `agent:${name}`,
+        status: "warn",
+        detail: `${found}; authenticates with ${fromEnv} from this shell, which the service does not read`,
+        fix: `${login?.login}, so the service finds the login in ${join(context.home, login?.files[0] ?? "")}`,
+      });
+    } else {
+      checks.push({
+        name: `agent:${name}`,
+        status: context.platform === "darwin" && name === "claude" ? "warn" : "fail",
+        detail: `${found}; no key or login found for it (${[...(login?.env ?? []), ...(login?.files.map((file) => `~/${file}`) ?? [])].join(", ")})`,
+        fix: login?.login ?? `sign ${name} in as this user`,
+      });
+    }
+  }
+  return checks;
+}
+
+export async function checkConfig(
+  context: DoctorContext,
+): Promise<{ checks: DoctorCheck[]; settings?: DispatchSettings }> {
+  let settings: DispatchSettings;
+  try {
+    ({ settings } = await loadSettings(context.layout));
+  } catch (error) {
+    const message = (error as Error).message.split("\n").join("; ");
+    return {
+      checks: [{ name: "config", status: "fail", detail: message, fix: `correct ${context.layout.config}` }],
+    };
+  }
+  const checks: DoctorCheck[] = [];
+  const repos = settings.trusted_repos ?? [];
+  if (repos.length === 0) {
+    checks.push({
+      name: "config",
+      status: "fail",
+      detail: `no trusted repositories in ${context.layout.config}: every dispatch is refused`,
+      fix: `add your project folders under dispatch.trusted_repos in ${context.layout.config}`,
+    });
+  } else {
+    checks.push({
+      name: "config",
+      status: "ok",
+      detail: `${repos.length} trusted repositor${repos.length === 1 ? "y" : "ies"}`,
+    });
+  }
+  for (const repo of repos) {
+    const isGit = await present(join(repo, ".git"));
+    if (!isGit) {
+      checks.push({
+        name: `trusted:${repo}`,
+        status: "fail",
+        detail: (await present(repo)) ? "is not a git repository" : "does not exist",
+        fix: `remove it from dispatch.trusted_repos or \`git init ${repo}\``,
+      });
+    }
+  }
+  return { checks, settings };
+}
+
+/** Secrets and tokens must be readable by their owner only; a looser file is refused by the daemon. */
+export async function checkSecrets(context: DoctorContext): Promise<DoctorCheck[]> {
+  const { layout } = context;
+  const checks: DoctorCheck[] = [];
+  for (const path of [
+    layout.dispatchSecret,
+    layout.callbackSecret,
+    layout.openclawHooksToken,
+    layout.apiToken,
+    layout.clawvisorToken,
+  ]) {
+    const info = await stat(path).catch(() => undefined);
+    if (!info) continue;
+    const name = `secret:${path.slice(layout.root.length + 1)}`;
+    const mode = info.mode & 0o777;
+    checks.push(
+      mode & 0o077
+        ? {
+            name,
+            status: "fail",
+            detail: `${path} has mode ${mode.toString(8).padStart(4, "0")}; others can read it`,
+            fix: `chmod 600 ${path}`,
+          }
+        : { name, status: "ok", detail: `${path} is readable by you only` },
+    );
+  }
+  return checks;
+}
+
+export async function checkStateRoot(context: DoctorContext): Promise<DoctorCheck> {
+  const root = context.layout.root;
+  if (!(await present(root))) {
+    return {
+      name: "state",
+      status: "warn",
+      detail: `${root} does not exist yet`,
+      fix: `mkdir -p ${root} (the daemon makes it at its first start)`,
+    };
+  }
+  try {
+    await access(root, constants.W_OK);
+    return { name: "state", status: "ok", detail: `${root} is writable` };
+  } catch {
+    return {
+      name: "state",
+      status: "fail",
+      detail: `${root} is not writable by you`,
+      fix: `chown -R $USER ${root}`,
+    };
+  }
+}
+
+export async function checkDaemon(context: DoctorContext): Promise<DoctorCheck> {
+  const status = await readStatus(context.layout).catch(() => undefined);
+  if (status?.alive && status.heartbeat) {
+    return {
+      name: "daemon",
+      status: "ok",
+      detail: `running (pid ${status.heartbeat.pid}, heartbeat ${status.heartbeat.ts})`,
+    };
+  }
+  return {
+    name: "daemon",
+    status: "warn",
+    detail: status?.heartbeat
+      ? `not running (last heartbeat ${status.heartbeat.ts})`
+      : "not running (no heartbeat)",
+    fix: "gstack-dispatch install (as a service) or gstack-dispatch run (in a terminal)",
+  };
+}
+
+/** The service unit exists and the Node and script it starts are still there. */
+export async function checkService(context: DoctorContext): Promise<DoctorCheck> {
+  const files = serviceFiles(context.platform, { ...context.env, HOME: context.home });
+  const text = await readFile(files.unit, "utf8").catch(() => undefined);
+  if (text === undefined) {
+    return {
+      name: "service",
+      status: "warn",
+      detail: `no service unit at ${files.unit}`,
+      fix: "gstack-dispatch install",
+    };
+  }
+  const started =
+    context.platform === "linux"
+      ? (/^ExecStart=(.*) run$/m.exec(text)?.[1] ?? "")
+          .match(/"(?:[^"\\]|\\.)*"|\S+/g)
+          ?.map((part) => part.replace(/^"|"$/g, ""))
+      : [
+          ...(/<key>ProgramArguments<\/key>\s*<array>([\s\S]*?)<\/array>/.exec(text)?.[1] ?? "").matchAll(
+            /<string>([^<]*)<\/string>/g,
+          ),
+        ]
+          .map((match) => match[1] ?? "")
+          .slice(0, 2);
+  const missing: string[] = [];
+  for (const path of started ?? []) if (!(await present(path))) missing.push(path);
+  return missing.length > 0
+    ? {
+        name: "service",
+        status: "fail",
+        detail: `${files.unit} starts ${missing.join(" and ")}, which no longer exist${missing.length === 1 ? "s" : ""}`,
+        fix: "run `gstack-dispatch install` again from the commands you use now",
+      }
+    : { name: "service", status: "ok", detail: `${files.unit} starts ${(started ?? []).join(" ")}` };
+}
+
+/** The gstack plugin, as OpenClaw lists it (only when `openclaw` is on PATH). */
+export async function checkPlugin(context: DoctorContext): Promise<DoctorCheck> {
+  if (!(await findOnPath("openclaw", context.env))) {
+    return { name: "openclaw-plugin", status: "skip", detail: "openclaw is not on PATH" };
+  }
+  const listed = await output("openclaw", ["plugins", "list", "--json"], context.env);
+  const entry = (() => {
+    try {
+      const stack: unknown[] = [JSON.parse(listed ?? "null")];
+      while (stack.length > 0) {
+        const value = stack.pop();
+        if (Array.isArray(value)) stack.push(...value);
+        else if (value && typeof value === "object") {
+          const record = value as Record<string, unknown>;
+          if (record.id === "gstack") return record;
+          stack.push(...Object.values(record));
+        }
+      }
+    } catch {}
+    return undefined;
+  })();
+  if (!entry) {
+    return {
+      name: "openclaw-plugin",
+      status: "fail",
+      detail: "OpenClaw has no gstack plugin",
+      fix: "openclaw plugins install ~/.local/share/gstack/gstack-openclaw-plugin-*.tgz --accept-capabilities && openclaw plugins enable gstack",
+    };
+  }
+  const enabled = entry.enabled !== false && entry.status !== "disabled";
+  return enabled
+    ? { name: "openclaw-plugin", status: "ok", detail: "installed and enabled in OpenClaw" }
+    : {
+        name: "openclaw-plugin",
+        status: "fail",
+        detail: "installed but disabled",
+        fix: "openclaw plugins enable gstack, then restart the gateway",
+      };
+}
+
+/** The installed gstack skills: their version and whether they know the unattended session kind. */
+export async function checkGstack(context: DoctorContext): Promise<DoctorCheck> {
+  const folder = join(context.home, ".claude", "skills", "gstack");
+  const version = (await readFile(join(folder, "VERSION"), "utf8").catch(() => undefined))?.trim();
+  if (!version) {
+    return {
+      name: "gstack",
+      status: "warn",
+      detail: `no gstack at ${folder}`,
+      fix: "install gstack into ~/.claude/skills/gstack (see its README) for the skills agents run",
+    };
+  }
+  let knowsUnattended = false;
+  for (const script of ["gstack-skill-start", "gstack-session-kind"]) {
+    const text = await readFile(join(folder, "bin", script), "utf8").catch(() => "");
+    if (text.includes("unattended")) knowsUnattended = true;
+  }
+  return knowsUnattended
+    ? {
+        name: "gstack",
+        status: "ok",
+        detail: `gstack ${version} at ${folder}, with the unattended session kind`,
+      }
+    : {
+        name: "gstack",
+        status: "warn",
+        detail: `gstack ${version} at ${folder} does not know the unattended session kind: its skills may stop to ask`,
+        fix: `update gstack (cd ${folder} && git pull && ./setup)`,
+      };
+}
+
+/** Every check, in the order a person would fix them. */
+export async function runDoctor(context: DoctorContext): Promise<DoctorCheck[]> {
+  const config = await checkConfig(context);
+  return [
+    checkNode(),
+    ...(await checkAgents(context, config.settings)),
+    ...config.checks,
+    ...(await checkSecrets(context)),
+    await checkStateRoot(context),
+    await checkDaemon(context),
+    await checkService(context),
+    await checkPlugin(context),
+    await checkGstack(context),
+  ];
+}

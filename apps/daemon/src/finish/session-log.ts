@@ -1,0 +1,49 @@
+import { describeToolUse } from "@gstack/agent-runner";
+
+function firstLine(text: string): string {
+  const line = text.trim().split("\n")[0] ?? "";
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line;
+}
+
+/**
+ * The lines a person reads for one line of an agent's stream: Claude Code's stream-json
+ * (`assistant` tool uses and text, the final `result`) or Codex's JSON events (`item.completed`).
+ * Other events, and lines that are not JSON, say nothing.
+ */
+export function describeStreamLine(line: string): string[] {
+  let event: Record<string, unknown>;
+  try {
+    event = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return [];
+  }
+  if (typeof event !== "object" || event === null) return [];
+  if (event.type === "assistant") {
+    const content = (event.message as { content?: unknown } | undefined)?.content;
+    if (!Array.isArray(content)) return [];
+    const lines: string[] = [];
+    for (const part of content as Array<Record<string, unknown>>) {
+      if (part.type === "tool_use" && typeof part.name === "string")
+        lines.push(`▶ ${describeToolUse(part.name, part.input)}`);
+      else if (part.type === "text" && typeof part.text === "string" && part.text.trim())
+        lines.push(`  ${firstLine(part.text)}`);
+    }
+    return lines;
+  }
+  if (event.type === "result") {
+    const text = typeof event.result === "string" ? `: ${firstLine(event.result)}` : "";
+    return [`■ ${event.is_error === true ? "ended with an error" : "finished"}${text}`];
+  }
+  if (event.type === "item.completed") {
+    const item = event.item as Record<string, unknown> | undefined;
+    if (item?.type === "command_execution" && typeof item.command === "string")
+      return [`▶ Bash: ${firstLine(item.command)}`];
+    if (item?.type === "file_change" && Array.isArray(item.changes)) {
+      return (item.changes as Array<{ path?: unknown }>).map(
+        (change) => `▶ Edit ${String(change.path ?? "")}`,
+      );
+    }
+    if (item?.type === "agent_message" && typeof item.text === "string") return [`  ${firstLine(item.text)}`];
+  }
+  return [];
+}

@@ -1,0 +1,8 @@
+#!/usr/bin/env node
+// The gstack-openclaw-gen command, bundled so this one package installs it without the registry. The
+// Node check comes first and the rest loads after it, so a too-old Node gets one line.
+import { startCommand } from "@gstack/contracts/node-support";
+
+startCommand("gstack-openclaw-gen");
+await import("../bundle-dependencies");
+await import("../../../../apps/generator/src/cli");
