@@ -1,14 +1,18 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Completion, DirectoryWatch, parseJson, type ReplyTo, replyToSchema } from "@gstack/contracts";
-import { completionMessage } from "./completion-message";
+import { completionKey, completionMessage } from "./completion-message";
 import type { DeliveredLedger } from "./delivered-ledger";
 import type { PluginSettings } from "./plugin-settings";
+import type { ReportOutbox } from "./report-outbox";
 import { sentDispatches } from "./sent-dispatches";
-import type { SessionDelivery } from "./session-delivery";
 
 export interface CompletionInbox {
-  /** Delivers one completion unless it was delivered before; true when it was posted now. */
+  /**
+   * Takes one completion into the outbox unless its session saw it already or it waits
+   * there: "delivered" when it was taken now (it reaches the session by itself from here),
+   * "already-delivered" for a repeat, "no-session" when nothing names a session for it.
+   */
   deliver(input: {
     completion: Completion;
     summary?: string;
@@ -21,14 +25,14 @@ export interface CompletionInbox {
 /**
  * The one place completions go through on their way into a session, whichever way they
  * arrived: it finds the session (the completion's `reply_to`, else the plugin's record of
- * the dispatch), posts the message once, and records it in the delivered-ledger. Calls for
- * the same dispatch are serialised in this process; the ledger's exclusive create guards
- * across processes.
+ * the dispatch), renders the report once, and hands it to the outbox, which keeps it until
+ * the session's history shows it. Calls for the same dispatch are serialised in this
+ * process.
  */
 export function completionInbox(
   settings: PluginSettings,
   ledger: DeliveredLedger,
-  deliver: SessionDelivery,
+  outbox: Pick<ReportOutbox, "add" | "has">,
 ): CompletionInbox {
   const sent = sentDispatches(settings.stateDir);
   const inFlight = new Map<string, Promise<"delivered" | "already-delivered" | "no-session">>();
@@ -39,22 +43,18 @@ export function completionInbox(
       const next = previous
         .catch(() => undefined)
         .then(async () => {
-          if (await ledger.has(id)) return "already-delivered" as const;
+          if (outbox.has(id) || (await ledger.has(id))) return "already-delivered" as const;
           const replyTo = await replyToOf(input.completion, () => sent.recall(id));
           if (!replyTo) return "no-session" as const;
           const reportMarkdown = input.reportMarkdown ?? (await readReport(settings, id));
-          await deliver(
-            replyTo,
-            completionMessage({ ...input, ...(reportMarkdown ? { reportMarkdown } : {}) }),
-            id,
-          );
-          await ledger.record({
+          const outcome = await outbox.add({
+            key: completionKey(input.completion),
             dispatch_id: id,
             session_key: replyTo.session_key,
+            text: completionMessage({ ...input, ...(reportMarkdown ? { reportMarkdown } : {}) }),
             via: input.via,
-            delivered_at: new Date().toISOString(),
           });
-          return "delivered" as const;
+          return outcome === "queued" ? ("delivered" as const) : ("already-delivered" as const);
         });
       inFlight.set(id, next);
       void next.finally(() => {
