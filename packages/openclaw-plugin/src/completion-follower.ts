@@ -82,6 +82,29 @@ async function readReport(settings: PluginSettings, id: string): Promise<string 
   }
 }
 
+/**
+ * Why a completion file is not one the daemon on this host wrote, or undefined when it is:
+ * the daemon records every dispatch it accepts in `dispatch/sessions/<id>/state.json`, so a
+ * file in `completed/` without that record (or naming another dispatch than its file name)
+ * is not delivered into any session.
+ */
+export async function notTheDaemons(
+  settings: PluginSettings,
+  id: string,
+  completion: Completion,
+): Promise<string | undefined> {
+  if (completion.dispatch_id !== id) return `it names dispatch ${completion.dispatch_id}, not ${id}`;
+  const statePath = join(settings.layout.dispatch.sessionDir(id), "state.json");
+  let state: { id?: unknown };
+  try {
+    state = JSON.parse(await readFile(statePath, "utf8")) as { id?: unknown };
+  } catch {
+    return `the daemon has no record of dispatch ${id} (${statePath} is missing or unreadable)`;
+  }
+  if (state.id !== id) return `${statePath} records another dispatch`;
+  return undefined;
+}
+
 /** How often a watch that failed is tried again (and the folder scanned when it is back). */
 const RENEW_MILLISECONDS = 30_000;
 /** A completion that does not parse yet is read again after this, once. */
@@ -123,6 +146,11 @@ export function followCompletedFolder(
         if (closed) return;
         text = await readFile(path, "utf8");
         completion = parseJson("completion", text, { source: path });
+      }
+      const refusal = await notTheDaemons(settings, id, completion);
+      if (refusal) {
+        log.warn(`gstack: not delivering ${name}: ${refusal}`);
+        return;
       }
       await inbox.deliver({ completion, via: "completed-folder" });
     } catch (error) {
