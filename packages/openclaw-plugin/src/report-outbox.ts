@@ -1,3 +1,4 @@
+import { AsyncResource } from "node:async_hooks";
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { childPath } from "@gstack/contracts";
@@ -81,6 +82,10 @@ export function reportOutbox(options: OutboxOptions) {
   const again = new Set<string>();
   let closed = false;
   let sweep: NodeJS.Timeout | undefined;
+  // Deliveries run in the context of the plugin's service, not of whatever handed the report
+  // over: a report taken from the callback route would otherwise post as that HTTP request,
+  // which may not start agent turns.
+  let serviceContext: AsyncResource | undefined;
 
   const save = (entry: OutboxEntry) => writeJsonAtomic(pathOf(entry.dispatch_id), entry);
   const confirm = async (entry: OutboxEntry) => {
@@ -208,7 +213,8 @@ export function reportOutbox(options: OutboxOptions) {
       again.add(sessionKey);
       return;
     }
-    const work = drain(sessionKey)
+    const launch = () => drain(sessionKey);
+    const work = (serviceContext ? serviceContext.runInAsyncScope(launch) : launch())
       .catch((error) => warn(`delivery to ${sessionKey} stopped`, error))
       .finally(() => {
         running.delete(sessionKey);
@@ -234,6 +240,7 @@ export function reportOutbox(options: OutboxOptions) {
     },
     /** Loads what an earlier process left waiting and delivers it; then sweeps periodically. */
     async start(): Promise<void> {
+      serviceContext = new AsyncResource("gstack-report-outbox");
       let names: string[] = [];
       try {
         names = (await readdir(folder)).filter((name) => name.endsWith(".json") && !name.startsWith("."));
