@@ -78,7 +78,12 @@ beforeAll(async () => {
           return { type: "hang" };
         }
       }
-      return openclawAgentResponder(request);
+      try {
+        return openclawAgentResponder(request);
+      } catch (error) {
+        console.error("the scripted agent could not answer", error);
+        throw error;
+      }
     },
   });
   home = await makeOpenClawHome(scriptedOpenClawConfig(openclawModel, { gstackHome: world.root }));
@@ -96,15 +101,16 @@ afterAll(async () => {
   if (scratch) await rm(scratch, { recursive: true, force: true });
 });
 
-async function dispatchFromChat(task: string): Promise<Record<string, unknown>> {
+async function dispatchFromChat(task: string, session = SESSION): Promise<Record<string, unknown>> {
   const before = new Set(await readdir(world.layout.dispatch.incoming).catch(() => []));
   const args = { task, project: "acme-widget", project_dir: world.repo };
   const turn = await agentTurn(
     home,
     gateway,
-    SESSION,
+    session,
     `Please do this. ${DISPATCH_MARKER}${JSON.stringify(args)}`,
   );
+  if (turn.code !== 0) console.error((await gateway.output()).slice(-6000));
   expect(turn.code, turn.stderr).toBe(0);
   const added = (await readdir(world.layout.dispatch.incoming)).filter(
     (name) => name.endsWith(".json") && !before.has(name),
@@ -118,18 +124,25 @@ function turnsAbout(needle: string) {
   return openclawModel.agentRequests().filter((request) => newestUserText(request).includes(needle));
 }
 
-/** Every text the session's transcripts on disk hold (OpenClaw's own record of the conversation). */
-async function transcriptText(): Promise<string> {
-  const texts: string[] = [];
-  const walk = async (folder: string): Promise<void> => {
-    for (const entry of await readdir(folder, { withFileTypes: true }).catch(() => [])) {
-      const path = join(folder, entry.name);
-      if (entry.isDirectory()) await walk(path);
-      else if (entry.name.endsWith(".jsonl")) texts.push(await readFile(path, "utf8"));
-    }
-  };
-  await walk(join(home.stateDir, "agents"));
-  return texts.join("\n");
+/** The session's history as OpenClaw shows it to the person (`chat.history`), as JSON text. */
+async function transcriptText(session = SESSION): Promise<string> {
+  const call = await runOpenClaw(
+    [
+      "gateway",
+      "call",
+      "chat.history",
+      "--params",
+      JSON.stringify({ sessionKey: session, limit: 500 }),
+      "--json",
+    ],
+    {
+      home: home.home,
+      env: { OPENCLAW_GATEWAY_URL: `ws://127.0.0.1:${gateway.port}`, OPENCLAW_GATEWAY_TOKEN: gateway.token },
+      timeoutMs: 60_000,
+    },
+  );
+  expect(call.code, call.stderr).toBe(0);
+  return call.stdout;
 }
 
 /** How often `needle` occurs in `text`. */
@@ -225,8 +238,12 @@ describe("the gstack plugin in the real OpenClaw gateway", () => {
     const text = newestUserText(arrived);
     expect(text).toContain(`gstack dispatch ${id} (acme-widget) finished.`);
     expect(text).toContain("Is hello.txt the right name?");
-    const ledger = await readdir(join(home.stateDir, "gstack", "delivered"));
-    expect(ledger).toContain(`${id}.json`);
+    // Recorded as delivered once the turn ended and the session's history holds the report.
+    await waitFor(
+      () => stat(join(home.stateDir, "gstack", "delivered", `${id}.json`)).catch(() => undefined),
+      60_000,
+    );
+    expect(occurrences(await transcriptText(), markerOf(id))).toBeGreaterThan(0);
   });
 
   it("delivers a completion that finished while the gateway was down, exactly once", async () => {
@@ -337,6 +354,21 @@ describe("the gstack plugin in the real OpenClaw gateway", () => {
         .filter((request) => occurrences(JSON.stringify(request.body?.messages), markerOf(id)) > 1),
     ).toHaveLength(0);
     expect(occurrences(lastConversation(), markerOf(id))).toBe(1);
+  });
+
+  it("brings each report to the session that asked for it, and to no other", async () => {
+    const other = "agent:main:other";
+    const mine = await dispatchFromChat("Add other-session.txt and commit it", other);
+    expect(mine.reply_to).toMatchObject({ session_key: other });
+    const id = mine.id as string;
+    await runDaemonUntilDone(id, "other-session.txt", "other-session.txt SHIPPED-ELSEWHERE");
+    await waitFor(
+      () => stat(join(home.stateDir, "gstack", "delivered", `${id}.json`)).catch(() => undefined),
+      120_000,
+    );
+    expect(occurrences(await transcriptText(other), markerOf(id))).toBeGreaterThan(0);
+    expect(occurrences(await transcriptText(SESSION), markerOf(id))).toBe(0);
+    expect(turnsAbout("SHIPPED-ELSEWHERE")).toHaveLength(1);
   });
 
   it("accepts a signed completion callback once and refuses forged, replayed, stale, oversized and malformed ones", async () => {

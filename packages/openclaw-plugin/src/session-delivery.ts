@@ -30,15 +30,33 @@ const HISTORY_LIMIT = 400;
  * The channel through the plugin runtime's `subagent` helpers, which an installed plugin
  * may use: `run` is the gateway's `agent` method for the session key (the report becomes a
  * user message of that session, kept in its transcript, and `deliver: true` sends the
- * agent's answer to the session's channel), `waitForRun` is `agent.wait`, and
+ * agent's answer to the session's channel; a session with no channel to answer on gets the
+ * turn without it), `waitForRun` is `agent.wait`, and
  * `getSessionMessages` is `sessions.get`.
  */
 export function runtimeSessionChannel(api: OpenClawPluginApi): SessionChannel {
   const subagent = api.runtime.subagent;
   return {
     async post({ sessionKey, text, idempotencyKey }) {
-      const { runId } = await subagent.run({ sessionKey, message: text, deliver: true, idempotencyKey });
-      return runId;
+      try {
+        const { runId } = await subagent.run({ sessionKey, message: text, deliver: true, idempotencyKey });
+        return runId;
+      } catch (error) {
+        // OpenClaw refuses `deliver` for a session other than the main one that has no channel
+        // to answer on (a CLI or web session): the turn then runs without it, and the report
+        // stays in the session's history.
+        try {
+          const { runId } = await subagent.run({
+            sessionKey,
+            message: text,
+            deliver: false,
+            idempotencyKey: `${idempotencyKey}:in-session`,
+          });
+          return runId;
+        } catch {
+          throw error;
+        }
+      }
     },
     async waitForTurn(runId, timeoutMs) {
       const result = await subagent.waitForRun({ runId, timeoutMs });

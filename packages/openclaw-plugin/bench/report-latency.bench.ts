@@ -1,0 +1,131 @@
+/**
+ * How long a completion takes to reach its OpenClaw session, through the real gateway with the
+ * packed plugin installed, as a ratio against a baseline in the same run:
+ *   report     from a completion renamed into `dispatch/completed/` (with the daemon's record of
+ *              the dispatch, as the daemon writes both) to the agent's model request holding it
+ *   baseline   from a POST to the gateway's own `/hooks/agent` to the model request of that turn:
+ *              the least a turn started from outside the gateway takes
+ * BENCH_ROUNDS (default 5) of each, alternating, after one of each not counted. The plugin must be
+ * built first (`pnpm run build`).
+ */
+import { mkdir, mkdtemp, rename, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startScriptedModel } from "@gstack/scripted-model";
+import { newestUserText, openclawAgentResponder } from "../src/openclaw-scripts";
+import {
+  installPlugin,
+  makeGstackWorld,
+  makeOpenClawHome,
+  packPlugin,
+  scriptedOpenClawConfig,
+  startOpenClawGateway,
+} from "../src/openclaw-world";
+
+const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
+const SESSION = "agent:main:main";
+const HOOK_TOKEN = "bench-hook-token-0123456789";
+
+const seen = new Map<string, number>();
+const model = await startScriptedModel({
+  respond: (request) => {
+    const text = newestUserText(request);
+    for (const match of text.matchAll(/BENCH-[A-Z]+-\d+/g))
+      if (!seen.has(match[0])) seen.set(match[0], performance.now());
+    return openclawAgentResponder(request);
+  },
+});
+const scratch = await mkdtemp(join(tmpdir(), "gstack-latency-bench-"));
+const world = await makeGstackWorld();
+const config = scriptedOpenClawConfig(model, { gstackHome: world.root });
+const home = await makeOpenClawHome({ ...config, hooks: { enabled: true, token: HOOK_TOKEN } });
+await installPlugin(home, await packPlugin(join(scratch, "pack")));
+const gateway = await startOpenClawGateway({ home: home.home });
+
+const arrival = async (needle: string): Promise<number> => {
+  for (;;) {
+    const at = seen.get(needle);
+    if (at !== undefined) return at;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+};
+
+/** Waits until the plugin recorded the report as seen, so the next round starts from an idle session. */
+const delivered = async (id: string) => {
+  const path = join(home.stateDir, "gstack", "delivered", `${id}.json`);
+  for (;;) {
+    if (
+      await stat(path).then(
+        () => true,
+        () => false,
+      )
+    )
+      return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+};
+
+async function report(round: number): Promise<number> {
+  const id = `dispatch-20260101T000000-bench${String(round).padStart(3, "0")}`;
+  const needle = `BENCH-REPORT-${round}`;
+  await mkdir(world.layout.dispatch.sessionDir(id), { recursive: true });
+  await writeFile(join(world.layout.dispatch.sessionDir(id), "state.json"), JSON.stringify({ id }));
+  await writeFile(world.layout.dispatch.completedReport(id), `# Bench\n\n## What shipped\n\n- ${needle}\n`);
+  const hidden = join(world.layout.dispatch.completed, `.${id}.json.tmp`);
+  await mkdir(world.layout.dispatch.completed, { recursive: true });
+  await writeFile(
+    hidden,
+    JSON.stringify({
+      dispatch_id: id,
+      status: "completed",
+      duration: 1,
+      commits: 1,
+      reply_to: { runtime: "openclaw", session_key: SESSION },
+    }),
+  );
+  const start = performance.now();
+  await rename(hidden, world.layout.dispatch.completedJson(id));
+  const took = (await arrival(needle)) - start;
+  await delivered(id);
+  return took;
+}
+
+async function baseline(round: number): Promise<number> {
+  const needle = `BENCH-HOOK-${round}`;
+  const start = performance.now();
+  const response = await fetch(`${gateway.url}/hooks/agent`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${HOOK_TOKEN}`, "content-type": "application/json" },
+    body: JSON.stringify({ message: `A note ${needle}`, name: "bench", deliver: false }),
+  });
+  if (!response.ok) throw new Error(`/hooks/agent answered ${response.status}: ${await response.text()}`);
+  return (await arrival(needle)) - start;
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+};
+
+try {
+  const reports: number[] = [];
+  const baselines: number[] = [];
+  for (let round = 0; round <= rounds; round += 1) {
+    const reportMs = await report(round);
+    const baselineMs = await baseline(round);
+    if (round === 0) continue;
+    reports.push(reportMs);
+    baselines.push(baselineMs);
+  }
+  const reportMedian = median(reports);
+  const baselineMedian = median(baselines);
+  console.log(
+    `completion to report in the session: median ${reportMedian.toFixed(0)} ms = ${(reportMedian / baselineMedian).toFixed(2)}× a /hooks/agent turn reaching the model (${baselineMedian.toFixed(0)} ms); ${rounds} rounds: ${reports.map((value) => value.toFixed(0)).join(", ")} ms`,
+  );
+} finally {
+  await gateway.stop();
+  await model.close();
+  await home.remove();
+  await world.remove();
+  await rm(scratch, { recursive: true, force: true });
+}
