@@ -3,10 +3,11 @@
  * packed plugin installed, as a ratio against a baseline in the same run:
  *   report     from a completion renamed into `dispatch/completed/` (with the daemon's record of
  *              the dispatch, as the daemon writes both) to the agent's model request holding it
- *   baseline   from a POST to the gateway's own `/hooks/agent` to the model request of that turn:
- *              the least a turn started from outside the gateway takes
- * BENCH_ROUNDS (default 5) of each, alternating, after one of each not counted. The plugin must be
- * built first (`pnpm run build`).
+ *   baseline   from starting `openclaw agent --session-key … --message …` (a person's message
+ *              from OpenClaw's own CLI, start-up included) to the model request of that turn
+ * BENCH_ROUNDS (default 5) of each, after one of each not counted: all reports first, then the CLI
+ * turns, each round starting once the previous round's turn ended. The plugin must be built first
+ * (`pnpm run build`).
  */
 import { mkdir, mkdtemp, rename, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -14,6 +15,7 @@ import { join } from "node:path";
 import { startScriptedModel } from "@gstack/scripted-model";
 import { newestUserText, openclawAgentResponder } from "../src/openclaw-scripts";
 import {
+  agentTurn,
   installPlugin,
   makeGstackWorld,
   makeOpenClawHome,
@@ -24,7 +26,6 @@ import {
 
 const rounds = Number(process.env.BENCH_ROUNDS ?? 5);
 const SESSION = "agent:main:main";
-const HOOK_TOKEN = "bench-hook-token-0123456789";
 
 const seen = new Map<string, number>();
 const model = await startScriptedModel({
@@ -38,7 +39,7 @@ const model = await startScriptedModel({
 const scratch = await mkdtemp(join(tmpdir(), "gstack-latency-bench-"));
 const world = await makeGstackWorld();
 const config = scriptedOpenClawConfig(model, { gstackHome: world.root });
-const home = await makeOpenClawHome({ ...config, hooks: { enabled: true, token: HOOK_TOKEN } });
+const home = await makeOpenClawHome(config);
 await installPlugin(home, await packPlugin(join(scratch, "pack")));
 const gateway = await startOpenClawGateway({ home: home.home });
 
@@ -70,9 +71,9 @@ async function report(round: number): Promise<number> {
   const needle = `BENCH-REPORT-${round}`;
   await mkdir(world.layout.dispatch.sessionDir(id), { recursive: true });
   await writeFile(join(world.layout.dispatch.sessionDir(id), "state.json"), JSON.stringify({ id }));
+  await mkdir(world.layout.dispatch.completed, { recursive: true });
   await writeFile(world.layout.dispatch.completedReport(id), `# Bench\n\n## What shipped\n\n- ${needle}\n`);
   const hidden = join(world.layout.dispatch.completed, `.${id}.json.tmp`);
-  await mkdir(world.layout.dispatch.completed, { recursive: true });
   await writeFile(
     hidden,
     JSON.stringify({
@@ -91,15 +92,14 @@ async function report(round: number): Promise<number> {
 }
 
 async function baseline(round: number): Promise<number> {
-  const needle = `BENCH-HOOK-${round}`;
+  const needle = `BENCH-CLI-${round}`;
   const start = performance.now();
-  const response = await fetch(`${gateway.url}/hooks/agent`, {
-    method: "POST",
-    headers: { authorization: `Bearer ${HOOK_TOKEN}`, "content-type": "application/json" },
-    body: JSON.stringify({ message: `A note ${needle}`, name: "bench", deliver: false }),
-  });
-  if (!response.ok) throw new Error(`/hooks/agent answered ${response.status}: ${await response.text()}`);
-  return (await arrival(needle)) - start;
+  // The CLI returns once its turn ended, so the next round starts from an idle gateway.
+  const turn = agentTurn(home, gateway, "agent:main:bench", `A note ${needle}`);
+  const took = (await arrival(needle)) - start;
+  const finished = await turn;
+  if (finished.code !== 0) throw new Error(`openclaw agent failed: ${finished.stderr}`);
+  return took;
 }
 
 const median = (values: number[]) => {
@@ -110,17 +110,20 @@ const median = (values: number[]) => {
 try {
   const reports: number[] = [];
   const baselines: number[] = [];
+  // Reports first, each one after the previous report's turn ended and was recorded; then the
+  // CLI turns, each after the previous one ended. Round 0 of each warms up and is not counted.
   for (let round = 0; round <= rounds; round += 1) {
     const reportMs = await report(round);
+    if (round > 0) reports.push(reportMs);
+  }
+  for (let round = 0; round <= rounds; round += 1) {
     const baselineMs = await baseline(round);
-    if (round === 0) continue;
-    reports.push(reportMs);
-    baselines.push(baselineMs);
+    if (round > 0) baselines.push(baselineMs);
   }
   const reportMedian = median(reports);
   const baselineMedian = median(baselines);
   console.log(
-    `completion to report in the session: median ${reportMedian.toFixed(0)} ms = ${(reportMedian / baselineMedian).toFixed(2)}× a /hooks/agent turn reaching the model (${baselineMedian.toFixed(0)} ms); ${rounds} rounds: ${reports.map((value) => value.toFixed(0)).join(", ")} ms`,
+    `completion to report in the session: median ${reportMedian.toFixed(0)} ms = ${(reportMedian / baselineMedian).toFixed(2)}× an \`openclaw agent\` message reaching the model (${baselineMedian.toFixed(0)} ms); ${rounds} rounds: ${reports.map((value) => value.toFixed(0)).join(", ")} ms`,
   );
 } finally {
   await gateway.stop();
