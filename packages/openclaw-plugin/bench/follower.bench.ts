@@ -2,8 +2,8 @@
  * The completions follower with a folder that holds BENCH_COMPLETED (default 10,000) earlier
  * completions, all delivered, as ratios against the least work each step needs, in the same run:
  *   start       the scan at start, against listing the folder and the ledger
- *   new         CPU from a completion renamed into place to its delivery, against reading and
- *               parsing that one file (BENCH_NEW, default 50, one at a time, after 10 not counted)
+ *   new         CPU from a completion renamed into place to its delivery (its daemon record
+ *               checked), against reading and parsing that one file (BENCH_NEW, default 50, one at a time, after 10 not counted)
  */
 import { mkdir, mkdtemp, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -66,6 +66,9 @@ for (let index = -warmUp; index < fresh; index += 1) {
   const id = `dispatch-new-${index + warmUp}`;
   const hidden = join(folder, `.${id}.json.tmp`);
   await writeFile(hidden, text(id));
+  // The daemon's record of the dispatch, which the follower checks before delivering.
+  await mkdir(layout.dispatch.sessionDir(id), { recursive: true });
+  await writeFile(join(layout.dispatch.sessionDir(id), "state.json"), JSON.stringify({ id }));
   const delivered = new Promise<void>((resolve) => {
     arrived = (got) => got === id && resolve();
   });

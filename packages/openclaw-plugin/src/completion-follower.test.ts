@@ -51,8 +51,15 @@ afterEach(async () => {
 const completionText = (id: string) =>
   JSON.stringify({ dispatch_id: id, status: "completed", duration: 3 } satisfies Partial<Completion>);
 
+/** Records a dispatch the way the daemon does when it accepts one. */
+async function accept(id: string): Promise<void> {
+  await mkdir(settings.layout.dispatch.sessionDir(id), { recursive: true });
+  await writeFile(join(settings.layout.dispatch.sessionDir(id), "state.json"), JSON.stringify({ id }));
+}
+
 /** Writes a completion the way the daemon does: whole, then renamed into place. */
 async function complete(id: string): Promise<void> {
+  await accept(id);
   const folder = settings.layout.dispatch.completed;
   const hidden = join(folder, `.${id}.json.1.tmp`);
   await writeFile(hidden, completionText(id));
@@ -97,6 +104,8 @@ describe("followCompletedFolder", () => {
     await start();
     const folder = settings.layout.dispatch.completed;
     const text = completionText("dispatch-slow");
+    await accept("dispatch-slow");
+    await accept("dispatch-broken");
     await writeFile(join(folder, "dispatch-slow.json"), text.slice(0, 10));
     setTimeout(() => void writeFile(join(folder, "dispatch-slow.json"), text), 50);
     await vi.waitUntil(() => delivered.includes("dispatch-slow"), WAIT);
@@ -104,6 +113,21 @@ describe("followCompletedFolder", () => {
     await vi.waitUntil(() => warnings.length > 0, WAIT);
     expect(warnings[0]).toContain("dispatch-broken.json");
     expect(delivered).toEqual(["dispatch-slow"]);
+  });
+
+  it("delivers no completion the daemon did not record, nor one naming another dispatch", async () => {
+    await start();
+    const folder = settings.layout.dispatch.completed;
+    await writeFile(join(folder, "dispatch-forged.json"), completionText("dispatch-forged"));
+    await vi.waitUntil(() => warnings.some((warning) => warning.includes("dispatch-forged.json")), WAIT);
+    expect(warnings.join("\n")).toContain("the daemon has no record of dispatch dispatch-forged");
+    await accept("dispatch-real");
+    await writeFile(join(folder, "dispatch-real.json"), completionText("dispatch-other"));
+    await vi.waitUntil(() => warnings.some((warning) => warning.includes("dispatch-real.json")), WAIT);
+    expect(warnings.join("\n")).toContain("it names dispatch dispatch-other, not dispatch-real");
+    await complete("dispatch-true");
+    await vi.waitUntil(() => delivered.includes("dispatch-true"), WAIT);
+    expect(delivered).toEqual(["dispatch-true"]);
   });
 
   it("delivers nothing after it is closed", async () => {

@@ -1,14 +1,18 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Completion, DirectoryWatch, parseJson, type ReplyTo, replyToSchema } from "@gstack/contracts";
-import { completionMessage } from "./completion-message";
+import { completionKey, completionMessage } from "./completion-message";
 import type { DeliveredLedger } from "./delivered-ledger";
 import type { PluginSettings } from "./plugin-settings";
+import type { ReportOutbox } from "./report-outbox";
 import { sentDispatches } from "./sent-dispatches";
-import type { SessionDelivery } from "./session-delivery";
 
 export interface CompletionInbox {
-  /** Delivers one completion unless it was delivered before; true when it was posted now. */
+  /**
+   * Takes one completion into the outbox unless its session saw it already or it waits
+   * there: "delivered" when it was taken now (it reaches the session by itself from here),
+   * "already-delivered" for a repeat, "no-session" when nothing names a session for it.
+   */
   deliver(input: {
     completion: Completion;
     summary?: string;
@@ -21,14 +25,14 @@ export interface CompletionInbox {
 /**
  * The one place completions go through on their way into a session, whichever way they
  * arrived: it finds the session (the completion's `reply_to`, else the plugin's record of
- * the dispatch), posts the message once, and records it in the delivered-ledger. Calls for
- * the same dispatch are serialised in this process; the ledger's exclusive create guards
- * across processes.
+ * the dispatch), renders the report once, and hands it to the outbox, which keeps it until
+ * the session's history shows it. Calls for the same dispatch are serialised in this
+ * process.
  */
 export function completionInbox(
   settings: PluginSettings,
   ledger: DeliveredLedger,
-  deliver: SessionDelivery,
+  outbox: Pick<ReportOutbox, "add" | "has">,
 ): CompletionInbox {
   const sent = sentDispatches(settings.stateDir);
   const inFlight = new Map<string, Promise<"delivered" | "already-delivered" | "no-session">>();
@@ -39,22 +43,18 @@ export function completionInbox(
       const next = previous
         .catch(() => undefined)
         .then(async () => {
-          if (await ledger.has(id)) return "already-delivered" as const;
+          if (outbox.has(id) || (await ledger.has(id))) return "already-delivered" as const;
           const replyTo = await replyToOf(input.completion, () => sent.recall(id));
           if (!replyTo) return "no-session" as const;
           const reportMarkdown = input.reportMarkdown ?? (await readReport(settings, id));
-          await deliver(
-            replyTo,
-            completionMessage({ ...input, ...(reportMarkdown ? { reportMarkdown } : {}) }),
-            id,
-          );
-          await ledger.record({
+          const outcome = await outbox.add({
+            key: completionKey(input.completion),
             dispatch_id: id,
             session_key: replyTo.session_key,
+            text: completionMessage({ ...input, ...(reportMarkdown ? { reportMarkdown } : {}) }),
             via: input.via,
-            delivered_at: new Date().toISOString(),
           });
-          return "delivered" as const;
+          return outcome === "queued" ? ("delivered" as const) : ("already-delivered" as const);
         });
       inFlight.set(id, next);
       void next.finally(() => {
@@ -80,6 +80,29 @@ async function readReport(settings: PluginSettings, id: string): Promise<string 
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Why a completion file is not one the daemon on this host wrote, or undefined when it is:
+ * the daemon records every dispatch it accepts in `dispatch/sessions/<id>/state.json`, so a
+ * file in `completed/` without that record (or naming another dispatch than its file name)
+ * is not delivered into any session.
+ */
+export async function notTheDaemons(
+  settings: PluginSettings,
+  id: string,
+  completion: Completion,
+): Promise<string | undefined> {
+  if (completion.dispatch_id !== id) return `it names dispatch ${completion.dispatch_id}, not ${id}`;
+  const statePath = join(settings.layout.dispatch.sessionDir(id), "state.json");
+  let state: { id?: unknown };
+  try {
+    state = JSON.parse(await readFile(statePath, "utf8")) as { id?: unknown };
+  } catch {
+    return `the daemon has no record of dispatch ${id} (${statePath} is missing or unreadable)`;
+  }
+  if (state.id !== id) return `${statePath} records another dispatch`;
+  return undefined;
 }
 
 /** How often a watch that failed is tried again (and the folder scanned when it is back). */
@@ -123,6 +146,11 @@ export function followCompletedFolder(
         if (closed) return;
         text = await readFile(path, "utf8");
         completion = parseJson("completion", text, { source: path });
+      }
+      const refusal = await notTheDaemons(settings, id, completion);
+      if (refusal) {
+        log.warn(`gstack: not delivering ${name}: ${refusal}`);
+        return;
       }
       await inbox.deliver({ completion, via: "completed-folder" });
     } catch (error) {

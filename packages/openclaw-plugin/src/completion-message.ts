@@ -1,5 +1,6 @@
 import type { Completion } from "@gstack/contracts";
 import { bulletItems, parseReportSections } from "@gstack/daemon";
+import { reportMarker } from "./report-outbox";
 
 /** What a completion message is made of: the report's facts and its Markdown, when known. */
 export interface CompletionNews {
@@ -25,29 +26,38 @@ const WHAT_TO_DO: Record<string, string> = {
   unknown: "read the report with gstack_report and decide with the user.",
 };
 
+/** The stable key of one completion: its dispatch and its outcome (status and attempt). */
+export function completionKey(completion: Completion): string {
+  const attempt = completion.attempt && completion.attempt > 1 ? `:${completion.attempt}` : "";
+  return `gstack:${completion.dispatch_id}:${completion.status}${attempt}`;
+}
+
+const STATUS_WORDS: Record<string, string> = {
+  completed: "finished",
+  failed: "failed",
+  cancelled: "was cancelled",
+  timeout: "ran out of time",
+};
+
 /**
- * The text posted into the dispatching session when a dispatch ends: status, summary, what
- * shipped, PR and commits, every "needs human judgment" item, and for a failure its kind
- * and what to do next.
+ * The text a person and the session's agent read when a dispatch ends: a headline with the
+ * status and the task's project, the summary, what shipped, branch, PR and commits, time and
+ * cost, every "needs human judgment" item, for a failure its kind and what to do next, how to
+ * read the whole report, and last the report's key (by which its delivery is recognised).
  */
 export function completionMessage(news: CompletionNews): string {
   const { completion } = news;
-  const sections = news.reportMarkdown ? parseReportSections(news.reportMarkdown) : undefined;
-  const lines = [`gstack dispatch ${completion.dispatch_id} ended: ${completion.status}.`];
+  const sections = news.reportMarkdown
+    ? parseReportSections(stripFrontmatter(news.reportMarkdown))
+    : undefined;
+  const where = completion.project ? ` (${completion.project})` : "";
+  const lines = [
+    `gstack dispatch ${completion.dispatch_id}${where} ${STATUS_WORDS[completion.status] ?? `ended: ${completion.status}`}.`,
+  ];
   if (news.summary?.trim()) lines.push("", news.summary.trim());
   const shipped = sections ? bulletItems(sections["What shipped"] ?? "") : [];
   if (shipped.length > 0) lines.push("", "What shipped:", ...shipped.map((item) => `- ${item}`));
-  const facts: string[] = [];
-  if (completion.pr) facts.push(`PR ${completion.pr}`);
-  if (completion.commits !== undefined) facts.push(`${completion.commits} commit(s)`);
-  if (completion.commit_shas?.length) facts.push(`commits ${completion.commit_shas.join(", ")}`);
-  if (completion.branch) facts.push(`branch ${completion.branch}`);
-  if (completion.cost_usd !== undefined) {
-    facts.push(
-      `cost $${completion.cost_usd.toFixed(2)}${completion.budget_usd !== undefined ? ` of a $${completion.budget_usd.toFixed(2)} budget` : ""}`,
-    );
-  }
-  if (facts.length > 0) lines.push("", facts.join("; "));
+  lines.push("", ...completionFacts(completion));
   if (completion.landing === "awaiting" && completion.branch) {
     lines.push(
       "",
@@ -58,7 +68,7 @@ export function completionMessage(news: CompletionNews): string {
     news.needsJudgment ?? (sections ? bulletItems(sections["Needs human judgment"] ?? "") : []);
   const realJudgment = judgment.filter((item) => !/^(none|nothing)\.?$/i.test(item.trim()));
   if (realJudgment.length > 0) {
-    lines.push("", "Needs human judgment:", ...realJudgment.map((item) => `- ${item}`));
+    lines.push("", "Needs your judgment:", ...realJudgment.map((item) => `- ${item}`));
   }
   if (completion.status !== "completed") {
     const kind = completion.error_kind ?? "unknown";
@@ -67,6 +77,38 @@ export function completionMessage(news: CompletionNews): string {
       `Error (${kind}): ${completion.error ?? "no detail"}. What to do: ${WHAT_TO_DO[kind] ?? WHAT_TO_DO.unknown}`,
     );
   }
-  lines.push("", `The full report: gstack_report with dispatch_id ${completion.dispatch_id}.`);
+  lines.push(
+    "",
+    `Full report: gstack_report with dispatch_id ${completion.dispatch_id}.`,
+    reportMarker(completionKey(completion)),
+  );
   return lines.join("\n");
+}
+
+/** Branch, PR, commits, and time, turns and cost of a completion, one fact a line. */
+export function completionFacts(completion: Completion): string[] {
+  const facts: string[] = [];
+  if (completion.branch) facts.push(`Branch: ${completion.branch}`);
+  if (completion.pr) facts.push(`PR: ${completion.pr}`);
+  if (completion.commits !== undefined) {
+    const shas = completion.commit_shas?.length
+      ? ` (${completion.commit_shas.map((sha) => sha.slice(0, 7)).join(", ")})`
+      : "";
+    facts.push(`Commits: ${completion.commits}${shas}`);
+  }
+  const effort = [`${completion.duration}s`];
+  if (completion.turns !== undefined) effort.push(`${completion.turns} turns`);
+  if (completion.cost_usd !== undefined) {
+    effort.push(
+      `$${completion.cost_usd.toFixed(2)}${completion.budget_usd !== undefined ? ` of a $${completion.budget_usd.toFixed(2)} budget` : ""}`,
+    );
+  }
+  facts.push(`Took: ${effort.join(", ")}`);
+  return facts;
+}
+
+/** A report file's Markdown without its YAML frontmatter. */
+export function stripFrontmatter(markdown: string): string {
+  const match = /^---\r?\n[\s\S]*?\r?\n---\r?\n?/.exec(markdown);
+  return match ? markdown.slice(match[0].length) : markdown;
 }

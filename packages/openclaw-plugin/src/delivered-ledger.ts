@@ -7,11 +7,14 @@ export interface DeliveryRecord {
   dispatch_id: string;
   session_key: string;
   via: "completed-folder" | "callback";
+  /** The report's key (dispatch and outcome), as the session's history shows it. */
+  key?: string;
+  /** When the session's history was seen to hold it. */
   delivered_at: string;
 }
 
 /**
- * The completions already posted into their sessions, one file per dispatch under
+ * The completions their sessions have seen, one file per dispatch under
  * `<state>/delivered/`. A file is created with O_EXCL and fsynced, so two deliverers
  * (the folder follower and the callback route, or two gateway processes) cannot both
  * record the same dispatch, and the record survives a restart of either side.

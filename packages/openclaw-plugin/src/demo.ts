@@ -90,18 +90,13 @@ async function main(): Promise<void> {
       arrived = openclawModel
         .agentRequests()
         .map(newestUserText)
-        .find((text) => text.includes("ended: completed"));
+        .find((text) => /gstack dispatch \S+ (\([^)]*\) )?finished\./.test(text));
       if (!arrived) await new Promise((resolve) => setTimeout(resolve, 500));
     }
     if (!arrived) throw new Error("the completion did not reach the OpenClaw session in time");
     say("6. In the OpenClaw session, the agent's next model request carried:");
     const start = arrived.slice(arrived.indexOf("gstack dispatch"));
-    const end = start.indexOf('"\n');
-    const report = end >= 0 ? start.slice(0, end) : start;
-    for (const line of report.split(/\\n|\n/)) {
-      const text = line.replace(/^(System: )?(\[[^\]]*\] )?/, "").trim();
-      if (text) say(`   | ${text}`);
-    }
+    for (const line of start.split("\n")) say(`   | ${line}`);
     const [completedFile] = (await readdir(world.layout.dispatch.completed)).filter((name) =>
       name.endsWith(".json"),
     );

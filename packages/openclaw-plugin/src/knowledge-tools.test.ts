@@ -39,7 +39,7 @@ const pausedWork = () => ({
 describe("gstack_handoffs", () => {
   it("says nothing is waiting on an empty root", async () => {
     const result = await runListHandoffsTool(settings, {});
-    expect(result.details).toEqual({ ok: true, handoffs: [] });
+    expect(result.details).toEqual({ ok: true });
     expect(textOf(result)).toBe("No handoffs are waiting.");
   });
 
@@ -51,11 +51,13 @@ describe("gstack_handoffs", () => {
     );
 
     const all = await runListHandoffsTool(settings, {});
-    expect((all.details.handoffs as string[]).sort()).toEqual(["billing", "login"]);
     expect(textOf(all)).toContain("- login (acme-widget, feat/login)");
+    expect(textOf(all)).toContain("- billing (acme-billing, main)");
+    // What the text says is not copied into details (the model would read it twice).
+    expect(all.details).toEqual({ ok: true });
 
     const one = await runListHandoffsTool(settings, { project: "acme-billing" });
-    expect(one.details.handoffs).toEqual(["billing"]);
+    expect(textOf(one)).toContain("billing");
     expect(textOf(one)).not.toContain("login");
   });
 
@@ -86,7 +88,7 @@ describe("gstack_resume_handoff", () => {
     const record = await readHandoff("login", { root: world.root });
     expect(record.handoff.picked_up_by).toBe("wintermute");
     const waiting = await runListHandoffsTool(settings, {});
-    expect(waiting.details.handoffs).toEqual([]);
+    expect(textOf(waiting)).toBe("No handoffs are waiting.");
   });
 
   it("uses the folder the caller names when the handoff has none", async () => {
@@ -177,7 +179,7 @@ describe("gstack_learnings", () => {
     expect(textOf(found)).not.toContain("UTC");
 
     const none = await runLearningsTool(settings, undefined, { project: "acme-widget", query: "kubernetes" });
-    expect(none.details).toEqual({ ok: true, results: [], withheld: 0 });
+    expect(none.details).toEqual({ ok: true, withheld: 0 });
     expect(textOf(none)).toBe("No learnings found for acme-widget.");
   });
 
@@ -195,7 +197,7 @@ describe("gstack_learnings", () => {
     expect(textOf(result)).toBe(
       "No learnings found for acme-widget. 1 match(es) withheld as possible prompt injection.",
     );
-    expect(result.details).toMatchObject({ results: [], withheld: 1 });
+    expect(result.details).toMatchObject({ withheld: 1 });
   });
 
   it("needs a project", async () => {

@@ -19,6 +19,7 @@ import {
   scriptedOpenClawConfig,
   startOpenClawGateway,
 } from "./openclaw-world";
+import { reportMarker } from "./report-outbox";
 
 /** The real Claude Code CLI the daemon's own end-to-end tests use. */
 const claude = join(pluginPackageDir, "..", "..", "apps", "daemon", "node_modules", ".bin", "claude");
@@ -52,6 +53,10 @@ let home: OpenClawHome;
 let gateway: OpenClawGateway;
 let scratch: string;
 const startups: number[] = [];
+/** Turns whose newest text contains one of these hang once (the model never answers them). */
+const holds = new Set<string>();
+/** When the agent was first given a text containing each needle (0 until then). */
+const firstSeen = new Map<string, number>();
 
 beforeAll(async () => {
   await stat(join(pluginPackageDir, "dist", "index.js")).catch(() => {
@@ -62,7 +67,25 @@ beforeAll(async () => {
   world = await makeGstackWorld();
   await writeFile(world.layout.callbackSecret, CALLBACK_SECRET, { mode: 0o600 });
   await chmod(world.layout.callbackSecret, 0o600);
-  openclawModel = await startScriptedModel({ respond: openclawAgentResponder });
+  openclawModel = await startScriptedModel({
+    respond: (request) => {
+      const fresh = newestUserText(request);
+      for (const [needle] of firstSeen)
+        if (fresh.includes(needle) && !firstSeen.get(needle)) firstSeen.set(needle, Date.now());
+      for (const needle of holds) {
+        if (fresh.includes(needle)) {
+          holds.delete(needle);
+          return { type: "hang" };
+        }
+      }
+      try {
+        return openclawAgentResponder(request);
+      } catch (error) {
+        console.error("the scripted agent could not answer", error);
+        throw error;
+      }
+    },
+  });
   home = await makeOpenClawHome(scriptedOpenClawConfig(openclawModel, { gstackHome: world.root }));
   await installPlugin(home, tarball);
   gateway = await startOpenClawGateway({ home: home.home });
@@ -78,15 +101,16 @@ afterAll(async () => {
   if (scratch) await rm(scratch, { recursive: true, force: true });
 });
 
-async function dispatchFromChat(task: string): Promise<Record<string, unknown>> {
+async function dispatchFromChat(task: string, session = SESSION): Promise<Record<string, unknown>> {
   const before = new Set(await readdir(world.layout.dispatch.incoming).catch(() => []));
   const args = { task, project: "acme-widget", project_dir: world.repo };
   const turn = await agentTurn(
     home,
     gateway,
-    SESSION,
+    session,
     `Please do this. ${DISPATCH_MARKER}${JSON.stringify(args)}`,
   );
+  if (turn.code !== 0) console.error((await gateway.output()).slice(-6000));
   expect(turn.code, turn.stderr).toBe(0);
   const added = (await readdir(world.layout.dispatch.incoming)).filter(
     (name) => name.endsWith(".json") && !before.has(name),
@@ -98,6 +122,40 @@ async function dispatchFromChat(task: string): Promise<Record<string, unknown>> 
 /** Agent requests whose newest user text (the turn's trigger) contains `needle`. */
 function turnsAbout(needle: string) {
   return openclawModel.agentRequests().filter((request) => newestUserText(request).includes(needle));
+}
+
+/** The session's history as OpenClaw shows it to the person (`chat.history`), as JSON text. */
+async function transcriptText(session = SESSION): Promise<string> {
+  const call = await runOpenClaw(
+    [
+      "gateway",
+      "call",
+      "chat.history",
+      "--params",
+      JSON.stringify({ sessionKey: session, limit: 500 }),
+      "--json",
+    ],
+    {
+      home: home.home,
+      env: { OPENCLAW_GATEWAY_URL: `ws://127.0.0.1:${gateway.port}`, OPENCLAW_GATEWAY_TOKEN: gateway.token },
+      timeoutMs: 60_000,
+    },
+  );
+  expect(call.code, call.stderr).toBe(0);
+  return call.stdout;
+}
+
+/** How often `needle` occurs in `text`. */
+function occurrences(text: string, needle: string): number {
+  return text.split(needle).length - 1;
+}
+
+/** The report key marker of a completed dispatch, as its report ends. */
+const markerOf = (id: string) => reportMarker(`gstack:${id}:completed`);
+
+/** The whole conversation the agent was given in its newest request. */
+function lastConversation(): string {
+  return JSON.stringify(openclawModel.agentRequests().at(-1)?.body?.messages ?? []);
 }
 
 async function waitFor<T>(
@@ -182,11 +240,15 @@ describe("the gstack plugin in the real OpenClaw gateway", () => {
 
     const arrived = await waitFor(() => turnsAbout("SHIPPED-ONE")[0], 90_000);
     const text = newestUserText(arrived);
-    expect(text).toContain(`gstack dispatch ${id} ended: completed`);
+    expect(text).toContain(`gstack dispatch ${id} (acme-widget) finished.`);
     expect(text).toContain("Is hello.txt the right name?");
     expect(text).toContain(`gstack_land with dispatch_id ${id} and action land`);
-    const ledger = await readdir(join(home.stateDir, "gstack", "delivered"));
-    expect(ledger).toContain(`${id}.json`);
+    // Recorded as delivered once the turn ended and the session's history holds the report.
+    await waitFor(
+      () => stat(join(home.stateDir, "gstack", "delivered", `${id}.json`)).catch(() => undefined),
+      60_000,
+    );
+    expect(occurrences(await transcriptText(), markerOf(id))).toBeGreaterThan(0);
   });
 
   it("delivers a completion that finished while the gateway was down, exactly once", async () => {
@@ -206,6 +268,112 @@ describe("the gstack plugin in the real OpenClaw gateway", () => {
     startups.push(gateway.startupMs);
     await agentTurn(home, gateway, SESSION, "Anything new?");
     expect(turnsAbout("SHIPPED-WHILE-DOWN")).toHaveLength(1);
+  });
+
+  it("shows two reports 45 s apart within seconds each, once each, in the session's history", async () => {
+    const latencies: number[] = [];
+    const ids: string[] = [];
+    for (const round of [1, 2]) {
+      const needle = `SHIPPED-APART-${round}`;
+      firstSeen.set(needle, 0);
+      const dispatch = await dispatchFromChat(`Add apart-${round}.txt and commit it`);
+      const id = dispatch.id as string;
+      ids.push(id);
+      await runDaemonUntilDone(id, `apart-${round}.txt`, `apart-${round}.txt ${needle}`);
+      const completedAt = (await stat(world.layout.dispatch.completedJson(id))).mtimeMs;
+      const seenAt = await waitFor(() => firstSeen.get(needle) || undefined, 120_000);
+      latencies.push(seenAt - completedAt);
+      if (round === 1) {
+        // The second report comes well after the first one's turn, outside any wake spacing.
+        await new Promise((resolve) => setTimeout(resolve, Math.max(0, seenAt + 45_000 - Date.now())));
+      }
+    }
+    console.log(`report latencies from the completion file (ms): ${latencies.join(", ")}`);
+    // A heartbeat-scheduled wake would come 30 minutes later; these come within seconds.
+    for (const latency of latencies) expect(latency).toBeLessThan(30_000);
+    const transcript = await transcriptText();
+    for (const [index, id] of ids.entries()) {
+      expect(turnsAbout(`SHIPPED-APART-${index + 1}`)).toHaveLength(1);
+      expect(occurrences(transcript, markerOf(id))).toBeGreaterThan(0);
+      await waitFor(
+        () => stat(join(home.stateDir, "gstack", "delivered", `${id}.json`)).catch(() => undefined),
+        30_000,
+      );
+    }
+    // The later turn still has the earlier report in its context.
+    expect(lastConversation()).toContain(markerOf(ids[0] as string));
+  });
+
+  it("shows once, after a restart, a report that waited behind a running turn when the gateway was killed", async () => {
+    const dispatch = await dispatchFromChat("Add queued.txt and commit it");
+    const id = dispatch.id as string;
+    holds.add("HOLD-THIS-TURN");
+    const held = agentTurn(home, gateway, SESSION, "Think about this for a long time. HOLD-THIS-TURN");
+    await waitFor(() => turnsAbout("HOLD-THIS-TURN")[0], 60_000);
+    await runDaemonUntilDone(id, "queued.txt", "queued.txt SHIPPED-WHILE-QUEUED");
+    const outboxFile = join(home.stateDir, "gstack", "outbox", `${id}.json`);
+    await waitFor(async () => {
+      const entry = JSON.parse(await readFile(outboxFile, "utf8").catch(() => "{}")) as { run_id?: string };
+      return entry.run_id;
+    }, 60_000);
+    expect(turnsAbout("SHIPPED-WHILE-QUEUED")).toHaveLength(0);
+    await gateway.kill();
+    await held;
+
+    gateway = await startOpenClawGateway({ home: home.home });
+    startups.push(gateway.startupMs);
+    await waitFor(
+      () => stat(join(home.stateDir, "gstack", "delivered", `${id}.json`)).catch(() => undefined),
+      120_000,
+    );
+    expect(occurrences(lastConversation(), markerOf(id))).toBe(1);
+    expect(occurrences(await transcriptText(), markerOf(id))).toBeGreaterThan(0);
+    expect(
+      openclawModel
+        .agentRequests()
+        .filter((request) => occurrences(JSON.stringify(request.body?.messages), markerOf(id)) > 1),
+    ).toHaveLength(0);
+  });
+
+  it("shows once, after a restart, a report whose turn was running when the gateway was killed", async () => {
+    const dispatch = await dispatchFromChat("Add midturn.txt and commit it");
+    const id = dispatch.id as string;
+    holds.add("SHIPPED-MID-TURN");
+    await runDaemonUntilDone(id, "midturn.txt", "midturn.txt SHIPPED-MID-TURN");
+    await waitFor(() => turnsAbout("SHIPPED-MID-TURN")[0], 60_000);
+    await gateway.kill();
+    expect(
+      await stat(join(home.stateDir, "gstack", "delivered", `${id}.json`)).catch(() => undefined),
+    ).toBeUndefined();
+
+    gateway = await startOpenClawGateway({ home: home.home });
+    startups.push(gateway.startupMs);
+    await waitFor(
+      () => stat(join(home.stateDir, "gstack", "delivered", `${id}.json`)).catch(() => undefined),
+      120_000,
+    );
+    // Every request the agent got holds the report at most once: it was not posted twice.
+    expect(
+      openclawModel
+        .agentRequests()
+        .filter((request) => occurrences(JSON.stringify(request.body?.messages), markerOf(id)) > 1),
+    ).toHaveLength(0);
+    expect(occurrences(lastConversation(), markerOf(id))).toBe(1);
+  });
+
+  it("brings each report to the session that asked for it, and to no other", async () => {
+    const other = "agent:main:other";
+    const mine = await dispatchFromChat("Add other-session.txt and commit it", other);
+    expect(mine.reply_to).toMatchObject({ session_key: other });
+    const id = mine.id as string;
+    await runDaemonUntilDone(id, "other-session.txt", "other-session.txt SHIPPED-ELSEWHERE");
+    await waitFor(
+      () => stat(join(home.stateDir, "gstack", "delivered", `${id}.json`)).catch(() => undefined),
+      120_000,
+    );
+    expect(occurrences(await transcriptText(other), markerOf(id))).toBeGreaterThan(0);
+    expect(occurrences(await transcriptText(SESSION), markerOf(id))).toBe(0);
+    expect(turnsAbout("SHIPPED-ELSEWHERE")).toHaveLength(1);
   });
 
   it("accepts a signed completion callback once and refuses forged, replayed, stale, oversized and malformed ones", async () => {

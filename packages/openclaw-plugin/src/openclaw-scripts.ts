@@ -23,14 +23,19 @@ function textOf(content: unknown): string {
     .join("\n");
 }
 
-/** The text of the newest messages since the assistant last spoke (what this turn is about). */
+/**
+ * The text of the newest messages since the assistant last spoke (what this turn is about),
+ * without the internal context blocks OpenClaw adds as user messages.
+ */
 export function newestUserText(request: RecordedRequest): string {
   const messages = (request.body as { messages?: MessageLike[] } | undefined)?.messages ?? [];
   const texts: string[] = [];
   for (let index = messages.length - 1; index >= 0; index--) {
     const message = messages[index];
     if (message?.role !== "user") break;
-    texts.unshift(textOf(message.content));
+    const text = textOf(message.content);
+    // OpenClaw's own context blocks (active runs and the like) are not what the turn is about.
+    if (!text.trimStart().startsWith("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>")) texts.unshift(text);
   }
   return texts.join("\n");
 }

@@ -16,8 +16,9 @@ import { landTool } from "./land-tool";
 import { learningsCorpus } from "./learnings-corpus";
 import { learningsParameters, runLearningsTool } from "./learnings-tool";
 import { resolvePluginSettings } from "./plugin-settings";
+import { reportOutbox } from "./report-outbox";
 import { reportParameters, runReportTool } from "./report-tool";
-import { runtimeSessionDelivery } from "./session-delivery";
+import { runtimeSessionChannel } from "./session-delivery";
 import { runShippedTool, shippedParameters } from "./shipped-tool";
 import { registerContractor } from "./sidecar";
 import { runStatusTool } from "./status-tool";
@@ -102,12 +103,19 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
   ];
 
   const ledger = deliveredLedger(settings.stateDir);
-  const inbox = completionInbox(settings, ledger, runtimeSessionDelivery(api));
+  const outbox = reportOutbox({
+    stateDir: settings.stateDir,
+    ledger,
+    channel: runtimeSessionChannel(api),
+    log: api.logger,
+  });
+  const inbox = completionInbox(settings, ledger, outbox);
 
   let follower: ReturnType<typeof followCompletedFolder> | undefined;
   api.registerService({
     id: "gstack-completions",
     async start() {
+      await outbox.start();
       if (!settings.followCompletions) return;
       await mkdir(settings.layout.dispatch.completed, { recursive: true });
       follower = followCompletedFolder(settings, inbox, ledger, api.logger);
@@ -117,6 +125,7 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
     async stop() {
       await follower?.close();
       follower = undefined;
+      await outbox.close();
     },
   });
 

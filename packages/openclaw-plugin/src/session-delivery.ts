@@ -1,31 +1,88 @@
-import type { ReplyTo } from "@gstack/contracts";
 import type { OpenClawPluginApi } from "openclaw/plugin-sdk/plugin-entry";
 
-/** Posts one message into an OpenClaw session and has its agent take a turn on it. */
-export type SessionDelivery = (replyTo: ReplyTo, text: string, dispatchId: string) => Promise<void>;
+/** How one posted message's turn ended, as the gateway reports it. */
+export type TurnEnd = "ended" | "failed" | "still-running";
+
+/** One message of a session's history, reduced to what delivery checks need. */
+export interface HistoryMessage {
+  role: string;
+  text: string;
+}
 
 /**
- * Delivery through the plugin runtime: the report is queued as a system event of the
- * session (keyed by the dispatch id, so a second copy replaces rather than repeats it),
- * then a wake is requested for that session, so its agent runs a turn that reads it.
+ * The three things report delivery needs from OpenClaw: put a message into a session (as
+ * a turn of its agent, with the reply sent to the person's channel), learn when that turn
+ * ended, and read the session's own history to confirm the message is there.
  */
-export function runtimeSessionDelivery(api: OpenClawPluginApi): SessionDelivery {
-  return async (replyTo, text, dispatchId) => {
-    const agentId = replyTo.agent_id ?? agentOfSessionKey(replyTo.session_key);
-    const accepted = api.runtime.system.enqueueSystemEvent(text, {
-      sessionKey: replyTo.session_key,
-      contextKey: `gstack:${dispatchId}`,
-      ...(agentId ? { agentId } : {}),
-    });
-    if (!accepted) throw new Error(`OpenClaw did not accept the report for session ${replyTo.session_key}`);
-    api.runtime.system.requestHeartbeat({
-      source: "other",
-      intent: "event",
-      reason: `gstack:${dispatchId}`,
-      sessionKey: replyTo.session_key,
-      ...(agentId ? { agentId } : {}),
-    });
+export interface SessionChannel {
+  /** Starts a turn of the session's agent on `text`; resolves with the gateway's run id. */
+  post(input: { sessionKey: string; text: string; idempotencyKey: string }): Promise<string>;
+  /** Waits up to `timeoutMs` for the run to end. */
+  waitForTurn(runId: string, timeoutMs: number): Promise<TurnEnd>;
+  /** The newest messages of the session, oldest first, from OpenClaw's session data. */
+  history(sessionKey: string): Promise<HistoryMessage[]>;
+}
+
+/** How many of a session's newest messages are read to confirm a delivery. */
+const HISTORY_LIMIT = 400;
+
+/**
+ * The channel through the plugin runtime's `subagent` helpers, which an installed plugin
+ * may use: `run` is the gateway's `agent` method for the session key (the report becomes a
+ * user message of that session, kept in its transcript, and `deliver: true` sends the
+ * agent's answer to the session's channel; a session with no channel to answer on gets the
+ * turn without it), `waitForRun` is `agent.wait`, and
+ * `getSessionMessages` is `sessions.get`.
+ */
+export function runtimeSessionChannel(api: OpenClawPluginApi): SessionChannel {
+  const subagent = api.runtime.subagent;
+  return {
+    async post({ sessionKey, text, idempotencyKey }) {
+      try {
+        const { runId } = await subagent.run({ sessionKey, message: text, deliver: true, idempotencyKey });
+        return runId;
+      } catch (error) {
+        // OpenClaw refuses `deliver` for a session other than the main one that has no channel
+        // to answer on (a CLI or web session): the turn then runs without it, and the report
+        // stays in the session's history.
+        try {
+          const { runId } = await subagent.run({
+            sessionKey,
+            message: text,
+            deliver: false,
+            idempotencyKey: `${idempotencyKey}:in-session`,
+          });
+          return runId;
+        } catch {
+          throw error;
+        }
+      }
+    },
+    async waitForTurn(runId, timeoutMs) {
+      const result = await subagent.waitForRun({ runId, timeoutMs });
+      if (result.status === "ok") return "ended";
+      if (result.status === "error") return "failed";
+      return "still-running";
+    },
+    async history(sessionKey) {
+      const { messages } = await subagent.getSessionMessages({ sessionKey, limit: HISTORY_LIMIT });
+      return messages.map(historyMessage);
+    },
   };
+}
+
+/** The role and all text of one message as `sessions.get` returns it, whatever its shape. */
+export function historyMessage(message: unknown): HistoryMessage {
+  const record = (message ?? {}) as { role?: unknown; message?: { role?: unknown } };
+  const role = typeof record.role === "string" ? record.role : String(record.message?.role ?? "");
+  return { role, text: collectText(message) };
+}
+
+function collectText(value: unknown): string {
+  if (typeof value === "string") return value;
+  if (Array.isArray(value)) return value.map(collectText).join("\n");
+  if (value && typeof value === "object") return Object.values(value).map(collectText).join("\n");
+  return "";
 }
 
 /** `agent:<id>:…` session keys name their agent. */

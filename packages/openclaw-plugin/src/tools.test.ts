@@ -8,7 +8,7 @@ import { deliveredLedger } from "./delivered-ledger";
 import { runDispatchTool } from "./dispatch-tool";
 import { type GstackWorld, makeGstackWorld } from "./openclaw-world";
 import { type PluginSettings, resolvePluginSettings } from "./plugin-settings";
-import { runReportTool } from "./report-tool";
+import { renderReport, runReportTool } from "./report-tool";
 import { runStatusTool } from "./status-tool";
 
 let world: GstackWorld;
@@ -106,6 +106,33 @@ describe("the delivered-ledger", () => {
   });
 });
 
+describe("gstack_report", () => {
+  it("renders the report for a person: the frontmatter as plain lines, then the report's Markdown", () => {
+    const markdown = [
+      "---",
+      "dispatch_id: dispatch-r",
+      "status: completed",
+      "duration: 42",
+      "commits: 1",
+      "branch: feat/x",
+      "cost_usd: 0.125",
+      "project: acme-widget",
+      "---",
+      "",
+      "# Add x",
+      "",
+      "## What shipped",
+      "",
+      "- x.txt",
+    ].join("\n");
+    const text = renderReport(markdown, "r.md");
+    expect(text).toBe(
+      "Status: completed (acme-widget)\nBranch: feat/x\nCommits: 1\nTook: 42s, $0.13\n\n# Add x\n\n## What shipped\n\n- x.txt",
+    );
+    expect(renderReport("---\nnot: [valid\n---\n# Only the body\n", "r.md")).toBe("# Only the body");
+  });
+});
+
 describe("the completion message", () => {
   it("carries status, what shipped, commits, judgment items, and for a failure what to do", () => {
     const report =
@@ -114,10 +141,13 @@ describe("the completion message", () => {
       completion: { dispatch_id: "dispatch-a", status: "completed", duration: 1, commits: 2, pr: "acme/w#4" },
       reportMarkdown: report,
     });
-    expect(done).toContain("dispatch-a ended: completed");
-    expect(done).toContain("- a.txt");
-    expect(done).toContain("PR acme/w#4; 2 commit(s)");
-    expect(done).toContain("- Pick a name");
+    expect(done).toContain("gstack dispatch dispatch-a finished.");
+    expect(done).toContain("What shipped:\n- a.txt");
+    expect(done).toContain("PR: acme/w#4\nCommits: 2\nTook: 1s");
+    expect(done).toContain("Needs your judgment:\n- Pick a name");
+    expect(done).toContain("Full report: gstack_report with dispatch_id dispatch-a.");
+    expect(done.split("\n").at(-1)).toBe("(report key gstack:dispatch-a:completed)");
+    expect(done).not.toContain("---");
     const failed = completionMessage({
       completion: {
         dispatch_id: "dispatch-b",
@@ -127,6 +157,7 @@ describe("the completion message", () => {
         error_kind: "rate_limit",
       },
     });
+    expect(failed).toContain("gstack dispatch dispatch-b failed.");
     expect(failed).toContain("Error (rate_limit): 429. What to do: the model provider rate-limited");
     const overBudget = completionMessage({
       completion: {

@@ -30,6 +30,8 @@ export interface OpenClawGateway {
   running(): boolean;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
   stop(graceMs?: number): Promise<void>;
+  /** SIGKILL at once, as a crash would end it; resolves when the process is gone. */
+  kill(): Promise<void>;
 }
 
 /** A free TCP port on 127.0.0.1, as the OS hands it out. */
@@ -124,6 +126,12 @@ export async function startOpenClawGateway(options: OpenClawGatewayOptions): Pro
         await exit;
         clearTimeout(timer);
       }
+      await log.close().catch(() => undefined);
+      await rm(folder, { recursive: true, force: true }).catch(() => undefined);
+    },
+    async kill() {
+      if (!exited) child.kill("SIGKILL");
+      await exit;
       await log.close().catch(() => undefined);
       await rm(folder, { recursive: true, force: true }).catch(() => undefined);
     },

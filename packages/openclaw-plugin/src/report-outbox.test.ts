@@ -1,0 +1,231 @@
+import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { type DeliveredLedger, deliveredLedger } from "./delivered-ledger";
+import { type ReportOutbox, reportMarker, reportOutbox, standingIn } from "./report-outbox";
+import type { HistoryMessage, SessionChannel, TurnEnd } from "./session-delivery";
+
+/**
+ * A session host with the behaviour the outbox relies on: a posted message joins the
+ * session's history when its turn starts, turns of one session run one at a time, and a
+ * turn ends (with an assistant answer) when the test says so.
+ */
+class FakeSessions implements SessionChannel {
+  histories = new Map<string, HistoryMessage[]>();
+  posts: { sessionKey: string; text: string; runId: string }[] = [];
+  private ends = new Map<string, (end: TurnEnd) => void>();
+  private ended = new Map<string, TurnEnd>();
+  /** When false, a posted message never reaches the history (a gateway that dropped it). */
+  recordMessages = true;
+  answer = true;
+
+  async post(input: { sessionKey: string; text: string }): Promise<string> {
+    const runId = `run-${this.posts.length + 1}`;
+    this.posts.push({ ...input, runId });
+    if (this.recordMessages) this.historyOf(input.sessionKey).push({ role: "user", text: input.text });
+    return runId;
+  }
+
+  async waitForTurn(runId: string): Promise<TurnEnd> {
+    const done = this.ended.get(runId);
+    if (done) return done;
+    return await new Promise((resolve) => this.ends.set(runId, resolve));
+  }
+
+  async history(sessionKey: string): Promise<HistoryMessage[]> {
+    return [...this.historyOf(sessionKey)];
+  }
+
+  /** Ends a turn: the agent answers (unless told not to) and the wait returns. */
+  finish(runId: string, end: TurnEnd = "ended"): void {
+    const post = this.posts.find((candidate) => candidate.runId === runId);
+    if (post && this.answer && this.recordMessages) {
+      this.historyOf(post.sessionKey).push({ role: "assistant", text: "Noted." });
+    }
+    this.ended.set(runId, end);
+    this.ends.get(runId)?.(end);
+  }
+
+  historyOf(sessionKey: string): HistoryMessage[] {
+    let history = this.histories.get(sessionKey);
+    if (!history) {
+      history = [];
+      this.histories.set(sessionKey, history);
+    }
+    return history;
+  }
+}
+
+let base: string;
+let ledger: DeliveredLedger;
+let sessions: FakeSessions;
+let outbox: ReportOutbox | undefined;
+const WAIT = { timeout: 10_000, interval: 5 };
+
+beforeEach(async () => {
+  base = await mkdtemp(join(tmpdir(), "report-outbox-"));
+  ledger = deliveredLedger(base);
+  sessions = new FakeSessions();
+});
+
+afterEach(async () => {
+  await outbox?.close();
+  outbox = undefined;
+  await rm(base, { recursive: true, force: true });
+});
+
+function open(channel: SessionChannel = sessions) {
+  outbox = reportOutbox({ stateDir: base, ledger, channel, log: { warn: () => undefined }, sweepMs: 60_000 });
+  return outbox;
+}
+
+const report = (id: string, sessionKey = "agent:main:main") => ({
+  key: `gstack:${id}:completed`,
+  dispatch_id: id,
+  session_key: sessionKey,
+  text: `Report of ${id}.\n${reportMarker(`gstack:${id}:completed`)}`,
+  via: "completed-folder" as const,
+});
+
+describe("the report outbox", () => {
+  it("records a report as delivered only once its turn ended and the history holds it", async () => {
+    const box = open();
+    await box.start();
+    await box.add(report("d-1"));
+    await vi.waitUntil(() => sessions.posts.length === 1, WAIT);
+    expect(await ledger.has("d-1")).toBe(false);
+    sessions.finish("run-1");
+    await vi.waitUntil(
+      async () => (await ledger.has("d-1")) && (await readdir(box.folder)).length === 0,
+      WAIT,
+    );
+  });
+
+  it("batches the reports that arrive while a turn runs into the next turn, at most batchSize to one", async () => {
+    outbox = reportOutbox({
+      stateDir: base,
+      ledger,
+      channel: sessions,
+      log: { warn: () => undefined },
+      batchSize: 3,
+      sweepMs: 60_000,
+    });
+    await outbox.start();
+    await outbox.add(report("d-0"));
+    await vi.waitUntil(() => sessions.posts.length === 1, WAIT);
+    for (let index = 1; index <= 5; index++) await outbox.add(report(`d-${index}`));
+    sessions.finish("run-1");
+    await vi.waitUntil(() => sessions.posts.length === 2, WAIT);
+    expect(sessions.posts[1]?.text).toContain("3 gstack dispatches ended:");
+    sessions.finish("run-2");
+    await vi.waitUntil(() => sessions.posts.length === 3, WAIT);
+    sessions.finish("run-3");
+    await vi.waitUntil(async () => (await ledger.list()).length === 6, WAIT);
+    const all = sessions.posts.map((post) => post.text).join("\n");
+    for (let index = 0; index <= 5; index++) {
+      expect(all.split(reportMarker(`gstack:d-${index}:completed`)).length - 1).toBe(1);
+    }
+  });
+
+  it("keeps sessions apart: a slow turn in one does not hold back another", async () => {
+    const box = open();
+    await box.start();
+    await box.add(report("a-1", "agent:main:a"));
+    await box.add(report("b-1", "agent:main:b"));
+    await vi.waitUntil(() => sessions.posts.length === 2, WAIT);
+    const forB = sessions.posts.find((post) => post.sessionKey === "agent:main:b");
+    sessions.finish(forB?.runId ?? "");
+    await vi.waitUntil(() => ledger.has("b-1"), WAIT);
+    expect(await ledger.has("a-1")).toBe(false);
+    expect(
+      sessions
+        .historyOf("agent:main:a")
+        .map((message) => message.text)
+        .join(),
+    ).not.toContain("b-1");
+  });
+
+  it("posts again a report its turn never recorded", async () => {
+    const box = open();
+    await box.start();
+    sessions.recordMessages = false;
+    await box.add(report("d-lost"));
+    await vi.waitUntil(() => sessions.posts.length === 1, WAIT);
+    sessions.recordMessages = true;
+    sessions.finish("run-1", "failed");
+    await vi.waitUntil(() => sessions.posts.length === 2, WAIT);
+    sessions.finish("run-2");
+    await vi.waitUntil(() => ledger.has("d-lost"), WAIT);
+  });
+
+  it("after a restart, posts what was queued and never reached the history, once", async () => {
+    const first = open();
+    await first.start();
+    sessions.recordMessages = false;
+    await first.add(report("d-queued"));
+    await vi.waitUntil(() => sessions.posts.length === 1, WAIT);
+    await closeWithoutWaiting(first);
+
+    sessions.recordMessages = true;
+    const second = open();
+    await second.start();
+    await vi.waitUntil(() => sessions.posts.length === 2, WAIT);
+    sessions.finish("run-2");
+    await vi.waitUntil(() => ledger.has("d-queued"), WAIT);
+    const history = sessions.historyOf("agent:main:main").filter((message) => message.role === "user");
+    expect(history).toHaveLength(1);
+  });
+
+  it("after a restart mid-turn, asks for an answer without putting the report in the conversation twice", async () => {
+    const first = open();
+    await first.start();
+    await first.add(report("d-cut"));
+    await vi.waitUntil(() => sessions.posts.length === 1, WAIT);
+    await closeWithoutWaiting(first);
+
+    const second = open();
+    await second.start();
+    await vi.waitUntil(() => sessions.posts.length === 2, WAIT);
+    expect(sessions.posts[1]?.text).toContain("gstack:d-cut:completed");
+    expect(sessions.posts[1]?.text).not.toContain(reportMarker("gstack:d-cut:completed"));
+    sessions.finish("run-2");
+    await vi.waitUntil(() => ledger.has("d-cut"), WAIT);
+    const markers = sessions
+      .historyOf("agent:main:main")
+      .filter((message) => message.text.includes(reportMarker("gstack:d-cut:completed")));
+    expect(markers).toHaveLength(1);
+  });
+
+  it("refuses a second copy of a report it holds", async () => {
+    const box = open();
+    await box.start();
+    expect(await box.add(report("d-2"))).toBe("queued");
+    expect(await box.add(report("d-2"))).toBe("already-queued");
+  });
+});
+
+describe("standingIn", () => {
+  const marker = reportMarker("gstack:x:completed");
+  it("reads absent, unanswered and answered from the history", () => {
+    expect(standingIn([{ role: "user", text: "hello" }], "gstack:x:completed")).toBe("absent");
+    expect(standingIn([{ role: "user", text: `r ${marker}` }], "gstack:x:completed")).toBe("unanswered");
+    expect(
+      standingIn(
+        [
+          { role: "user", text: `r ${marker}` },
+          { role: "assistant", text: "ok" },
+        ],
+        "gstack:x:completed",
+      ),
+    ).toBe("answered");
+    // The agent quoting the marker is not the report arriving.
+    expect(standingIn([{ role: "assistant", text: marker }], "gstack:x:completed")).toBe("absent");
+  });
+});
+
+/** Stops an outbox the way a killed gateway does: its turns are never waited for. */
+async function closeWithoutWaiting(box: ReportOutbox): Promise<void> {
+  void box.close();
+  outbox = undefined;
+}
