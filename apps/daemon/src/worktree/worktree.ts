@@ -111,7 +111,10 @@ export async function planWorktree(request: WorktreeRequest): Promise<WorktreeRe
       `project_dir ${projectDir} is outside its repository ${repo}`,
     );
   }
-  const submodules = await runGit(repo, ["submodule", "status"]);
+  // Only a repository with a .gitmodules file has submodules to check.
+  const submodules = (await exists(join(repo, ".gitmodules")))
+    ? await runGit(repo, ["submodule", "status"])
+    : { stdout: "" };
   const missing = submodules.stdout
     .split("\n")
     .filter((line) => line.startsWith("-"))
