@@ -86,7 +86,7 @@ describe("a daemon killed with SIGKILL at random moments", () => {
     await writeFile(
       agent,
       `const fs = require("node:fs"); const path = require("node:path");
-fs.appendFileSync(path.join(process.cwd(), "..", "agent-pids.log"), process.pid + "\\n");
+fs.appendFileSync(path.join(path.dirname(process.env.GSTACK_HOME), "agent-pids.log"), process.pid + "\\n");
 ${await readFile(world.agentScript, "utf8")}`,
     );
     const ids: string[] = [];

@@ -10,11 +10,21 @@ import { materializeWorktree, planWorktree } from "./worktree";
  * the same folder, branch and base on the next start. Throws a WorktreeRefusal when the
  * project cannot have one.
  */
-export async function prepareWorkspace(
+export function prepareWorkspace(
   context: DaemonContext,
   state: SessionState,
   dispatch: Dispatch,
 ): Promise<void> {
+  // One at a time: git reads every worktree's record while it adds one, and a record another
+  // `git worktree add` is still writing makes it fail ("failed to read …/commondir").
+  const turn = preparing.then(() => prepareNow(context, state, dispatch));
+  preparing = turn.catch(() => undefined);
+  return turn;
+}
+
+let preparing: Promise<unknown> = Promise.resolve();
+
+async function prepareNow(context: DaemonContext, state: SessionState, dispatch: Dispatch): Promise<void> {
   if (state.in_place) return;
   if (!state.worktree && context.settings.in_place_projects?.includes(state.project)) {
     state.in_place = true;

@@ -111,7 +111,10 @@ export async function planWorktree(request: WorktreeRequest): Promise<WorktreeRe
       `project_dir ${projectDir} is outside its repository ${repo}`,
     );
   }
-  const submodules = await runGit(repo, ["submodule", "status"]);
+  // Only a repository with a .gitmodules file has submodules to check.
+  const submodules = (await exists(join(repo, ".gitmodules")))
+    ? await runGit(repo, ["submodule", "status"])
+    : { stdout: "" };
   const missing = submodules.stdout
     .split("\n")
     .filter((line) => line.startsWith("-"))
@@ -212,10 +215,13 @@ export async function materializeWorktree(record: WorktreeRecord): Promise<boole
     await mkdir(record.cwd, { recursive: true });
     return false;
   }
-  // Left behind by an interrupted creation: clear it and git's record of it.
-  if (registered) await runGit(record.repo, ["worktree", "remove", "--force", "--force", record.path]);
-  await rm(record.path, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
-  await runGit(record.repo, ["worktree", "prune"]);
+  // Left behind by an interrupted creation: clear it and git's record of it. (Only then: a
+  // prune while another dispatch's worktree is being added could take that one's record.)
+  if (registered || (await exists(record.path))) {
+    if (registered) await runGit(record.repo, ["worktree", "remove", "--force", "--force", record.path]);
+    await rm(record.path, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+    await runGit(record.repo, ["worktree", "prune"]);
+  }
   await mkdir(dirname(record.path), { recursive: true });
   const branchExists = (
     await runGit(record.repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${record.branch}`])
