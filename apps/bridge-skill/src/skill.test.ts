@@ -14,6 +14,7 @@ import {
   documentKinds,
   failureKindSchema,
   gstackLayout,
+  landRequestSchema,
   openClawLayout,
   parseJsonLines,
   parseValue,
@@ -293,6 +294,7 @@ const REQUEST_SCHEMAS: Partial<
 > = {
   "spawn-session": spawnRequestSchema,
   "cancel-session": cancelRequestSchema,
+  "land-session": landRequestSchema,
 };
 
 /** A documented route: `METHOD /path` with optional `?name=…&other=…` query parameters. */
