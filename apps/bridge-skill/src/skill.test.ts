@@ -14,7 +14,6 @@ import {
   documentKinds,
   failureKindSchema,
   gstackLayout,
-  landRequestSchema,
   openClawLayout,
   parseJsonLines,
   parseValue,
@@ -294,7 +293,6 @@ const REQUEST_SCHEMAS: Partial<
 > = {
   "spawn-session": spawnRequestSchema,
   "cancel-session": cancelRequestSchema,
-  "land-session": landRequestSchema,
 };
 
 /** A documented route: `METHOD /path` with optional `?name=…&other=…` query parameters. */
