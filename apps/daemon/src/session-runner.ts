@@ -1,6 +1,8 @@
 import { join } from "node:path";
 import type { CompletionStatus, Dispatch } from "@gstack/contracts";
 import type { AgentFailure, AgentRunResult, AgentStarter, RunningAgent } from "./agent-types";
+import { type AwaitingRecord, expiryOf, howToAnswerPlan, writeAwaitingReport } from "./await/awaiting";
+import { answerPrompt, mustPlanFirst, planInstructions } from "./await/plan-mode";
 import {
   type CompletionStepContext,
   carryOutCompletion,
@@ -52,6 +54,8 @@ export interface LiveSession {
   runOver?: Promise<void>;
   /** A run recovery found ended (its exit recorded): settled from the record, never run again. */
   exited?: ExitRecord;
+  /** Ends a wait nobody answered, when it expires. */
+  expiryTimer?: NodeJS.Timeout;
 }
 
 /** How sessions are run; everything but `completion` has a default. */
@@ -171,6 +175,10 @@ export class SessionRunner {
     };
     const budget = budgetOf(dispatch, context.settings);
     if (budget !== undefined) state.budget_usd = budget;
+    if (await mustPlanFirst(dispatch, admission.projectDir, context.settings)) {
+      state.phase = "plan";
+      state.plan_round = 1;
+    }
     // A dispatch that starts at once is written by its launch, with the attempt; writing it as
     // queued first would put a second synced write before the spawn. A crash in between leaves
     // only the claimed file, which recovery takes again as a first attempt.
@@ -290,7 +298,7 @@ export class SessionRunner {
     if (await this.refusedAtLaunch(session)) return;
     // The attempt is on disk before the agent starts, so a crash from here on counts it; the
     // write overlaps the git queries below.
-    state.status = state.attempt > 1 ? "retrying" : "running";
+    state.status = state.attempt > 1 && !state.phase ? "retrying" : "running";
     state.updated_at = context.now().toISOString();
     const persisted = writeState(layout, state);
     // Awaited below, after the git queries; a failure meanwhile must not count as unhandled.
@@ -327,12 +335,18 @@ export class SessionRunner {
             ),
           }
         : undefined;
-    const prompt = buildPrompt(dispatch, {
-      dispatchFile: state.claimed_file,
-      includeLearnings: state.include_learnings,
-      attempt: state.attempt,
-      ...(resume ? { resume } : {}),
-    });
+    const planOnly = state.phase === "plan";
+    const prompt = state.continue_with
+      ? answerPrompt(state.continue_with.answer)
+      : [
+          buildPrompt(dispatch, {
+            dispatchFile: state.claimed_file,
+            includeLearnings: state.include_learnings,
+            attempt: state.attempt,
+            ...(resume ? { resume } : {}),
+          }),
+          ...(planOnly ? ["", planInstructions()] : []),
+        ].join("\n");
     await persisted;
     const sessionDir = layout.dispatch.sessionDir(state.id);
     // In place, one agent at a time per checkout: a second waits (in its slot) for the first.
@@ -368,6 +382,20 @@ export class SessionRunner {
       release();
       return;
     }
+    if (state.phase !== undefined && state.agent !== "claude") {
+      release();
+      await this.finish(session, "failed", {
+        failure: {
+          kind: "spawn_error",
+          retryable: false,
+          message: `this dispatch must be planned and approved first, and only Claude Code can plan read-only (its agent is ${state.agent})`,
+          retryWithoutLearnings: false,
+        },
+        countCommits: false,
+      });
+      return;
+    }
+    const resumeId = state.continue_with?.session_id ?? resumeSessionId(state);
     const { environment } = context;
     let agent: RunningAgent;
     try {
@@ -375,7 +403,8 @@ export class SessionRunner {
         agent: state.agent,
         prompt,
         cwd: workDir(state),
-        ...(resumeSessionId(state) ? { resumeSessionId: resumeSessionId(state) } : {}),
+        ...(resumeId ? { resumeSessionId: resumeId } : {}),
+        ...(planOnly ? { planOnly: true } : {}),
         env: {
           ...agentConfig?.env,
           ...this.options.agentEnv,
@@ -408,7 +437,7 @@ export class SessionRunner {
       markRunOver = resolve;
     });
     try {
-      state.status = state.attempt > 1 ? "retrying" : "running";
+      state.status = state.attempt > 1 && !state.phase ? "retrying" : "running";
       if (agent.pid > 1) {
         state.pid = agent.pid;
         state.pgid = agent.pid;
@@ -559,6 +588,10 @@ export class SessionRunner {
       return;
     }
     const failure = result.failure ?? (result.exitCode === 0 ? undefined : unknownFailure(result));
+    if (!failure && state.phase === "plan") {
+      await this.startWaiting(session, result);
+      return;
+    }
     if (!failure) {
       await this.finish(session, "completed", { result });
       return;
@@ -611,6 +644,8 @@ export class SessionRunner {
   ): Promise<void> {
     const { context } = this;
     const { state, dispatch } = session;
+    if (session.expiryTimer) clearTimeout(session.expiryTimer);
+    session.expiryTimer = undefined;
     const plan = await planCompletion({
       layout: context.layout,
       state,
@@ -695,6 +730,88 @@ export class SessionRunner {
       failure: { kind: "cancelled", retryable: false, message: reason, retryWithoutLearnings: false },
     });
     return { outcome: "cancelled", status: "cancelled" };
+  }
+
+  /**
+   * A plan is made: the dispatch waits for a person, holding no slot. The wait, with the agent
+   * session an answer continues, is on disk before the slot is given back; the plan is the
+   * waiting report (`sessions/{id}/awaiting.md`, and the snapshot's `awaiting`).
+   */
+  private async startWaiting(session: LiveSession, result: AgentRunResult): Promise<void> {
+    const { context } = this;
+    const { state } = session;
+    const since = context.now();
+    const sessionId = result.progress.sessionId ?? state.continue_with?.session_id;
+    const record: AwaitingRecord = {
+      kind: "plan",
+      since: since.toISOString(),
+      expires_at: expiryOf(since, context.settings.awaiting_expiry_hours).toISOString(),
+      round: state.plan_round ?? 1,
+      summary: result.result ?? result.progress.lastText ?? "",
+      how_to_answer: howToAnswerPlan(state.id),
+      ...(sessionId ? { session_id: sessionId } : {}),
+    };
+    carryAttemptSpend(state);
+    state.status = "awaiting";
+    state.awaiting = record;
+    delete state.continue_with;
+    delete state.pid;
+    delete state.pgid;
+    state.updated_at = since.toISOString();
+    await writeState(context.layout, state);
+    await writeAwaitingReport(context.layout, state.id, state.project, record);
+    await context.audit("awaiting", {
+      dispatch_id: state.id,
+      detail: { kind: record.kind, round: record.round, expires_at: record.expires_at },
+    });
+    context.log(
+      `${state.id} waits for an answer to its plan (round ${record.round}): ${record.how_to_answer}`,
+    );
+    this.queue.releaseSlot(state.id);
+    this.armExpiry(session);
+    this.pump();
+  }
+
+  /** Ends a wait at its expiry, unless an answer came first. */
+  private armExpiry(session: LiveSession): void {
+    const record = session.state.awaiting;
+    if (!record || record.answer) return;
+    if (session.expiryTimer) clearTimeout(session.expiryTimer);
+    const delay = Math.max(0, Date.parse(record.expires_at) - this.context.now().getTime());
+    session.expiryTimer = setTimeout(
+      () => {
+        session.expiryTimer = undefined;
+        if (Date.parse(record.expires_at) > this.context.now().getTime()) {
+          this.armExpiry(session);
+          return;
+        }
+        void this.expireWait(session).catch((error: Error) =>
+          this.context.log(`could not end ${session.state.id}'s wait: ${error.message}`),
+        );
+      },
+      Math.min(delay, 2_147_483_647),
+    );
+    session.expiryTimer.unref();
+  }
+
+  private async expireWait(session: LiveSession): Promise<void> {
+    const { state } = session;
+    const record = state.awaiting;
+    if (this.context.stopping || state.status !== "awaiting" || !record || record.answer) return;
+    const message = `no answer to its ${record.kind} (round ${record.round}) came between ${record.since} and ${record.expires_at}; nothing was changed. Dispatch it again to start over.`;
+    await this.context.audit("expired", { dispatch_id: state.id, reason: message });
+    this.context.log(`${state.id}: ${message}`);
+    await this.finish(session, "cancelled", {
+      failure: { kind: "cancelled", retryable: false, message, retryWithoutLearnings: false },
+    });
+  }
+
+  /** Holds a waiting session recovery found on disk: no slot, its expiry armed again. */
+  adoptWaiting(state: SessionState, dispatch: Dispatch): LiveSession {
+    const session: LiveSession = { state, dispatch };
+    this.sessions.set(state.id, session);
+    this.armExpiry(session);
+    return session;
   }
 
   /** At a stop: sessions waiting to retry give their slot back and go first in the line. */

@@ -132,6 +132,7 @@ export {
 export type { Route, RouteMatch, RoutingConfig } from "./schemas/routing";
 export { routeMatchSchema, routeSchema, routingConfigSchema } from "./schemas/routing";
 export type {
+  Awaiting,
   CancelAnswer,
   CancelRequest,
   DispatchSnapshot,
@@ -144,6 +145,7 @@ export type {
   SpawnRequest,
 } from "./schemas/service-api";
 export {
+  awaitingSchema,
   cancelAnswerSchema,
   cancelRequestSchema,
   dispatchSnapshotSchema,

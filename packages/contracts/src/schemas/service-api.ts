@@ -56,9 +56,34 @@ export type SpawnAnswer = z.output<typeof spawnAnswerSchema>;
 
 /** Where a dispatch is: waiting to be taken, in the queue, running, or ended (the four ends). */
 export const snapshotStatusSchema = lazySchema((z) =>
-  z.enum(["pending", "queued", "running", "retrying", "completed", "failed", "cancelled", "timeout"]),
+  z.enum([
+    "pending",
+    "queued",
+    "running",
+    "retrying",
+    "awaiting",
+    "completed",
+    "failed",
+    "cancelled",
+    "timeout",
+  ]),
 );
 export type SnapshotStatus = z.infer<typeof snapshotStatusSchema>;
+
+/** What an awaiting dispatch waits for: a person's answer to its plan (or to a gstack gate). */
+export const awaitingSchema = lazySchema((z) =>
+  z
+    .looseObject({
+      kind: z.enum(["plan", "gate"]),
+      since: timestampSchema,
+      expires_at: timestampSchema,
+      round: z.int().min(1).describe("Which plan (or gate) this is: 1, then one more per revision."),
+      summary: z.string().describe("The plan, or the gate's items, as the agent reported them."),
+      how_to_answer: nonEmptyString.describe("What to send, e.g. gstack-dispatch answer <id> approve."),
+    })
+    .describe("A dispatch waiting for a person."),
+);
+export type Awaiting = z.output<typeof awaitingSchema>;
 
 const commitShaSchema = lazySchema((z) =>
   z.string().regex(/^[0-9a-f]{7,64}$/, { message: "must be a git commit hash" }),
@@ -114,6 +139,9 @@ export const dispatchSnapshotSchema = lazySchema((z) =>
       worktree: nonEmptyString
         .optional()
         .describe("The folder of the dispatch's own worktree, when it has one."),
+      awaiting: awaitingSchema
+        .optional()
+        .describe("What the dispatch waits for, while its status is awaiting."),
       report: completionSchema
         .optional()
         .describe("The completion report; present only when the snapshot is terminal."),
