@@ -18,6 +18,7 @@ const main = defineCommand({
     cancel: () => import("./commands/cancel").then((module) => module.cancel),
     land: () => import("./commands/land").then((module) => module.land),
     discard: () => import("./commands/land").then((module) => module.discard),
+    answer: () => import("./commands/answer").then((module) => module.answer),
     install: () => import("./commands/install").then((module) => module.install),
     "clawvisor-serve": () => import("./commands/clawvisor-serve").then((module) => module.clawvisorServe),
     demo: () => import("./commands/demo").then((module) => module.demo),

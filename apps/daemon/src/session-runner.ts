@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import type { CompletionStatus, Dispatch } from "@gstack/contracts";
 import type { AgentFailure, AgentRunResult, AgentStarter, RunningAgent } from "./agent-types";
+import { type AnswerInput, AnswerRefusal, answerUsage } from "./await/answer";
 import { type AwaitingRecord, expiryOf, howToAnswerPlan, writeAwaitingReport } from "./await/awaiting";
 import { answerPrompt, mustPlanFirst, planInstructions } from "./await/plan-mode";
 import {
@@ -806,12 +807,128 @@ export class SessionRunner {
     });
   }
 
-  /** Holds a waiting session recovery found on disk: no slot, its expiry armed again. */
+  /**
+   * Holds a waiting session recovery found on disk: no slot, its expiry armed again. An answer
+   * accepted before the daemon stopped, and not yet acted on, is acted on now (once: acting on
+   * it writes the state that no longer waits).
+   */
   adoptWaiting(state: SessionState, dispatch: Dispatch): LiveSession {
     const session: LiveSession = { state, dispatch };
     this.sessions.set(state.id, session);
-    this.armExpiry(session);
+    if (state.awaiting?.answer) {
+      setImmediate(() => {
+        void this.applyAnswer(session).catch((error: Error) =>
+          this.context.log(`could not act on the answer to ${state.id}: ${error.message}`),
+        );
+      });
+    } else this.armExpiry(session);
     return session;
+  }
+
+  /**
+   * A person's answer to a waiting dispatch. Checked first (an unknown, finished or not-waiting
+   * dispatch, an answer already given or one to an older round is refused, changing nothing);
+   * then written into the session state, which is what makes it accepted, and acted on. A crash
+   * between the two is finished by recovery; the write that acts on it ends the wait, so it
+   * takes effect once.
+   */
+  async answer(id: string, input: AnswerInput): Promise<{ round: number; status: "queued" | "cancelled" }> {
+    const { context } = this;
+    const session = this.sessions.get(id);
+    if (!session) {
+      const ended = await readCompletionStatus(context.layout.dispatch.completedJson(id));
+      if (ended) {
+        throw new AnswerRefusal(
+          "finished",
+          `dispatch ${id} has already ended (${ended.status ?? "finished"}); nothing waits for an answer. Send a new dispatch to do more.`,
+        );
+      }
+      throw new AnswerRefusal(
+        "unknown",
+        `no dispatch ${id} is known to this daemon; check the id with gstack-dispatch status`,
+      );
+    }
+    const { state } = session;
+    const record = state.awaiting;
+    if (state.status !== "awaiting" || !record || session.finishing) {
+      throw new AnswerRefusal(
+        "not_waiting",
+        `dispatch ${id} is ${session.finishing ? "finishing" : state.status}, not waiting for an answer; answer once gstack-dispatch status ${id} shows it waiting`,
+      );
+    }
+    if (record.answer) {
+      throw new AnswerRefusal(
+        "already_answered",
+        `dispatch ${id} was already answered (${record.answer.kind}, at ${record.answer.accepted_at}); that answer stands`,
+      );
+    }
+    if (input.round !== undefined && input.round !== record.round) {
+      throw new AnswerRefusal(
+        "stale",
+        `that answer is for ${record.kind} round ${input.round}, but dispatch ${id} now waits on round ${record.round}; read the current ${record.kind} and answer it: ${answerUsage(id)}`,
+      );
+    }
+    const acceptedAt = context.now().toISOString();
+    record.answer =
+      input.kind === "approve"
+        ? { kind: "approve", accepted_at: acceptedAt }
+        : input.kind === "revise"
+          ? { kind: "revise", feedback: input.feedback, accepted_at: acceptedAt }
+          : { kind: "reject", reason: input.reason, accepted_at: acceptedAt };
+    state.updated_at = acceptedAt;
+    try {
+      await writeState(context.layout, state);
+    } catch (error) {
+      delete record.answer;
+      throw error;
+    }
+    if (session.expiryTimer) clearTimeout(session.expiryTimer);
+    session.expiryTimer = undefined;
+    await context.audit("answered", {
+      dispatch_id: id,
+      detail: { answer: input.kind, round: record.round },
+    });
+    context.log(`${id}: ${input.kind} for ${record.kind} round ${record.round}`);
+    const round = record.round;
+    await this.applyAnswer(session);
+    return { round, status: input.kind === "reject" ? "cancelled" : "queued" };
+  }
+
+  /** Acts on the accepted answer in a waiting session's state. */
+  private async applyAnswer(session: LiveSession): Promise<void> {
+    const { context } = this;
+    const { state } = session;
+    const answer = state.awaiting?.answer;
+    if (state.status !== "awaiting" || !answer || session.finishing) return;
+    if (answer.kind === "reject") {
+      await this.finish(session, "cancelled", {
+        failure: {
+          kind: "cancelled",
+          retryable: false,
+          message: `plan rejected: ${answer.reason}`,
+          retryWithoutLearnings: false,
+        },
+      });
+      return;
+    }
+    const sessionId = state.awaiting?.session_id;
+    state.continue_with = {
+      ...(sessionId ? { session_id: sessionId } : {}),
+      answer: answer.kind === "revise" ? { kind: "revise", feedback: answer.feedback } : { kind: "approve" },
+    };
+    if (answer.kind === "revise") {
+      state.phase = "plan";
+      state.plan_round = (state.plan_round ?? 1) + 1;
+    } else state.phase = "execute";
+    // Each run after an answer is an attempt of its own, with its own stream and exit record.
+    state.attempt += 1;
+    state.status = "queued";
+    delete state.awaiting;
+    state.updated_at = context.now().toISOString();
+    await writeState(context.layout, state);
+    this.queue.push(state.id);
+    await this.queue.save();
+    this.pump();
   }
 
   /** At a stop: sessions waiting to retry give their slot back and go first in the line. */

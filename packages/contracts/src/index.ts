@@ -132,6 +132,8 @@ export {
 export type { Route, RouteMatch, RoutingConfig } from "./schemas/routing";
 export { routeMatchSchema, routeSchema, routingConfigSchema } from "./schemas/routing";
 export type {
+  AnswerAnswer,
+  AnswerRequest,
   Awaiting,
   CancelAnswer,
   CancelRequest,
@@ -145,6 +147,8 @@ export type {
   SpawnRequest,
 } from "./schemas/service-api";
 export {
+  answerAnswerSchema,
+  answerRequestSchema,
   awaitingSchema,
   cancelAnswerSchema,
   cancelRequestSchema,

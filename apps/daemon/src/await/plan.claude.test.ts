@@ -5,6 +5,8 @@ import { join } from "node:path";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Daemon } from "../daemon";
+import { apiRequest } from "../service-api/client";
+import { reachDaemonApi } from "../service-api/local-api";
 import { readState } from "../session-state";
 import { readStatus } from "../status";
 import { submitDispatch } from "../submit";
@@ -66,6 +68,31 @@ function dispatch(id: string, extra: Record<string, unknown> = {}) {
   };
 }
 
+const REPORT =
+  "Done.\n\n## What shipped\n- plan.txt\n## Decisions made\n- none\n## Learnings logged\n- none\n## Needs human judgment\n- None";
+
+const EXECUTE = [
+  scripted.write("plan.txt", "planned\n"),
+  scripted.bash("git add plan.txt"),
+  scripted.bash("git commit -m 'Add plan.txt'"),
+  scripted.text(REPORT),
+];
+
+/** Sends an answer through the running daemon's service API (its Unix socket). */
+async function answer(body: Record<string, unknown>) {
+  const api = await reachDaemonApi(world.layout);
+  if (!api) throw new Error("the service API does not answer");
+  return apiRequest(api, "POST", "/v1/answer", { body: JSON.stringify(body) });
+}
+
+async function initOf(id: string, attempt: number) {
+  const stream = await readFile(
+    join(world.layout.dispatch.sessionDir(id), `stream-${attempt}.jsonl`),
+    "utf8",
+  );
+  return JSON.parse(stream.split("\n").find((line) => line.includes('"init"')) ?? "{}");
+}
+
 const awaitingOf = async (id: string) => {
   const state = await readState(world.layout, id);
   return state?.status === "awaiting" ? state : undefined;
@@ -125,5 +152,95 @@ describe("a dispatch that plans first, with the real Claude Code CLI", { timeout
     const audit = await auditOf(world.layout);
     expect(audit.filter((event) => event.event === "awaiting")).toHaveLength(1);
     expect(audit.find((event) => event.event === "expired")?.reason).toMatch(/no answer/);
+  });
+
+  it("plan, approve, execute: the same agent session carries the plan out and commits on the worktree branch", async () => {
+    await start({ script: [scripted.text(PLAN), ...EXECUTE] });
+    await submitDispatch(world.layout, dispatch("dispatch-plan-go", { mode: "plan" }));
+    const waiting = await waitFor(() => awaitingOf("dispatch-plan-go"), 90_000);
+    const accepted = await answer({ dispatch_id: "dispatch-plan-go", answer: "approve", round: 1 });
+    expect(accepted.status).toBe(200);
+    expect(accepted.body).toMatchObject({ answer: "approve", round: 1, status: "queued" });
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-plan-go"), 90_000);
+    expect(completion).toMatchObject({ status: "completed", commits: 1, branch: "gstack/dispatch-plan-go" });
+    expect(git(world.repo, "diff", "--name-only", "main", "gstack/dispatch-plan-go")).toBe("plan.txt");
+    // Resumed, not started afresh: the same session, now allowed to edit.
+    const planned = await initOf("dispatch-plan-go", 1);
+    const executed = await initOf("dispatch-plan-go", 2);
+    expect(planned.permissionMode).toBe("plan");
+    expect(executed.permissionMode).toBe("acceptEdits");
+    expect(executed.session_id).toBe(waiting.awaiting?.session_id);
+    expect(executed.cwd).toBe(waiting.worktree?.path);
+    const resumed = model
+      ?.agentRequests()
+      .find((request) => JSON.stringify(request.body).includes("approved your plan"));
+    expect(JSON.stringify(resumed?.body)).toContain("Add plan.txt with one line");
+    // Answering again is refused: the dispatch no longer waits.
+    const again = await answer({ dispatch_id: "dispatch-plan-go", answer: "approve" });
+    expect(again.status).toBe(409);
+    expect(again.body).toMatchObject({ error: "answer_refused", rule: "finished" });
+    const answered = (await auditOf(world.layout)).filter((event) => event.event === "answered");
+    expect(answered).toHaveLength(1);
+  });
+
+  it("plan, revise, plan, approve; stale, unparseable and unknown answers change nothing", async () => {
+    const REVISED = "## Plan\n1. Add plan.txt saying planned.\n2. Commit it with a clear message.";
+    await start({ script: [scripted.text(PLAN), scripted.text(REVISED), ...EXECUTE] });
+    await submitDispatch(world.layout, dispatch("dispatch-plan-revise", { mode: "plan" }));
+    const first = await waitFor(() => awaitingOf("dispatch-plan-revise"), 90_000);
+    // Refused before anything is written.
+    const unknown = await answer({ dispatch_id: "dispatch-nobody", answer: "approve" });
+    expect(unknown.status).toBe(404);
+    const bare = await answer({ dispatch_id: "dispatch-plan-revise", answer: "revise" });
+    expect(bare.status).toBe(409);
+    expect(bare.body).toMatchObject({ rule: "unparseable" });
+    expect(String((bare.body as { message: string }).message)).toContain("revise needs the change");
+    const yes = await answer({ dispatch_id: "dispatch-plan-revise", answer: "yes" });
+    expect(yes.status).toBe(400);
+    expect(await readState(world.layout, "dispatch-plan-revise")).toEqual(first);
+    const revised = await answer({
+      dispatch_id: "dispatch-plan-revise",
+      answer: "revise",
+      text: "say what the commit message will be",
+      round: 1,
+    });
+    expect(revised.body).toMatchObject({ answer: "revise", round: 1, status: "queued" });
+    const second = await waitFor(async () => {
+      const state = await awaitingOf("dispatch-plan-revise");
+      return state?.awaiting?.round === 2 ? state : undefined;
+    }, 90_000);
+    expect(second.awaiting?.summary).toContain("clear message");
+    expect((await initOf("dispatch-plan-revise", 2)).permissionMode).toBe("plan");
+    const feedback = model
+      ?.agentRequests()
+      .find((request) => JSON.stringify(request.body).includes("asks for changes"));
+    expect(JSON.stringify(feedback?.body)).toContain("say what the commit message will be");
+    // An answer to the first plan is stale now.
+    const stale = await answer({ dispatch_id: "dispatch-plan-revise", answer: "approve", round: 1 });
+    expect(stale.status).toBe(409);
+    expect(stale.body).toMatchObject({ rule: "stale" });
+    expect(String((stale.body as { message: string }).message)).toContain("round 2");
+    expect(await readState(world.layout, "dispatch-plan-revise")).toEqual(second);
+    expect((await answer({ dispatch_id: "dispatch-plan-revise", answer: "approve", round: 2 })).status).toBe(
+      200,
+    );
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-plan-revise"), 90_000);
+    expect(completion).toMatchObject({ status: "completed", commits: 1 });
+    expect((await initOf("dispatch-plan-revise", 3)).session_id).toBe(first.awaiting?.session_id);
+  });
+
+  it("reject ends the dispatch cancelled with the reason", async () => {
+    await start({ script: [scripted.text(PLAN)] });
+    await submitDispatch(world.layout, dispatch("dispatch-plan-no", { mode: "plan" }));
+    await waitFor(() => awaitingOf("dispatch-plan-no"), 90_000);
+    const rejected = await answer({
+      dispatch_id: "dispatch-plan-no",
+      answer: "reject",
+      text: "wrong repository",
+    });
+    expect(rejected.body).toMatchObject({ answer: "reject", status: "cancelled" });
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-plan-no"), 30_000);
+    expect(completion).toMatchObject({ status: "cancelled", commits: 0 });
+    expect(String(completion.error)).toContain("plan rejected: wrong repository");
   });
 });

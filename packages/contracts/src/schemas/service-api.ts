@@ -20,6 +20,7 @@ export const SERVICE_API_ROUTES = {
   "get-completion": { method: "GET", path: "/v1/completion" },
   "cancel-session": { method: "POST", path: "/v1/cancel" },
   "land-session": { method: "POST", path: "/v1/land" },
+  "answer-session": { method: "POST", path: "/v1/answer" },
 } as const;
 export type ServiceApiRoute = keyof typeof SERVICE_API_ROUTES;
 
@@ -219,6 +220,38 @@ export const landAnswerSchema = lazySchema((z) =>
     .describe("The answer to a land-session request."),
 );
 export type LandAnswer = z.output<typeof landAnswerSchema>;
+
+/**
+ * `answer-session`: a person's answer to a dispatch waiting for one. `approve` lets the agent
+ * carry its plan out; `revise` (with `text`, what to change) makes it plan again; `reject` (with
+ * `text`, why) ends the dispatch cancelled. `round`, when given, must be the plan being answered:
+ * an answer to an older plan is refused as stale.
+ */
+export const answerRequestSchema = lazySchema((z) =>
+  z
+    .looseObject({
+      dispatch_id: dispatchIdSchema,
+      answer: z.enum(["approve", "revise", "reject"]),
+      text: z.string().max(20_000).optional().describe("What to change (revise) or why (reject)."),
+      round: z.int().min(1).optional().describe("The plan (or gate) round answered; refused when stale."),
+    })
+    .describe("The body of an answer-session request."),
+);
+export type AnswerRequest = z.output<typeof answerRequestSchema>;
+
+/** What an accepted answer did; it is on disk and takes effect exactly once. */
+export const answerAnswerSchema = lazySchema((z) =>
+  z
+    .looseObject({
+      dispatch_id: dispatchIdSchema,
+      answer: z.enum(["approve", "revise", "reject"]),
+      round: z.int().min(1),
+      status: snapshotStatusSchema.describe("Where the dispatch is now: queued to run again, or cancelled."),
+      message: nonEmptyString.describe("One sentence a person can read."),
+    })
+    .describe("The answer to an answer-session request."),
+);
+export type AnswerAnswer = z.output<typeof answerAnswerSchema>;
 
 /** `GET /health`: the service front answers even while the daemon is down. */
 export const serviceHealthSchema = lazySchema((z) =>
