@@ -1,8 +1,10 @@
-import { join } from "node:path";
+import { readFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
 import type { CompletionStatus, Dispatch } from "@gstack/contracts";
 import type { AgentFailure, AgentRunResult, AgentStarter, RunningAgent } from "./agent-types";
 import { type AnswerInput, AnswerRefusal, answerUsage } from "./await/answer";
 import { type AwaitingRecord, expiryOf, howToAnswerPlan, writeAwaitingReport } from "./await/awaiting";
+import { type GateItem, gateLabel, gateUsage, parseGateReply } from "./await/gate-reply";
 import { answerPrompt, mustPlanFirst, planInstructions } from "./await/plan-mode";
 import {
   type CompletionStepContext,
@@ -14,6 +16,7 @@ import {
 import type { DaemonContext } from "./daemon-context";
 import { DispatchQueue } from "./dispatch-queue";
 import { commitsSince, headAndBranch } from "./git";
+import { gstackRunOf } from "./gstack-run/gstack-run-of";
 import { unattendedEnvironment } from "./gstack-run/unattended-environment";
 import { expiresAt } from "./intake";
 import { buildPrompt } from "./prompt";
@@ -594,6 +597,16 @@ export class SessionRunner {
       return;
     }
     if (!failure) {
+      const gate = await this.gateOf(session, result).catch((error: Error) => {
+        context.log(`could not read the gstack gate of ${state.id}: ${error.message}`);
+        return undefined;
+      });
+      if (gate) {
+        await this.startWaiting(session, result, gate);
+        return;
+      }
+    }
+    if (!failure) {
       await this.finish(session, "completed", { result });
       return;
     }
@@ -738,19 +751,24 @@ export class SessionRunner {
    * session an answer continues, is on disk before the slot is given back; the plan is the
    * waiting report (`sessions/{id}/awaiting.md`, and the snapshot's `awaiting`).
    */
-  private async startWaiting(session: LiveSession, result: AgentRunResult): Promise<void> {
+  private async startWaiting(
+    session: LiveSession,
+    result: AgentRunResult,
+    gate?: AwaitingRecord["gate"],
+  ): Promise<void> {
     const { context } = this;
     const { state } = session;
     const since = context.now();
     const sessionId = result.progress.sessionId ?? state.continue_with?.session_id;
     const record: AwaitingRecord = {
-      kind: "plan",
+      kind: gate ? "gate" : "plan",
       since: since.toISOString(),
       expires_at: expiryOf(since, context.settings.awaiting_expiry_hours).toISOString(),
-      round: state.plan_round ?? 1,
-      summary: result.result ?? result.progress.lastText ?? "",
-      how_to_answer: howToAnswerPlan(state.id),
+      round: gate ? gate.gate_rev : (state.plan_round ?? 1),
+      summary: gate ? gateSummary(gate) : (result.result ?? result.progress.lastText ?? ""),
+      how_to_answer: gate ? gateUsage(state.id, gate.items) : howToAnswerPlan(state.id),
       ...(sessionId ? { session_id: sessionId } : {}),
+      ...(gate ? { gate } : {}),
     };
     carryAttemptSpend(state);
     state.status = "awaiting";
@@ -759,18 +777,57 @@ export class SessionRunner {
     delete state.pid;
     delete state.pgid;
     state.updated_at = since.toISOString();
-    await writeState(context.layout, state);
+    // The report first: whoever sees the state waiting finds the report beside it.
     await writeAwaitingReport(context.layout, state.id, state.project, record);
+    await writeState(context.layout, state);
     await context.audit("awaiting", {
       dispatch_id: state.id,
       detail: { kind: record.kind, round: record.round, expires_at: record.expires_at },
     });
     context.log(
-      `${state.id} waits for an answer to its plan (round ${record.round}): ${record.how_to_answer}`,
+      `${state.id} waits for an answer to its ${record.kind} (round ${record.round}): ${record.how_to_answer}`,
     );
     this.queue.releaseSlot(state.id);
     this.armExpiry(session);
     this.pump();
+  }
+
+  /**
+   * The gate a run stopped at: its last GSTACK_RESULT line says `gate_pending`, and its run
+   * directory, checked against gstack's schemas, holds pending decisions. Anything less (no line,
+   * another status, a run directory that does not check) is no gate: the run is finished and its
+   * report says what was found.
+   */
+  private async gateOf(session: LiveSession, result: AgentRunResult): Promise<AwaitingRecord["gate"]> {
+    const { state } = session;
+    const cwd = workDir(state);
+    const summary = await gstackRunOf(result.gstackResultLine, {
+      cwd,
+      consumer: state.id,
+      now: this.context.now(),
+    });
+    if (summary?.status !== "gate_pending" || summary.check !== "valid") return undefined;
+    const pending = summary.decisions_pending ?? [];
+    if (pending.length === 0) return undefined;
+    const manifest = JSON.parse(await readFile(resolve(cwd, summary.run_dir, "run.json"), "utf8")) as {
+      gate_rev?: unknown;
+    };
+    const gateRev = typeof manifest.gate_rev === "number" && manifest.gate_rev >= 1 ? manifest.gate_rev : 1;
+    const items: GateItem[] = pending.map((decision) => ({
+      id: decision.id,
+      label: gateLabel(decision.id, summary.run),
+      title: decision.title,
+      options: decision.options,
+      recommended: decision.recommended,
+    }));
+    return {
+      run_dir: summary.run_dir,
+      ...(summary.run ? { run: summary.run } : {}),
+      gate_rev: gateRev,
+      items,
+      ...(result.gstackResultLine ? { result_line: result.gstackResultLine } : {}),
+      ...(result.result !== undefined ? { report: result.result } : {}),
+    };
   }
 
   /** Ends a wait at its expiry, unless an answer came first. */
@@ -796,6 +853,7 @@ export class SessionRunner {
   }
 
   private async expireWait(session: LiveSession): Promise<void> {
+    const gateResult = gateResultOf(session.state);
     const { state } = session;
     const record = state.awaiting;
     if (this.context.stopping || state.status !== "awaiting" || !record || record.answer) return;
@@ -803,6 +861,7 @@ export class SessionRunner {
     await this.context.audit("expired", { dispatch_id: state.id, reason: message });
     this.context.log(`${state.id}: ${message}`);
     await this.finish(session, "cancelled", {
+      ...gateResult,
       failure: { kind: "cancelled", retryable: false, message, retryWithoutLearnings: false },
     });
   }
@@ -834,7 +893,12 @@ export class SessionRunner {
    */
   async answer(id: string, input: AnswerInput): Promise<{ round: number; status: "queued" | "cancelled" }> {
     const { context } = this;
-    const session = this.sessions.get(id);
+    let session = this.sessions.get(id);
+    if (session?.finishing) {
+      // Its end is decided: answered as a finished dispatch once its completion is written.
+      await session.finishing.catch(() => undefined);
+      session = this.sessions.get(id);
+    }
     if (!session) {
       const ended = await readCompletionStatus(context.layout.dispatch.completedJson(id));
       if (ended) {
@@ -868,13 +932,29 @@ export class SessionRunner {
         `that answer is for ${record.kind} round ${input.round}, but dispatch ${id} now waits on round ${record.round}; read the current ${record.kind} and answer it: ${answerUsage(id)}`,
       );
     }
+    let reply: string | undefined;
+    if (record.kind === "plan" && input.kind === "reply") {
+      throw new AnswerRefusal(
+        "unparseable",
+        `"${input.reply}" is not an answer to a plan; send ${answerUsage(id)}`,
+      );
+    }
+    if (record.kind === "gate" && (input.kind === "approve" || input.kind === "revise")) {
+      throw new AnswerRefusal(
+        "unparseable",
+        `dispatch ${id} waits at a gstack gate, which takes a reply, not ${input.kind}; send ${record.how_to_answer} (or reject "<why>")`,
+      );
+    }
+    if (input.kind === "reply") reply = parseGateReply(id, input.reply, record.gate?.items ?? []).text;
     const acceptedAt = context.now().toISOString();
     record.answer =
       input.kind === "approve"
         ? { kind: "approve", accepted_at: acceptedAt }
         : input.kind === "revise"
           ? { kind: "revise", feedback: input.feedback, accepted_at: acceptedAt }
-          : { kind: "reject", reason: input.reason, accepted_at: acceptedAt };
+          : input.kind === "reply"
+            ? { kind: "reply", reply: reply ?? input.reply, accepted_at: acceptedAt }
+            : { kind: "reject", reason: input.reason, accepted_at: acceptedAt };
     state.updated_at = acceptedAt;
     try {
       await writeState(context.layout, state);
@@ -902,21 +982,35 @@ export class SessionRunner {
     if (state.status !== "awaiting" || !answer || session.finishing) return;
     if (answer.kind === "reject") {
       await this.finish(session, "cancelled", {
+        ...gateResultOf(state),
         failure: {
           kind: "cancelled",
           retryable: false,
-          message: `plan rejected: ${answer.reason}`,
+          message: `${state.awaiting?.kind === "gate" ? "gate" : "plan"} rejected: ${answer.reason}`,
           retryWithoutLearnings: false,
         },
       });
       return;
     }
     const sessionId = state.awaiting?.session_id;
+    const gate = state.awaiting?.gate;
     state.continue_with = {
       ...(sessionId ? { session_id: sessionId } : {}),
-      answer: answer.kind === "revise" ? { kind: "revise", feedback: answer.feedback } : { kind: "approve" },
+      answer:
+        answer.kind === "revise"
+          ? { kind: "revise", feedback: answer.feedback }
+          : answer.kind === "reply"
+            ? {
+                kind: "reply",
+                reply: answer.reply,
+                gate_rev: gate?.gate_rev ?? 1,
+                run_dir: gate?.run_dir ?? ".",
+              }
+            : { kind: "approve" },
     };
-    if (answer.kind === "revise") {
+    if (answer.kind === "reply") {
+      // The run goes on as it was: a gate does not change what the agent may do.
+    } else if (answer.kind === "revise") {
       state.phase = "plan";
       state.plan_round = (state.plan_round ?? 1) + 1;
     } else state.phase = "execute";
@@ -984,5 +1078,38 @@ function unknownFailure(result: AgentRunResult): AgentFailure {
     retryable: false,
     message: `the agent exited with ${result.signal ? `signal ${result.signal}` : `code ${result.exitCode}`}`,
     retryWithoutLearnings: false,
+  };
+}
+
+/** The gate's items, numbered, as a person reads them. */
+function gateSummary(gate: NonNullable<AwaitingRecord["gate"]>): string {
+  return [
+    `gstack's run ${gate.run ?? gate.run_dir} stopped at its gate (revision ${gate.gate_rev}):`,
+    "",
+    ...gate.items.map(
+      (item, index) =>
+        `${index + 1}. ${item.label}: ${item.title}. Options: ${item.options
+          .map((option, at) => `${String.fromCharCode(97 + at)}) ${option}`)
+          .join(
+            "; ",
+          )}. ${item.recommended === null ? "No recommendation." : `Recommended: ${item.recommended}.`}`,
+    ),
+  ].join("\n");
+}
+
+/** The gated run's own result, for a gate that ends unanswered or rejected: its report as it stood. */
+function gateResultOf(state: SessionState): { result?: AgentRunResult } {
+  const gate = state.awaiting?.gate;
+  if (!gate) return {};
+  return {
+    result: {
+      exitCode: 0,
+      signal: null,
+      cancelled: false,
+      timedOut: false,
+      progress: state.progress ?? { turns: 0, toolUses: 0 },
+      ...(gate.report !== undefined ? { result: gate.report } : {}),
+      ...(gate.result_line ? { gstackResultLine: gate.result_line } : {}),
+    },
   };
 }

@@ -60,7 +60,13 @@ export interface SessionState {
   /** While it waits for a person (status `awaiting`): what for, and an accepted answer. */
   awaiting?: AwaitingRecord;
   /** The answer the next run continues from, in the agent session that planned. */
-  continue_with?: { session_id?: string; answer: { kind: "approve" } | { kind: "revise"; feedback: string } };
+  continue_with?: {
+    session_id?: string;
+    answer:
+      | { kind: "approve" }
+      | { kind: "revise"; feedback: string }
+      | { kind: "reply"; reply: string; gate_rev: number; run_dir: string };
+  };
   outcome?: CompletionStatus;
   updated_at: string;
 }

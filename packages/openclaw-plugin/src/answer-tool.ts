@@ -13,9 +13,9 @@ export const answerParameters = {
     dispatch_id: { type: "string", description: "The dispatch waiting for an answer (dispatch-…)." },
     answer: {
       type: "string",
-      enum: ["approve", "revise", "reject"],
+      enum: ["approve", "revise", "reject", "reply"],
       description:
-        "approve: carry the plan out; revise: plan again with text as the change wanted; reject: end it, text saying why.",
+        "For a plan: approve carries it out, revise plans again with text as the change wanted, reject ends it with text saying why. For a gstack gate: reply, with text in gstack's grammar (all, d3b, all except d3b), or reject.",
     },
     text: {
       type: "string",
@@ -32,7 +32,7 @@ export const answerParameters = {
 
 const inputSchema = z.strictObject({
   dispatch_id: dispatchIdSchema,
-  answer: z.enum(["approve", "revise", "reject"]),
+  answer: z.enum(["approve", "revise", "reject", "reply"]),
   text: z.string().max(20_000).optional(),
   round: z.int().min(1).optional(),
 });
@@ -43,7 +43,7 @@ export function answerTool(settings: PluginSettings) {
     name: "gstack_answer",
     label: "gstack answer",
     description:
-      "Only with the person's own answer: approve, revise (with their change) or reject (with their reason) the plan of a gstack dispatch that waits for one. Never answer on their behalf.",
+      "Only with the person's own answer: approve, revise (with their change) or reject (with their reason) the plan of a gstack dispatch that waits for one, or reply to its gstack gate (all, d3b, all except d3b). Never answer on their behalf.",
     parameters: answerParameters,
     run: (_session: unknown, params: unknown) => runAnswerTool(settings, params),
   };

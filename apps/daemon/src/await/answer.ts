@@ -2,7 +2,9 @@
 export type AnswerInput =
   | { kind: "approve"; round?: number }
   | { kind: "revise"; feedback: string; round?: number }
-  | { kind: "reject"; reason: string; round?: number };
+  | { kind: "reject"; reason: string; round?: number }
+  /** A reply to a gstack gate, in gstack's grammar (`all`, `d3b`, `all except d3b`). */
+  | { kind: "reply"; reply: string; round?: number };
 
 /** Why an answer was refused; nothing was written or changed. */
 export type AnswerRule =
@@ -42,6 +44,10 @@ export function parseAnswerWords(id: string, words: readonly string[]): AnswerIn
   if (verb === "approve" && text === "") return { kind: "approve" };
   if (verb === "revise" && text !== "") return { kind: "revise", feedback: text };
   if (verb === "reject" && text !== "") return { kind: "reject", reason: text };
+  // Anything else is a gate reply, checked against the gate it answers; a bare yes or no never is.
+  if (verb !== undefined && verb !== "" && !["approve", "revise", "reject", "yes", "no"].includes(verb)) {
+    return { kind: "reply", reply: words.join(" ").trim() };
+  }
   let why: string;
   if (verb === undefined || verb === "") why = "the answer is empty";
   else if (verb === "approve")
@@ -55,14 +61,29 @@ export function parseAnswerWords(id: string, words: readonly string[]): AnswerIn
 /** The words that {@link parseAnswerWords} reads back as `answer`. */
 export function answerWords(answer: AnswerInput): string[] {
   if (answer.kind === "approve") return ["approve"];
+  if (answer.kind === "reply") return answer.reply.split(" ");
   return [answer.kind, answer.kind === "revise" ? answer.feedback : answer.reason];
 }
 
 /** An answer from the service API's fields, checked like the CLI's words. */
 export function answerFromRequest(
   id: string,
-  request: { answer: "approve" | "revise" | "reject"; text?: string | undefined; round?: number | undefined },
+  request: {
+    answer: "approve" | "revise" | "reject" | "reply";
+    text?: string | undefined;
+    round?: number | undefined;
+  },
 ): AnswerInput {
+  if (request.answer === "reply") {
+    const reply = request.text?.trim() ?? "";
+    if (reply === "") {
+      throw new AnswerRefusal(
+        "unparseable",
+        `a reply needs its text (e.g. all, d3b or all except d3b); send ${answerUsage(id)}`,
+      );
+    }
+    return { kind: "reply", reply, ...(request.round !== undefined ? { round: request.round } : {}) };
+  }
   const words = [
     request.answer,
     ...(request.text !== undefined && request.text.trim() !== "" ? [request.text] : []),

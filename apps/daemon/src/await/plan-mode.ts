@@ -33,7 +33,24 @@ export function planInstructions(): string {
 }
 
 /** The prompt of a run that continues the planning session after a person's answer. */
-export function answerPrompt(answer: { kind: "approve" } | { kind: "revise"; feedback: string }): string {
+export function answerPrompt(
+  answer:
+    | { kind: "approve" }
+    | { kind: "revise"; feedback: string }
+    | { kind: "reply"; reply: string; gate_rev: number; run_dir: string },
+): string {
+  if (answer.kind === "reply") {
+    return [
+      `The person answered the gstack gate of the run in ${answer.run_dir} (gate revision ${answer.gate_rev}) with this reply:`,
+      "",
+      `    ${answer.reply}`,
+      "",
+      "Record it with gstack's own gate answer for this run (for a gate.json, gstack-gate decisions",
+      `<run dir>/gate.json --reply "${answer.reply}" --gate-rev ${answer.gate_rev} appended to decisions.jsonl; for /autoplan,`,
+      `gstack-autoplan answer --out <run dir> --gate-rev ${answer.gate_rev} --reply "${answer.reply}"), then continue the run to`,
+      "its end and finish as before, with the report sections and the last GSTACK_RESULT line.",
+    ].join("\n");
+  }
   if (answer.kind === "revise") {
     return [
       "The person read your plan and asks for changes:",

@@ -72,7 +72,9 @@ export function daemonBackend(parts: BackendParts): ServiceBackend {
             ? `approved plan ${done.round}; the agent carries it out in the same session`
             : input.kind === "revise"
               ? `asked for changes to plan ${done.round}; the agent plans again`
-              : `rejected plan ${done.round}; the dispatch ends cancelled`,
+              : input.kind === "reply"
+                ? `answered gate revision ${done.round} with "${input.reply}"; the agent resumes with it`
+                : `rejected round ${done.round}; the dispatch ends cancelled`,
       };
     },
     list: () =>

@@ -231,8 +231,14 @@ export const answerRequestSchema = lazySchema((z) =>
   z
     .looseObject({
       dispatch_id: dispatchIdSchema,
-      answer: z.enum(["approve", "revise", "reject"]),
-      text: z.string().max(20_000).optional().describe("What to change (revise) or why (reject)."),
+      answer: z.enum(["approve", "revise", "reject", "reply"]),
+      text: z
+        .string()
+        .max(20_000)
+        .optional()
+        .describe(
+          "What to change (revise), why (reject), or a gstack gate reply (reply: all, d3b, all except d3b).",
+        ),
       round: z.int().min(1).optional().describe("The plan (or gate) round answered; refused when stale."),
     })
     .describe("The body of an answer-session request."),
@@ -244,7 +250,7 @@ export const answerAnswerSchema = lazySchema((z) =>
   z
     .looseObject({
       dispatch_id: dispatchIdSchema,
-      answer: z.enum(["approve", "revise", "reject"]),
+      answer: z.enum(["approve", "revise", "reject", "reply"]),
       round: z.int().min(1),
       status: snapshotStatusSchema.describe("Where the dispatch is now: queued to run again, or cancelled."),
       message: nonEmptyString.describe("One sentence a person can read."),
