@@ -18,8 +18,9 @@ export const answer = defineCommand({
     try {
       const layout = layoutOf(args);
       layout.dispatch.claimedFile(args.id);
-      // The words after the id: approve | revise <feedback> | reject <reason>. Checked here first,
-      // so a reply that does not parse never reaches the daemon.
+      // The words after the id: approve | revise <feedback> | reject <reason>, or a gate reply
+      // (checked by the daemon against its gate). Checked here first, so words that cannot be an
+      // answer never reach the daemon.
       const words = (args._ as string[]).slice(1);
       const input = parseAnswerWords(args.id, words);
       let round: number | undefined;
@@ -41,6 +42,7 @@ export const answer = defineCommand({
           answer: input.kind,
           ...(input.kind === "revise" ? { text: input.feedback } : {}),
           ...(input.kind === "reject" ? { text: input.reason } : {}),
+          ...(input.kind === "reply" ? { text: input.reply } : {}),
           ...(round !== undefined ? { round } : {}),
         }),
       });
