@@ -64,13 +64,14 @@ describe("the gstack_answer tool", { timeout: 120_000 }, () => {
       claudeBinary: claude,
       openclawWorkspace: false,
       agentEnv: { ...model.claudeEnv(home), CLAUDE_CODE_MAX_RETRIES: "0" },
-      settings: { trusted_repos: [world.base], plan_first_repos: [world.repo] },
+      settings: { trusted_repos: [world.base] },
     });
     await daemon.start();
     const sent = await runDispatchTool(settings, session, {
       task: "Add notes.txt",
       project: "acme-widget",
       project_dir: world.repo,
+      mode: "plan",
     });
     const id = String(sent.details.dispatch_id);
     const stateFile = join(world.layout.dispatch.sessionDir(id), "state.json");
