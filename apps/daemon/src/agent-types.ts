@@ -51,6 +51,8 @@ export interface StartAgentOptions {
   cwd: string;
   /** A Claude Code session to continue (`--resume`), started earlier in the same `cwd`. */
   resumeSessionId?: string;
+  /** Read-only: the agent may look but change nothing (Claude Code's plan permission mode). */
+  planOnly?: boolean;
   env?: Record<string, string | undefined>;
   allowedTools?: string[];
   disallowedTools?: string[];

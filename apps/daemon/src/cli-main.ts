@@ -19,6 +19,7 @@ const main = defineCommand({
     cancel: () => import("./commands/cancel").then((module) => module.cancel),
     land: () => import("./commands/land").then((module) => module.land),
     discard: () => import("./commands/land").then((module) => module.discard),
+    answer: () => import("./commands/answer").then((module) => module.answer),
     install: () => import("./commands/install").then((module) => module.install),
     uninstall: () => import("./commands/uninstall").then((module) => module.uninstall),
     doctor: () => import("./commands/doctor").then((module) => module.doctor),

@@ -160,6 +160,7 @@ export class Daemon {
           completion: completion(),
           ...(options.maxDispatchBytes !== undefined ? { maxDispatchBytes: options.maxDispatchBytes } : {}),
           adopt: (state, dispatch, exited) => runner.adopt(state, dispatch, exited),
+          adoptWaiting: (state, dispatch) => void runner.adoptWaiting(state, dispatch),
           adopted: (id) => runner.has(id),
           takeClaimed: (path, name, firstSeen, settled) => intake.takeClaimed(path, name, firstSeen, settled),
           saveQueue: () => runner.queue.save(),

@@ -75,6 +75,7 @@ async function recoverRecording() {
     context,
     completion,
     adopt: (state) => adopted.push(state),
+    adoptWaiting: (state) => adopted.push(state),
     adopted: (id) => adopted.some((state) => state.id === id),
     takeClaimed: async (_path, name, _firstSeen, settled) => {
       taken.push({ name, settled });

@@ -28,6 +28,8 @@ export interface RecoveryParts {
    * agent had ended, settled from that record instead of run again.
    */
   adopt(state: SessionState, dispatch: Dispatch, exited?: ExitRecord): void;
+  /** Holds a dispatch found waiting for a person: no slot, its expiry (or accepted answer) taken up again. */
+  adoptWaiting(state: SessionState, dispatch: Dispatch): void;
   /** True for an id already adopted. */
   adopted(id: string): boolean;
   /** Hands a claimed file that has no session yet to intake (`settled`: already named `{id}.json`). */
@@ -96,6 +98,15 @@ export async function recover(parts: RecoveryParts): Promise<void> {
   for (const state of unfinished) {
     const dispatch = await readRecoveredDispatch(parts, state);
     if (!dispatch) continue;
+    if (state.status === "awaiting") {
+      parts.adoptWaiting(state, dispatch);
+      await audit("recovered", {
+        dispatch_id: state.id,
+        detail: { was: "awaiting", attempt: state.attempt },
+      });
+      log(`recovered ${state.id} (waiting for an answer to its ${state.awaiting?.kind ?? "plan"})`);
+      continue;
+    }
     const wasRunning = state.status !== "queued";
     const exited = wasRunning ? await readExitRecord(layout, state.id, state.attempt) : undefined;
     if (exited && !(exited.result.cancelled && exited.cancel_reason === "shutdown")) {

@@ -4,6 +4,7 @@ import {
   startAgent,
 } from "@gstack/agent-runner";
 import type { AgentProgress, AgentRunResult, AgentStarter } from "./agent-types";
+import { PLAN_PERMISSION_ARGS } from "./await/plan-mode";
 
 function progressOf(progress: RunnerProgress): AgentProgress {
   return {
@@ -59,8 +60,14 @@ export const startRunnerAgent: AgentStarter = (options) => {
     ...(options.disallowedTools ? { disallowedTools: options.disallowedTools } : {}),
     ...(options.command ? { command: { command: options.command } } : {}),
     ...(options.binary ? { binary: options.binary } : {}),
-    ...(options.resumeSessionId && options.agent === "claude"
-      ? { extraArgs: ["--resume", options.resumeSessionId] }
+    ...(options.agent === "claude" && (options.resumeSessionId || options.planOnly)
+      ? {
+          extraArgs: [
+            ...(options.resumeSessionId ? ["--resume", options.resumeSessionId] : []),
+            // Given after the runner's own `--permission-mode`, which Claude Code lets the last win.
+            ...(options.planOnly ? PLAN_PERMISSION_ARGS : []),
+          ],
+        }
       : {}),
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.budgetUsd !== undefined ? { budgetUsd: options.budgetUsd } : {}),

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { CompletionStatus, GstackLayout } from "@gstack/contracts";
 import { writeFileAtomic } from "@gstack/contracts";
 import type { AgentProgress } from "./agent-types";
+import type { AwaitingRecord } from "./await/awaiting";
 import type { WorktreeRecord } from "./worktree/worktree";
 
 /** The daemon's state files are its user's alone, whatever the umask. */
@@ -14,7 +15,7 @@ export interface SessionState {
   project: string;
   project_dir: string;
   agent: "claude" | "codex" | "cursor" | "gemini";
-  status: "queued" | "running" | "retrying" | "finished";
+  status: "queued" | "running" | "retrying" | "awaiting" | "finished";
   claimed_file: string;
   first_seen: string;
   queued_at: string;
@@ -49,6 +50,23 @@ export interface SessionState {
   /** What attempts before the current one reported spending, in US dollars. */
   spent_usd?: number;
   last_failure?: { kind: string; message: string };
+  /**
+   * For a dispatch that plans first: `plan` while the agent plans read-only, `execute` once a
+   * person approved the plan. Absent for a dispatch that runs at once.
+   */
+  phase?: "plan" | "execute";
+  /** The plan being made: 1, then one more per revision. */
+  plan_round?: number;
+  /** While it waits for a person (status `awaiting`): what for, and an accepted answer. */
+  awaiting?: AwaitingRecord;
+  /** The answer the next run continues from, in the agent session that planned. */
+  continue_with?: {
+    session_id?: string;
+    answer:
+      | { kind: "approve" }
+      | { kind: "revise"; feedback: string }
+      | { kind: "reply"; reply: string; gate_rev: number; run_dir: string };
+  };
   outcome?: CompletionStatus;
   updated_at: string;
 }

@@ -85,6 +85,7 @@ export async function listSessionsOf(
       };
     }),
   );
+  const awaiting = states.filter((state) => state.status === "awaiting" && state.awaiting);
   return {
     active: sessions.length,
     max_concurrent: maxConcurrent,
@@ -95,6 +96,17 @@ export async function listSessionsOf(
       project: state.project,
       waiting: seconds(state.queued_at),
     })),
+    ...(awaiting.length > 0
+      ? {
+          awaiting: awaiting.map((state) => ({
+            id: state.id,
+            project: state.project,
+            kind: state.awaiting?.kind ?? "plan",
+            waiting: seconds(state.awaiting?.since ?? state.updated_at),
+            expires_at: state.awaiting?.expires_at ?? state.updated_at,
+          })),
+        }
+      : {}),
   };
 }
 
@@ -178,6 +190,11 @@ export function formatStatus(status: DaemonStatus): string {
   }
   for (const [index, item] of (sessions.queue ?? []).entries()) {
     lines.push(`  ${index + 1}. ${item.id}  ${item.project}  waiting ${formatSeconds(item.waiting)}`);
+  }
+  for (const item of sessions.awaiting ?? []) {
+    lines.push(
+      `  ? ${item.id}  ${item.project}  waits for an answer to its ${item.kind} (${formatSeconds(item.waiting)}, until ${item.expires_at}): gstack-dispatch answer ${item.id} …`,
+    );
   }
   lines.push(...formatAwaiting(status.awaiting));
   lines.push(...formatDelivery(status.delivery));

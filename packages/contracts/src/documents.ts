@@ -16,6 +16,8 @@ import { checkpointFrontmatterSchema, handoffSchema } from "./schemas/handoff";
 import { learningSchema } from "./schemas/learning";
 import { routingConfigSchema } from "./schemas/routing";
 import {
+  answerAnswerSchema,
+  answerRequestSchema,
   cancelAnswerSchema,
   cancelRequestSchema,
   dispatchSnapshotSchema,
@@ -59,6 +61,8 @@ export const documentSchemas = {
   "gstack-task": gstackTaskSchema,
   "land-request": landRequestSchema,
   "land-answer": landAnswerSchema,
+  "answer-request": answerRequestSchema,
+  "answer-answer": answerAnswerSchema,
 } as const satisfies Record<string, z.ZodType>;
 
 export type DocumentKind = keyof typeof documentSchemas;

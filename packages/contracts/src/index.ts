@@ -140,6 +140,9 @@ export {
 export type { Route, RouteMatch, RoutingConfig } from "./schemas/routing";
 export { routeMatchSchema, routeSchema, routingConfigSchema } from "./schemas/routing";
 export type {
+  AnswerAnswer,
+  AnswerRequest,
+  Awaiting,
   CancelAnswer,
   CancelRequest,
   DispatchSnapshot,
@@ -152,6 +155,9 @@ export type {
   SpawnRequest,
 } from "./schemas/service-api";
 export {
+  answerAnswerSchema,
+  answerRequestSchema,
+  awaitingSchema,
   cancelAnswerSchema,
   cancelRequestSchema,
   dispatchSnapshotSchema,

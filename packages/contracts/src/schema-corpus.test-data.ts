@@ -779,6 +779,32 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "unknown landing": { dispatch_id: "dispatch-a", landing: "merged", changed: true, message: "m" },
     },
   },
+  "answer-request": {
+    valid: {
+      approve: { dispatch_id: "dispatch-a", answer: "approve" },
+      revise: { dispatch_id: "dispatch-a", answer: "revise", text: "use tabs", round: 1 },
+      reject: { dispatch_id: "dispatch-a", answer: "reject", text: "not now" },
+    },
+    invalid: {
+      "unknown answer": { dispatch_id: "dispatch-a", answer: "yes" },
+      "round zero": { dispatch_id: "dispatch-a", answer: "approve", round: 0 },
+      "traversal id": { dispatch_id: "dispatch-../x", answer: "approve" },
+    },
+  },
+  "answer-answer": {
+    valid: {
+      approved: {
+        dispatch_id: "dispatch-a",
+        answer: "approve",
+        round: 1,
+        status: "queued",
+        message: "approved plan 1; queued to carry it out",
+      },
+    },
+    invalid: {
+      "no message": { dispatch_id: "dispatch-a", answer: "approve", round: 1, status: "queued" },
+    },
+  },
   "service-health": {
     valid: {
       running: { ok: true, daemon: "running", api_version: 1, pid: 4242, mode: "local-only" },

@@ -45,6 +45,12 @@ export const dispatchParameters = {
       maximum: 86400,
       description: "Expire if not started in time.",
     },
+    mode: {
+      type: "string",
+      enum: ["execute", "plan"],
+      description:
+        "plan: the agent plans read-only first and the dispatch waits for the person's answer (see gstack_answer); execute (default) runs at once unless the repository must be planned first.",
+    },
   },
 } as const;
 
@@ -60,6 +66,7 @@ const inputSchema = z.strictObject({
   handoff_id: z.string().min(1).optional(),
   target_agent: z.enum(["claude", "codex"]).optional(),
   ttl_seconds: z.int().min(60).max(86_400).optional(),
+  mode: z.enum(["execute", "plan"]).optional(),
 });
 
 /** A new dispatch id: time first, so ids sort by when they were made. */

@@ -1,6 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { OpenClawPluginApi, OpenClawPluginToolContext } from "openclaw/plugin-sdk/plugin-entry";
+import { answerTool } from "./answer-tool";
 import { completionCallbackHandler } from "./callback-route";
 import { cancelParameters, runCancelTool } from "./cancel-tool";
 import { completionInbox, followCompletedFolder } from "./completion-follower";
@@ -64,6 +65,7 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
       run: (_session, params) => runCancelTool(settings, params),
     },
     landTool(settings),
+    answerTool(settings),
     {
       name: "gstack_report",
       label: "gstack report",

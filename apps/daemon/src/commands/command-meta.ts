@@ -28,6 +28,11 @@ export const commandMeta = {
     description:
       "Bring a finished dispatch's branch into its base (fast-forward, else a merge commit; refuses on uncommitted changes or a conflict); --pr pushes it and opens a pull request",
   },
+  answer: {
+    name: "answer",
+    description:
+      'Answer a dispatch waiting for a person: approve, revise "<what to change>" or reject "<why>"',
+  },
   discard: {
     name: "discard",
     description:

@@ -5,6 +5,9 @@ import { join } from "node:path";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Daemon } from "../daemon";
+import { apiRequest } from "../service-api/client";
+import { reachDaemonApi } from "../service-api/local-api";
+import { readState } from "../session-state";
 import { submitDispatch } from "../submit";
 import { completionOf, makeWorld, type TestWorld, waitFor } from "../test-support";
 import { writeGstackRun } from "./gstack-run-fixture";
@@ -43,7 +46,7 @@ afterEach(async () => {
   await world.cleanup();
 });
 
-async function runWithFinalText(id: string, finalText: string) {
+async function runWithFinalText(id: string, finalText: string, options: { rejectGate?: string } = {}) {
   model = await startScriptedModel({ script: [scripted.text(finalText)] });
   daemon = new Daemon({
     openclawWorkspace: false,
@@ -61,6 +64,19 @@ async function runWithFinalText(id: string, finalText: string) {
     project_dir: world.repo,
   });
   const layout = world.layout;
+  if (options.rejectGate !== undefined) {
+    // A run at its gate waits for a person; rejecting it reports the run as it stood.
+    await waitFor(
+      async () => ((await readState(layout, id))?.status === "awaiting" ? true : undefined),
+      60_000,
+    );
+    const api = await reachDaemonApi(layout);
+    if (!api) throw new Error("the service API does not answer");
+    const answered = await apiRequest(api, "POST", "/v1/answer", {
+      body: JSON.stringify({ dispatch_id: id, answer: "reject", text: options.rejectGate }),
+    });
+    expect(answered.status).toBe(200);
+  }
   const completion = await waitFor(() => completionOf(layout, id), 60_000);
   const report = await readFile(layout.dispatch.completedReport(id), "utf8");
   return { completion, report };
@@ -68,14 +84,37 @@ async function runWithFinalText(id: string, finalText: string) {
 
 describe("a gstack run named by a real Claude Code agent", { timeout: 90_000 }, () => {
   it("is read into the completion and the report, and acknowledged with the dispatch id", async () => {
-    const runDir = join(world.repo, ".gstack", "runs", "r1");
-    await writeGstackRun(runDir);
+    const runDir = join(
+      world.root,
+      "worktrees",
+      "acme-widget",
+      "dispatch-gstack-gate",
+      ".gstack",
+      "runs",
+      "r1",
+    );
+    // Committed, so the dispatch's own worktree (made from HEAD) holds the run the agent names.
+    await writeGstackRun(join(world.repo, ".gstack", "runs", "r1"));
+    execFileSync("git", ["-C", world.repo, "add", ".gstack"]);
+    execFileSync("git", [
+      "-C",
+      world.repo,
+      "-c",
+      "user.name=t",
+      "-c",
+      "user.email=t@example.invalid",
+      "commit",
+      "-qm",
+      "run",
+    ]);
     const { completion, report } = await runWithFinalText(
       "dispatch-gstack-gate",
       `${REPORT}\n\nGSTACK_RESULT: skill=autoplan status=gate_pending run=.gstack/runs/r1`,
+      { rejectGate: "not this week" },
     );
+    expect(completion.error).toContain("gate rejected: not this week");
     expect(completion).toMatchObject({
-      status: "completed",
+      status: "cancelled",
       gstack_run: {
         skill: "autoplan",
         status: "gate_pending",

@@ -1,4 +1,5 @@
 import { SERVICE_API_VERSION } from "@gstack/contracts";
+import { answerFromRequest } from "../await/answer";
 import type { DaemonContext } from "../daemon-context";
 import type { OfferVerdict } from "../intake-doors";
 import { discardDispatch, landDispatch } from "../land/land";
@@ -57,6 +58,24 @@ export function daemonBackend(parts: BackendParts): ServiceBackend {
       return request.action === "discard"
         ? discardDispatch(context.layout, request.dispatch_id, { ...common, force: request.force === true })
         : landDispatch(context.layout, request.dispatch_id, { ...common, pr: request.pr === true });
+    },
+    answer: async (request) => {
+      const input = answerFromRequest(request.dispatch_id, request);
+      const done = await runner.answer(request.dispatch_id, input);
+      return {
+        dispatch_id: request.dispatch_id,
+        answer: request.answer,
+        round: done.round,
+        status: done.status,
+        message:
+          input.kind === "approve"
+            ? `approved plan ${done.round}; the agent carries it out in the same session`
+            : input.kind === "revise"
+              ? `asked for changes to plan ${done.round}; the agent plans again`
+              : input.kind === "reply"
+                ? `answered gate revision ${done.round} with "${input.reply}"; the agent resumes with it`
+                : `rejected round ${done.round}; the dispatch ends cancelled`,
+      };
     },
     list: () =>
       listSessionsOf(runner.liveStates(), runner.queue.ids, context.settings.max_concurrent, context.now()),

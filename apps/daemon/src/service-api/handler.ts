@@ -1,6 +1,8 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import {
+  type AnswerAnswer,
+  type AnswerRequest,
   ContractError,
   type DispatchSnapshot,
   type DocumentKind,
@@ -13,6 +15,7 @@ import {
   SERVICE_API_ROUTES,
   type ServiceHealth,
 } from "@gstack/contracts";
+import { AnswerRefusal } from "../await/answer";
 import type { OfferVerdict } from "../intake-doors";
 import { LandRefusal } from "../land/land";
 import type { CancelOutcome } from "../session-runner";
@@ -30,6 +33,8 @@ export interface ServiceBackend {
   list(): Promise<ListSessionsResponse>;
   /** Lands or discards a finished dispatch's branch; throws a LandRefusal saying why not. */
   land(request: LandRequest): Promise<LandAnswer>;
+  /** A person's answer to a waiting dispatch; throws an AnswerRefusal saying what to send instead. */
+  answer(request: AnswerRequest): Promise<AnswerAnswer>;
 }
 
 export interface HandlerOptions {
@@ -236,6 +241,21 @@ async function answer(
             dispatch_id: body.dispatch_id,
             ...(error.files.length > 0 ? { files: error.files } : {}),
           }),
+        );
+      }
+    }
+    case "answer-session": {
+      const body = parseJson("answer-request", await readBody(request, options.maxBodyBytes), {
+        source: "the answer-session request body",
+      });
+      try {
+        return { status: 200, kind: "answer-answer", body: await backend.answer(body) };
+      } catch (error) {
+        if (!(error instanceof AnswerRefusal)) throw error;
+        if (error.rule === "unknown")
+          refuse(apiError(404, "not_found", error.message, { dispatch_id: body.dispatch_id }));
+        return refuse(
+          apiError(409, "answer_refused", error.message, { rule: error.rule, dispatch_id: body.dispatch_id }),
         );
       }
     }

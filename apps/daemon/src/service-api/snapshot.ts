@@ -157,6 +157,16 @@ async function liveSnapshot(sources: SnapshotSources, state: SessionState): Prom
       elapsed,
     });
   }
+  if (state.status === "awaiting" && state.awaiting) {
+    const { answer: _answer, session_id: _session, ...awaiting } = state.awaiting;
+    return parseValue("dispatch-snapshot", {
+      ...base,
+      status: "awaiting",
+      message: `waiting for an answer to its ${awaiting.kind} (round ${awaiting.round}) until ${awaiting.expires_at}: ${awaiting.how_to_answer}`,
+      elapsed,
+      awaiting,
+    });
+  }
   const run = runBaseSha(state);
   const runCommits = run.known && state.started_at ? await commitsSince(workDir(state), run.sha) : undefined;
   const earlier =

@@ -73,6 +73,7 @@ export const callbackErrorCodeSchema = lazySchema((z) =>
     "method_not_allowed",
     "internal_error",
     "land_refused",
+    "answer_refused",
   ]),
 );
 export type CallbackErrorCode = z.infer<typeof callbackErrorCodeSchema>;

@@ -93,6 +93,18 @@ const settingsWithoutDefaults = lazyValue((z) => ({
   default_budget_usd: budgetUsdSchema
     .optional()
     .describe("The spend cap, in US dollars, of a dispatch that names no budget_usd; no cap unless set."),
+  plan_first_repos: z
+    .array(z.string().min(1))
+    .optional()
+    .describe(
+      "Project folders (globs allowed, '~' expands) whose dispatches are planned read-only and wait for a person's approval before they may change anything; others run at once.",
+    ),
+  awaiting_expiry_hours: z
+    .number()
+    .positive()
+    .max(8760)
+    .optional()
+    .describe("Hours a dispatch waits for an answer before it ends cancelled as expired (default 72)."),
 }));
 
 /** The daemon's dispatch settings, with defaults applied (see `resolveDispatchSettings`). */

@@ -83,6 +83,8 @@ export const auditEventNameSchema = lazySchema((z) =>
     "worktree_created",
     "landed",
     "discarded",
+    "awaiting",
+    "answered",
   ]),
 );
 export type AuditEventName = z.infer<typeof auditEventNameSchema>;
@@ -105,7 +107,9 @@ export const auditEventSchema = lazySchema((z) =>
 );
 export type AuditEvent = z.output<typeof auditEventSchema>;
 
-export const sessionStateSchema = lazySchema((z) => z.enum(["queued", "running", "retrying", "finished"]));
+export const sessionStateSchema = lazySchema((z) =>
+  z.enum(["queued", "running", "retrying", "awaiting", "finished"]),
+);
 
 /** The answer to Clawvisor's `list-sessions` action and the daemon's `status` command. */
 export const listSessionsResponseSchema = lazySchema((z) =>
@@ -137,6 +141,18 @@ export const listSessionsResponseSchema = lazySchema((z) =>
         .array(z.looseObject({ id: dispatchIdSchema, project: nonEmptyString, waiting: z.int().min(0) }))
         .optional()
         .describe("Queued dispatches in the order they will start."),
+      awaiting: z
+        .array(
+          z.looseObject({
+            id: dispatchIdSchema,
+            project: nonEmptyString,
+            kind: z.enum(["plan", "gate"]),
+            waiting: z.int().min(0).describe("Seconds since it began to wait."),
+            expires_at: timestampSchema,
+          }),
+        )
+        .optional()
+        .describe("Dispatches waiting for a person's answer; they hold no slot."),
     })
     .describe("Running and queued sessions of the dispatch daemon."),
 );

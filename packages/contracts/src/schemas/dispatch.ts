@@ -72,6 +72,12 @@ export const dispatchSchema = lazySchema((z) =>
         .describe(
           "Spend cap in US dollars: the agent is stopped when its reported cost reaches it (default: the daemon's default_budget_usd).",
         ),
+      mode: z
+        .enum(["execute", "plan"])
+        .optional()
+        .describe(
+          "'plan': the agent first plans read-only and the dispatch waits for a person to approve, revise or reject the plan; 'execute' (default) runs at once unless the daemon's plan_first_repos names the project folder.",
+        ),
     })
     .describe("A coding task dispatched from OpenClaw to the gstack dispatch daemon."),
 );

@@ -20,6 +20,7 @@ export const SERVICE_API_ROUTES = {
   "get-completion": { method: "GET", path: "/v1/completion" },
   "cancel-session": { method: "POST", path: "/v1/cancel" },
   "land-session": { method: "POST", path: "/v1/land" },
+  "answer-session": { method: "POST", path: "/v1/answer" },
 } as const;
 export type ServiceApiRoute = keyof typeof SERVICE_API_ROUTES;
 
@@ -56,9 +57,34 @@ export type SpawnAnswer = z.output<typeof spawnAnswerSchema>;
 
 /** Where a dispatch is: waiting to be taken, in the queue, running, or ended (the four ends). */
 export const snapshotStatusSchema = lazySchema((z) =>
-  z.enum(["pending", "queued", "running", "retrying", "completed", "failed", "cancelled", "timeout"]),
+  z.enum([
+    "pending",
+    "queued",
+    "running",
+    "retrying",
+    "awaiting",
+    "completed",
+    "failed",
+    "cancelled",
+    "timeout",
+  ]),
 );
 export type SnapshotStatus = z.infer<typeof snapshotStatusSchema>;
+
+/** What an awaiting dispatch waits for: a person's answer to its plan (or to a gstack gate). */
+export const awaitingSchema = lazySchema((z) =>
+  z
+    .looseObject({
+      kind: z.enum(["plan", "gate"]),
+      since: timestampSchema,
+      expires_at: timestampSchema,
+      round: z.int().min(1).describe("Which plan (or gate) this is: 1, then one more per revision."),
+      summary: z.string().describe("The plan, or the gate's items, as the agent reported them."),
+      how_to_answer: nonEmptyString.describe("What to send, e.g. gstack-dispatch answer <id> approve."),
+    })
+    .describe("A dispatch waiting for a person."),
+);
+export type Awaiting = z.output<typeof awaitingSchema>;
 
 const commitShaSchema = lazySchema((z) =>
   z.string().regex(/^[0-9a-f]{7,64}$/, { message: "must be a git commit hash" }),
@@ -114,6 +140,9 @@ export const dispatchSnapshotSchema = lazySchema((z) =>
       worktree: nonEmptyString
         .optional()
         .describe("The folder of the dispatch's own worktree, when it has one."),
+      awaiting: awaitingSchema
+        .optional()
+        .describe("What the dispatch waits for, while its status is awaiting."),
       report: completionSchema
         .optional()
         .describe("The completion report; present only when the snapshot is terminal."),
@@ -191,6 +220,44 @@ export const landAnswerSchema = lazySchema((z) =>
     .describe("The answer to a land-session request."),
 );
 export type LandAnswer = z.output<typeof landAnswerSchema>;
+
+/**
+ * `answer-session`: a person's answer to a dispatch waiting for one. `approve` lets the agent
+ * carry its plan out; `revise` (with `text`, what to change) makes it plan again; `reject` (with
+ * `text`, why) ends the dispatch cancelled. `round`, when given, must be the plan being answered:
+ * an answer to an older plan is refused as stale.
+ */
+export const answerRequestSchema = lazySchema((z) =>
+  z
+    .looseObject({
+      dispatch_id: dispatchIdSchema,
+      answer: z.enum(["approve", "revise", "reject", "reply"]),
+      text: z
+        .string()
+        .max(20_000)
+        .optional()
+        .describe(
+          "What to change (revise), why (reject), or a gstack gate reply (reply: all, d3b, all except d3b).",
+        ),
+      round: z.int().min(1).optional().describe("The plan (or gate) round answered; refused when stale."),
+    })
+    .describe("The body of an answer-session request."),
+);
+export type AnswerRequest = z.output<typeof answerRequestSchema>;
+
+/** What an accepted answer did; it is on disk and takes effect exactly once. */
+export const answerAnswerSchema = lazySchema((z) =>
+  z
+    .looseObject({
+      dispatch_id: dispatchIdSchema,
+      answer: z.enum(["approve", "revise", "reject", "reply"]),
+      round: z.int().min(1),
+      status: snapshotStatusSchema.describe("Where the dispatch is now: queued to run again, or cancelled."),
+      message: nonEmptyString.describe("One sentence a person can read."),
+    })
+    .describe("The answer to an answer-session request."),
+);
+export type AnswerAnswer = z.output<typeof answerAnswerSchema>;
 
 /** `GET /health`: the service front answers even while the daemon is down. */
 export const serviceHealthSchema = lazySchema((z) =>

@@ -1,0 +1,187 @@
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import {
+  type RecordedRequest,
+  type ScriptedModel,
+  scripted,
+  startScriptedModel,
+} from "@gstack/scripted-model";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { apiRequest } from "../service-api/client";
+import { reachDaemonApi } from "../service-api/local-api";
+import { readState, writeState } from "../session-state";
+import { submitDispatch } from "../submit";
+import { auditOf, completionOf, makeWorld, type TestWorld, waitFor } from "../test-support";
+
+const cli = join(import.meta.dirname, "..", "cli.ts");
+const claude = join(import.meta.dirname, "..", "..", "node_modules", ".bin", "claude");
+const PLAN = "## Plan\n1. Add plan.txt.\n2. Commit it.";
+const REPORT = "Done.\n\n## What shipped\n- plan.txt\n## Needs human judgment\n- None";
+
+let world: TestWorld;
+let model: ScriptedModel;
+let home: string;
+const children: ChildProcess[] = [];
+
+const isExecution = (request: RecordedRequest) => JSON.stringify(request.body).includes("approved your plan");
+/**
+ * The next step of carrying the plan out, from the request alone: after the prompt, write the
+ * file; after the write, add it; after the add, commit; after the commit, report. A run killed
+ * halfway and resumed starts again from its new prompt, and each step is safe to repeat (a
+ * second commit finds nothing to commit).
+ */
+function executionStep(request: RecordedRequest) {
+  const messages = (request.body?.messages ?? []) as { content?: unknown }[];
+  if (!JSON.stringify(messages.at(-1)?.content ?? "").includes('"tool_result"')) {
+    return scripted.write("plan.txt", "planned\n");
+  }
+  const previous = JSON.stringify(messages.at(-2)?.content ?? "");
+  if (previous.includes("git commit")) return scripted.text(REPORT);
+  if (previous.includes("git add")) return scripted.bash("git commit -m 'Add plan.txt'");
+  return scripted.bash("git add plan.txt");
+}
+
+beforeEach(async () => {
+  world = await makeWorld();
+  home = await mkdtemp(join(tmpdir(), "gstack-claude-home-"));
+  model = await startScriptedModel({
+    // Chosen from the request alone, so a run killed halfway and resumed gets the right step.
+    respond: (request) => {
+      if (!isExecution(request)) return scripted.text(PLAN);
+      return executionStep(request);
+    },
+  });
+  await mkdir(world.root, { recursive: true });
+  await writeFile(
+    world.layout.config,
+    [
+      "dispatch:",
+      `  trusted_repos: [${JSON.stringify(world.base)}]`,
+      "  agents:",
+      "    claude:",
+      `      command: [${JSON.stringify(claude)}]`,
+    ].join("\n"),
+  );
+  execFileSync("git", ["-C", world.repo, "config", "user.name", "Scripted Agent"]);
+  execFileSync("git", ["-C", world.repo, "config", "user.email", "agent@example.invalid"]);
+});
+
+afterEach(async () => {
+  for (const child of children.splice(0)) {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+  }
+  await model.close();
+  await rm(home, { recursive: true, force: true });
+  await world.cleanup();
+});
+
+/** `gstack-dispatch run` in a process of its own, as the service manager starts it. */
+async function startDaemon(): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ["--import", "tsx", cli, "run", "--root", world.root], {
+    cwd: join(import.meta.dirname, "..", ".."),
+    env: {
+      ...process.env,
+      ...model.claudeEnv(home),
+      CLAUDE_CODE_MAX_RETRIES: "0",
+      PATH: `${dirname(process.execPath)}:/usr/bin:/bin`,
+    },
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  children.push(child);
+  await waitFor(async () => {
+    const api = await reachDaemonApi(world.layout).catch(() => undefined);
+    if (!api) return undefined;
+    const health = await apiRequest(api, "GET", "/health").catch(() => undefined);
+    return health?.status === 200 ? true : undefined;
+  }, 30_000);
+  return child;
+}
+
+async function killHard(child: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => child.once("exit", resolve));
+  child.kill("SIGKILL");
+  await exited;
+}
+
+const awaitingOf = async (id: string) => {
+  const state = await readState(world.layout, id);
+  return state?.status === "awaiting" ? state : undefined;
+};
+
+const plans = () => model.agentRequests().filter((request) => !isExecution(request)).length;
+
+describe("answers across kill -9 of the daemon", { timeout: 180_000 }, () => {
+  it("a wait survives kill -9, and an answer accepted just before another kill -9 takes effect once", async () => {
+    const id = "dispatch-plan-crash";
+    let daemon = await startDaemon();
+    await submitDispatch(world.layout, {
+      id,
+      dispatched_by: "wintermute",
+      task: "Add plan.txt and commit it",
+      project: "acme-widget",
+      project_dir: world.repo,
+      mode: "plan",
+    });
+    const waiting = await waitFor(() => awaitingOf(id), 90_000);
+    await killHard(daemon);
+
+    // Restarted: still waiting on the same plan, which is not made again.
+    daemon = await startDaemon();
+    const api = await reachDaemonApi(world.layout);
+    if (!api) throw new Error("no service API");
+    const snapshot = await apiRequest(api, "GET", `/v1/status?dispatch_id=${id}`);
+    expect(snapshot.body).toMatchObject({ status: "awaiting", terminal: false, awaiting: { round: 1 } });
+    expect((await readState(world.layout, id))?.awaiting).toEqual(waiting.awaiting);
+
+    const accepted = await apiRequest(api, "POST", "/v1/answer", {
+      body: JSON.stringify({ dispatch_id: id, answer: "approve", round: 1 }),
+    });
+    expect(accepted.status).toBe(200);
+    await killHard(daemon);
+
+    daemon = await startDaemon();
+    const completion = await waitFor(() => completionOf(world.layout, id), 90_000);
+    expect(completion).toMatchObject({ status: "completed", commits: 1 });
+    expect(
+      execFileSync("git", ["-C", world.repo, "log", "--format=%s", `gstack/${id}`], { encoding: "utf8" }),
+    ).toMatch(/^Add plan.txt\n/);
+    const audit = await auditOf(world.layout);
+    expect(audit.filter((event) => event.event === "answered")).toHaveLength(1);
+    expect(audit.filter((event) => event.event === "awaiting")).toHaveLength(1);
+    expect(plans()).toBe(1);
+    await killHard(daemon);
+  });
+
+  it("an answer on disk whose effect a crash cut short is acted on at the next start, once", async () => {
+    const id = "dispatch-plan-cut";
+    let daemon = await startDaemon();
+    await submitDispatch(world.layout, {
+      id,
+      dispatched_by: "wintermute",
+      task: "Add plan.txt and commit it",
+      project: "acme-widget",
+      project_dir: world.repo,
+      mode: "plan",
+    });
+    const waiting = await waitFor(() => awaitingOf(id), 90_000);
+    await killHard(daemon);
+    // What the accepting write leaves when the daemon dies before acting on it.
+    if (!waiting.awaiting) throw new Error("no wait recorded");
+    waiting.awaiting.answer = { kind: "approve", accepted_at: new Date().toISOString() };
+    await writeState(world.layout, waiting);
+
+    daemon = await startDaemon();
+    const completion = await waitFor(() => completionOf(world.layout, id), 90_000);
+    expect(completion).toMatchObject({ status: "completed", commits: 1 });
+    expect(plans()).toBe(1);
+    const api = await reachDaemonApi(world.layout);
+    if (!api) throw new Error("no service API");
+    const again = await apiRequest(api, "POST", "/v1/answer", {
+      body: JSON.stringify({ dispatch_id: id, answer: "approve" }),
+    });
+    expect(again.body).toMatchObject({ error: "answer_refused", rule: "finished" });
+    await killHard(daemon);
+  });
+});

@@ -1,0 +1,77 @@
+import { join } from "node:path";
+import type { Awaiting, GstackLayout } from "@gstack/contracts";
+import { writeFileAtomic } from "@gstack/contracts";
+import type { GateItem } from "./gate-reply";
+
+/** How long a dispatch waits for an answer when the config does not say (72 hours). */
+export const DEFAULT_AWAITING_EXPIRY_HOURS = 72;
+
+/** An answer accepted for a waiting dispatch: on disk (in its state) before it is acted on. */
+export type AcceptedAnswer =
+  | { kind: "approve"; accepted_at: string }
+  | { kind: "revise"; feedback: string; accepted_at: string }
+  | { kind: "reject"; reason: string; accepted_at: string }
+  | { kind: "reply"; reply: string; accepted_at: string };
+
+/** What the daemon keeps about a wait, in the session state. */
+export interface AwaitingRecord extends Awaiting {
+  /** The agent session the answer continues (`--resume`). */
+  session_id?: string;
+  /** For a gstack gate: where its run is, its revision and the decisions pending. */
+  gate?: {
+    run_dir: string;
+    run?: string;
+    gate_rev: number;
+    items: GateItem[];
+    /** The run's GSTACK_RESULT line and report, so a gate that ends unanswered is reported as it stood. */
+    result_line?: string;
+    report?: string;
+  };
+  /** Set when an answer was accepted; cleared when it has been acted on. */
+  answer?: AcceptedAnswer;
+}
+
+/** The sentence that says how to answer a waiting plan. */
+export function howToAnswerPlan(id: string): string {
+  return `gstack-dispatch answer ${id} approve | revise "<what to change>" | reject "<why>"`;
+}
+
+/** When a wait that begins at `since` expires. */
+export function expiryOf(since: Date, hours: number | undefined): Date {
+  return new Date(since.getTime() + (hours ?? DEFAULT_AWAITING_EXPIRY_HOURS) * 3_600_000);
+}
+
+/** The Markdown a person reads while a dispatch waits: the plan, and what to send. */
+export function awaitingMarkdown(id: string, project: string, record: Awaiting): string {
+  const title = record.kind === "plan" ? "Plan" : "Decisions";
+  const lines = [
+    `# ${title} for ${id} (${project})${record.round > 1 ? `, round ${record.round}` : ""}`,
+    "",
+    record.summary.trim() || "(the agent reported no plan text)",
+    "",
+    "## How to answer",
+    "",
+    `\`${record.how_to_answer}\``,
+    "",
+    record.kind === "plan"
+      ? `Approve lets the agent carry the plan out in the same session; revise makes it plan again with your words; reject ends the dispatch cancelled. Unanswered, it ends at ${record.expires_at}.`
+      : `Reply in gstack's gate grammar: all (every recommendation), tokens such as d3b (decision d3, option b), or all except d3b; a bare yes or no is refused. The agent resumes its session with your reply. Unanswered, it ends at ${record.expires_at}.`,
+  ];
+  return `${lines.join("\n")}\n`;
+}
+
+/** Where the waiting report of a dispatch is kept. */
+export function awaitingReportPath(layout: GstackLayout, id: string): string {
+  return join(layout.dispatch.sessionDir(id), "awaiting.md");
+}
+
+export async function writeAwaitingReport(
+  layout: GstackLayout,
+  id: string,
+  project: string,
+  record: Awaiting,
+): Promise<void> {
+  await writeFileAtomic(awaitingReportPath(layout, id), awaitingMarkdown(id, project, record), {
+    mode: 0o600,
+  });
+}
