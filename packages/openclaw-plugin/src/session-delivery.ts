@@ -21,7 +21,16 @@ export interface SessionChannel {
   waitForTurn(runId: string, timeoutMs: number): Promise<TurnEnd>;
   /** The newest messages of the session, oldest first, from OpenClaw's session data. */
   history(sessionKey: string): Promise<HistoryMessage[]>;
+  /**
+   * Sends `text` as a plain message to the person on the session's own channel (the route
+   * its last inbound message came by), whatever the agent answered. `no-route` when the
+   * session has no channel to send on (a CLI or web session, which shows its history).
+   */
+  tellPerson?(input: { sessionKey: string; text: string }): Promise<PersonDelivery>;
 }
+
+/** What became of a report sent to the person's channel. */
+export type PersonDelivery = "sent" | "no-route";
 
 /** How many of a session's newest messages are read to confirm a delivery. */
 const HISTORY_LIMIT = 400;
@@ -64,6 +73,20 @@ export function runtimeSessionChannel(api: OpenClawPluginApi): SessionChannel {
       if (result.status === "error") return "failed";
       return "still-running";
     },
+    async tellPerson({ sessionKey, text }) {
+      const route = sessionRoute(api, sessionKey);
+      if (!route) return "no-route";
+      const adapter = await api.runtime.channel.outbound.loadAdapter(route.channel);
+      if (!adapter?.sendText) throw new Error(`channel ${route.channel} has no way to send text`);
+      await adapter.sendText({
+        cfg: api.config,
+        to: route.to,
+        text,
+        accountId: route.accountId ?? null,
+        threadId: route.threadId ?? null,
+      });
+      return "sent";
+    },
     async history(sessionKey) {
       const { messages } = await subagent.getSessionMessages({ sessionKey, limit: HISTORY_LIMIT });
       return messages.map(historyMessage);
@@ -89,4 +112,43 @@ function collectText(value: unknown): string {
 export function agentOfSessionKey(sessionKey: string): string | undefined {
   const match = /^agent:([^:]+):/.exec(sessionKey);
   return match?.[1];
+}
+
+/** Where a session's replies go: its delivery context, else its last route, from the session store. */
+export interface SessionRoute {
+  channel: string;
+  to: string;
+  accountId?: string;
+  threadId?: string | number;
+}
+
+export function sessionRoute(api: OpenClawPluginApi, sessionKey: string): SessionRoute | undefined {
+  const agentId = agentOfSessionKey(sessionKey);
+  const entry = api.runtime.agent.session.getSessionEntry({
+    sessionKey,
+    ...(agentId ? { agentId } : {}),
+    readConsistency: "latest",
+  }) as
+    | {
+        deliveryContext?: { channel?: string; to?: string; accountId?: string; threadId?: string | number };
+        lastChannel?: string;
+        lastTo?: string;
+        lastAccountId?: string;
+        lastThreadId?: string | number;
+      }
+    | undefined;
+  if (!entry) return undefined;
+  const context = entry.deliveryContext;
+  const channel = context?.channel ?? entry.lastChannel;
+  const to = context?.to ?? entry.lastTo;
+  // OpenClaw's own surfaces (the web chat, the CLI) are not channels a message is sent on.
+  if (!channel || !to || channel === "webchat" || channel === "internal") return undefined;
+  const accountId = context?.accountId ?? entry.lastAccountId;
+  const threadId = context?.threadId ?? entry.lastThreadId;
+  return {
+    channel,
+    to,
+    ...(accountId ? { accountId } : {}),
+    ...(threadId !== undefined ? { threadId } : {}),
+  };
 }
