@@ -114,12 +114,74 @@ export function agentOfSessionKey(sessionKey: string): string | undefined {
   return match?.[1];
 }
 
-/** Where a session's replies go: its delivery context, else its last route, from the session store. */
+/** Where a session's replies go: the delivery route OpenClaw keeps for it in the session store. */
 export interface SessionRoute {
   channel: string;
   to: string;
   accountId?: string;
   threadId?: string | number;
+}
+
+interface RouteFields {
+  channel?: string;
+  to?: string;
+  accountId?: string;
+  threadId?: string | number;
+}
+
+/** A session entry's route fields, in the shape OpenClaw 2026.9 stores them (and the older flat one). */
+interface StoredRoute {
+  delivery?: {
+    kind?: string;
+    context?: RouteFields;
+    route?: { channel?: string; accountId?: string; target?: { to?: string; threadId?: string | number } };
+  };
+  deliveryContext?: RouteFields;
+  lastChannel?: string;
+  lastTo?: string;
+  lastAccountId?: string;
+  lastThreadId?: string | number;
+}
+
+/**
+ * The session's route as the channel recorded it from the person's last message
+ * (`delivery.context`, else `delivery.route`, else the older `deliveryContext`/`last*`
+ * fields); none for a session OpenClaw's own surfaces (the web chat, the CLI) talk to.
+ */
+export function routeOfEntry(entry: StoredRoute | undefined): SessionRoute | undefined {
+  if (!entry) return undefined;
+  const delivery = entry.delivery;
+  if (delivery?.kind && delivery.kind !== "external") return undefined;
+  const fromRoute: RouteFields | undefined = delivery?.route
+    ? {
+        ...(delivery.route.channel ? { channel: delivery.route.channel } : {}),
+        ...(delivery.route.target?.to ? { to: delivery.route.target.to } : {}),
+        ...(delivery.route.accountId ? { accountId: delivery.route.accountId } : {}),
+        ...(delivery.route.target?.threadId !== undefined
+          ? { threadId: delivery.route.target.threadId }
+          : {}),
+      }
+    : undefined;
+  const legacy: RouteFields = {
+    ...entry.deliveryContext,
+    ...(entry.lastChannel && !entry.deliveryContext?.channel ? { channel: entry.lastChannel } : {}),
+    ...(entry.lastTo && !entry.deliveryContext?.to ? { to: entry.lastTo } : {}),
+    ...(entry.lastAccountId && !entry.deliveryContext?.accountId ? { accountId: entry.lastAccountId } : {}),
+    ...(entry.lastThreadId !== undefined && entry.deliveryContext?.threadId === undefined
+      ? { threadId: entry.lastThreadId }
+      : {}),
+  };
+  for (const fields of [delivery?.context, fromRoute, legacy]) {
+    const { channel, to, accountId, threadId } = fields ?? {};
+    if (!channel || !to || channel === "webchat" || channel === "internal") continue;
+    return {
+      channel,
+      to,
+      ...(accountId ? { accountId } : {}),
+      ...(threadId !== undefined && threadId !== null ? { threadId } : {}),
+    };
+  }
+  return undefined;
 }
 
 export function sessionRoute(api: OpenClawPluginApi, sessionKey: string): SessionRoute | undefined {
@@ -128,27 +190,6 @@ export function sessionRoute(api: OpenClawPluginApi, sessionKey: string): Sessio
     sessionKey,
     ...(agentId ? { agentId } : {}),
     readConsistency: "latest",
-  }) as
-    | {
-        deliveryContext?: { channel?: string; to?: string; accountId?: string; threadId?: string | number };
-        lastChannel?: string;
-        lastTo?: string;
-        lastAccountId?: string;
-        lastThreadId?: string | number;
-      }
-    | undefined;
-  if (!entry) return undefined;
-  const context = entry.deliveryContext;
-  const channel = context?.channel ?? entry.lastChannel;
-  const to = context?.to ?? entry.lastTo;
-  // OpenClaw's own surfaces (the web chat, the CLI) are not channels a message is sent on.
-  if (!channel || !to || channel === "webchat" || channel === "internal") return undefined;
-  const accountId = context?.accountId ?? entry.lastAccountId;
-  const threadId = context?.threadId ?? entry.lastThreadId;
-  return {
-    channel,
-    to,
-    ...(accountId ? { accountId } : {}),
-    ...(threadId !== undefined ? { threadId } : {}),
-  };
+  }) as StoredRoute | undefined;
+  return routeOfEntry(entry);
 }
