@@ -11,6 +11,8 @@ export interface DeliveryRecord {
   key?: string;
   /** When the session's history was seen to hold it. */
   delivered_at: string;
+  /** Whether the report was also sent to the person's channel (`no-route` for a session without one). */
+  person?: "sent" | "no-route" | "failed";
 }
 
 /**

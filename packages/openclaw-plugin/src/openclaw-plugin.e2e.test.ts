@@ -198,7 +198,8 @@ async function runDaemonUntilDone(id: string, file: string, shipped: string): Pr
   }
 }
 
-describe("the gstack plugin in the real OpenClaw gateway", () => {
+// Each test runs real gateways, daemons and Claude Code CLIs, and some wait 45 s on purpose.
+describe("the gstack plugin in the real OpenClaw gateway", { timeout: 600_000 }, () => {
   it("is installed from its tarball, enabled, and offers every tool", async () => {
     const inspected = await runOpenClaw(["plugins", "inspect", "gstack", "--runtime", "--json"], {
       home: home.home,
@@ -214,6 +215,7 @@ describe("the gstack plugin in the real OpenClaw gateway", () => {
         "gstack_cancel",
         "gstack_dispatch",
         "gstack_handoffs",
+        "gstack_land",
         "gstack_learnings",
         "gstack_report",
         "gstack_resume_handoff",

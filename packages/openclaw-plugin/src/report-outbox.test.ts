@@ -1,4 +1,4 @@
-import { mkdtemp, readdir, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
@@ -19,6 +19,7 @@ class FakeSessions implements SessionChannel {
   /** When false, a posted message never reaches the history (a gateway that dropped it). */
   recordMessages = true;
   answer = true;
+  tellPerson?: SessionChannel["tellPerson"];
 
   async post(input: { sessionKey: string; text: string }): Promise<string> {
     const runId = `run-${this.posts.length + 1}`;
@@ -100,6 +101,49 @@ describe("the report outbox", () => {
       async () => (await ledger.has("d-1")) && (await readdir(box.folder)).length === 0,
       WAIT,
     );
+  });
+
+  it("sends each report to the person's channel once, even when the agent answers nothing, and not again after a restart", async () => {
+    const told: { sessionKey: string; text: string }[] = [];
+    sessions.answer = false;
+    sessions.tellPerson = async (input: { sessionKey: string; text: string }) => {
+      told.push(input);
+      return "sent" as const;
+    };
+    const box = open();
+    await box.start();
+    await box.add(report("d-1"));
+    await box.add(report("d-2"));
+    await vi.waitUntil(() => sessions.posts.length === 1, WAIT);
+    sessions.finish("run-1");
+    await vi.waitUntil(() => sessions.posts.length === 2, WAIT);
+    sessions.finish("run-2");
+    await vi.waitUntil(async () => (await ledger.list()).length === 2, WAIT);
+    expect(told.map((entry) => entry.text)).toEqual([report("d-1").text, report("d-2").text]);
+    for (const id of ["d-1", "d-2"]) {
+      const record = JSON.parse(await readFile(join(ledger.folder, `${id}.json`), "utf8"));
+      expect(record.person).toBe("sent");
+    }
+    await box.close();
+    // A process that stopped right after sending d-3 to the person, before recording it.
+    const d3 = report("d-3");
+    sessions
+      .historyOf(d3.session_key)
+      .push({ role: "user", text: d3.text }, { role: "assistant", text: "Done." });
+    await writeFile(
+      join(box.folder, "d-3.json"),
+      JSON.stringify({
+        ...d3,
+        queued_at: "2026-01-01T00:00:00Z",
+        posted_at: "2026-01-01T00:00:01Z",
+        attempts: 1,
+        told_at: "2026-01-01T00:00:02Z",
+      }),
+    );
+    const again = open();
+    await again.start();
+    await vi.waitUntil(() => ledger.has("d-3"), WAIT);
+    expect(told).toHaveLength(2);
   });
 
   it("batches the reports that arrive while a turn runs into the next turn, at most batchSize to one", async () => {

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { childPath } from "@gstack/contracts";
 import { readJsonIfPresent, writeJsonAtomic } from "./atomic-json";
 import type { DeliveredLedger } from "./delivered-ledger";
-import type { HistoryMessage, SessionChannel } from "./session-delivery";
+import type { HistoryMessage, PersonDelivery, SessionChannel } from "./session-delivery";
 
 /** One report waiting to be seen in its session, as kept on disk until it is. */
 export interface OutboxEntry {
@@ -20,6 +20,12 @@ export interface OutboxEntry {
   posted_at?: string;
   run_id?: string;
   attempts: number;
+  /**
+   * Set just before the report is sent to the person's channel: it is sent at most once,
+   * across restarts too, and a process that stops mid-send does not send it again.
+   */
+  told_at?: string;
+  told?: PersonDelivery | "failed";
 }
 
 export interface OutboxOptions {
@@ -88,13 +94,31 @@ export function reportOutbox(options: OutboxOptions) {
   let serviceContext: AsyncResource | undefined;
 
   const save = (entry: OutboxEntry) => writeJsonAtomic(pathOf(entry.dispatch_id), entry);
+  /**
+   * Once the session shows the report, the person gets it on the session's channel too,
+   * whether the agent answered, said NO_REPLY, or had its answer held back.
+   */
+  const tellPerson = async (entry: OutboxEntry) => {
+    if (entry.told_at || !options.channel.tellPerson) return;
+    entry.told_at = new Date().toISOString();
+    await save(entry);
+    try {
+      entry.told = await options.channel.tellPerson({ sessionKey: entry.session_key, text: entry.text });
+    } catch (error) {
+      entry.told = "failed";
+      warn(`could not send the report of ${entry.dispatch_id} to the person's channel`, error);
+    }
+    await save(entry);
+  };
   const confirm = async (entry: OutboxEntry) => {
+    await tellPerson(entry);
     await options.ledger.record({
       dispatch_id: entry.dispatch_id,
       session_key: entry.session_key,
       via: entry.via,
       key: entry.key,
       delivered_at: new Date().toISOString(),
+      ...(entry.told ? { person: entry.told } : {}),
     });
     entries.delete(entry.dispatch_id);
     await rm(pathOf(entry.dispatch_id), { force: true });

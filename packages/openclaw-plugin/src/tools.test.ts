@@ -171,7 +171,8 @@ describe("the completion message", () => {
         budget_usd: 1,
       },
     });
-    expect(overBudget).toContain("0 commit(s); cost $1.21 of a $1.00 budget");
+    expect(overBudget).toContain("Commits: 0");
+    expect(overBudget).toContain("Took: 1s, $1.21 of a $1.00 budget");
     expect(overBudget).toContain("Error (budget_exhausted): Spent $1.21");
     expect(overBudget).toContain("What to do: it spent its budget");
   });

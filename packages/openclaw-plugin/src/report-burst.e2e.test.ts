@@ -1,0 +1,147 @@
+import { mkdtemp, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Daemon, submitDispatch } from "@gstack/daemon";
+import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
+import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { newestUserText } from "./openclaw-scripts";
+import {
+  type GstackWorld,
+  installPlugin,
+  makeGstackWorld,
+  makeOpenClawHome,
+  packPlugin,
+  pluginPackageDir,
+  scriptedOpenClawConfig,
+  startOpenClawGateway,
+} from "./openclaw-world";
+import { reportMarker } from "./report-outbox";
+
+/** The real Claude Code CLI the daemon's own end-to-end tests use. */
+const claude = join(pluginPackageDir, "..", "..", "apps", "daemon", "node_modules", ".bin", "claude");
+const SESSION = "agent:main:burst";
+const COUNT = 25;
+/** OpenClaw keeps at most this many queued events per session. */
+const OPENCLAW_SESSION_QUEUE = 20;
+
+let scratch: string;
+let world: GstackWorld;
+let model: ScriptedModel;
+let home: OpenClawHome;
+let gateway: OpenClawGateway;
+
+async function waitFor<T>(
+  probe: () => Promise<T | undefined> | T | undefined,
+  timeoutMs: number,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error("timed out waiting");
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+beforeAll(async () => {
+  scratch = await mkdtemp(join(tmpdir(), "gstack-burst-"));
+  const tarball = await packPlugin(join(scratch, "pack"));
+  world = await makeGstackWorld();
+  model = await startScriptedModel({ respond: () => scripted.text("Noted.") });
+  home = await makeOpenClawHome(scriptedOpenClawConfig(model, { gstackHome: world.root }));
+  await installPlugin(home, tarball);
+  gateway = await startOpenClawGateway({ home: home.home });
+}, 300_000);
+
+afterAll(async () => {
+  await gateway?.stop();
+  await model?.close();
+  await home?.remove();
+  await world?.remove();
+  if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+it(`shows ${COUNT} reports from one session, each once, in turns of at most ten`, async () => {
+  // A trivial coder: the real Claude Code CLI answering each task with one line.
+  const coder = await startScriptedModel({ finalText: "Looked at it; nothing to change." });
+  const coderHome = await mkdtemp(join(tmpdir(), "gstack-coder-home-"));
+  const daemon = new Daemon({
+    root: world.root,
+    openclawWorkspace: false,
+    claudeBinary: claude,
+    agentEnv: { ...coder.claudeEnv(coderHome), CLAUDE_CODE_MAX_RETRIES: "0" },
+    settings: { trusted_repos: [world.base] },
+  });
+  const ids = Array.from(
+    { length: COUNT },
+    (_, index) => `dispatch-burst-${String(index + 1).padStart(2, "0")}`,
+  );
+  try {
+    await daemon.start();
+    for (const id of ids) {
+      await submitDispatch(world.layout, {
+        id,
+        dispatched_by: "openclaw",
+        task: `Look at the README (${id})`,
+        project: "acme-widget",
+        project_dir: world.repo,
+        reply_to: { runtime: "openclaw", session_key: SESSION },
+      });
+    }
+    const delivered = (id: string) =>
+      stat(join(home.stateDir, "gstack", "delivered", `${id}.json`)).then(
+        () => true,
+        () => false,
+      );
+    await waitFor(async () => (await Promise.all(ids.map(delivered))).every(Boolean) || undefined, 900_000);
+  } finally {
+    await daemon.stop(0);
+    await coder.close();
+    await rm(coderHome, { recursive: true, force: true });
+  }
+
+  const history = await runOpenClaw(
+    [
+      "gateway",
+      "call",
+      "chat.history",
+      "--params",
+      JSON.stringify({ sessionKey: SESSION, limit: 500 }),
+      "--json",
+    ],
+    {
+      home: home.home,
+      env: { OPENCLAW_GATEWAY_URL: `ws://127.0.0.1:${gateway.port}`, OPENCLAW_GATEWAY_TOKEN: gateway.token },
+      timeoutMs: 60_000,
+    },
+  );
+  expect(history.code, history.stderr).toBe(0);
+  const messages =
+    (JSON.parse(history.stdout) as { messages?: { role?: string; content?: unknown }[] }).messages ?? [];
+  const userTexts = messages
+    .filter((message) => message.role === "user")
+    .map((message) => JSON.stringify(message.content));
+  const turns = model.agentRequests().map((request) => newestUserText(request));
+  for (const id of ids) {
+    const marker = reportMarker(`gstack:${id}:completed`);
+    // Shown once in the session's history and given to the agent in exactly one turn.
+    expect(
+      userTexts.filter((text) => text.includes(marker)),
+      id,
+    ).toHaveLength(1);
+    expect(
+      turns.filter((text) => text.includes(marker)),
+      id,
+    ).toHaveLength(1);
+  }
+  // Never more in one turn than the batch, far below OpenClaw's per-session queue.
+  const reportTurns = turns.filter((text) => text.includes("(report key gstack:"));
+  for (const text of reportTurns) {
+    const count = text.split("(report key gstack:").length - 1;
+    expect(count).toBeLessThanOrEqual(10);
+    expect(count).toBeLessThan(OPENCLAW_SESSION_QUEUE);
+  }
+  expect(reportTurns.length).toBeGreaterThanOrEqual(Math.ceil(COUNT / 10));
+  console.log(`${COUNT} reports in ${reportTurns.length} turns`);
+}, 1_200_000);
