@@ -37,7 +37,7 @@ describe.skipIf(!mountable)("the state root on a disk that fills up and frees ag
     const agent = join(world.base, "counting-agent.cjs");
     await appendFile(
       agent,
-      `require("node:fs").appendFileSync(require("node:path").join(process.cwd(), "..", "runs.log"), process.env.GSTACK_DISPATCH_ID + "\\n");
+      `require("node:fs").appendFileSync(${JSON.stringify(join(world.base, "runs.log"))}, process.env.GSTACK_DISPATCH_ID + "\\n");
 ${await readFile(world.agentScript, "utf8")}`,
     );
     const lines: string[] = [];
