@@ -144,13 +144,16 @@ describe("kill -9 at random moments", { timeout: 120_000 }, () => {
     }
   });
 
-  it("after gh opened the pull request, before the record: land --pr again finishes with that one", async () => {
+  it.each([
+    { at: "create", when: "after gh opened the pull request" },
+    { at: "list", when: "after the push, before gh opened one" },
+  ])("$when, before the record: land --pr again finishes with one pull request", async ({ at }) => {
     const remote = join(world.base, "remote.git");
     execFileSync("git", ["init", "-q", "--bare", remote]);
     git("remote", "add", "origin", remote);
     // A stand-in for gh that keeps the pull requests it opened (as GitHub would), refuses a
-    // second one for the same branch as gh does, and, while `crash-once` exists, kills the
-    // process that ran it with SIGKILL right after opening one.
+    // second one for the same branch as gh does, and, once, kills the process that ran it with
+    // SIGKILL: right after opening one, or (before any is open) when asked for the open ones.
     const prs = join(world.base, "prs.json");
     const calls = join(world.base, "gh-calls.jsonl");
     const crashOnce = join(world.base, "crash-once");
@@ -163,7 +166,14 @@ const args = process.argv.slice(2);
 fs.appendFileSync(${JSON.stringify(calls)}, JSON.stringify(args) + "\\n");
 const prs = fs.existsSync(${JSON.stringify(prs)}) ? JSON.parse(fs.readFileSync(${JSON.stringify(prs)}, "utf8")) : [];
 const head = args[args.indexOf("--head") + 1];
+const crash = (at) => {
+  if (fs.existsSync(${JSON.stringify(crashOnce)}) && fs.readFileSync(${JSON.stringify(crashOnce)}, "utf8") === at) {
+    fs.rmSync(${JSON.stringify(crashOnce)});
+    process.kill(process.ppid, "SIGKILL");
+  }
+};
 if (args[0] === "pr" && args[1] === "list") {
+  crash("list");
   console.log(JSON.stringify(prs.filter((pr) => pr.headRefName === head)));
 } else if (args[0] === "pr" && args[1] === "create") {
   const open = prs.find((pr) => pr.headRefName === head);
@@ -175,10 +185,7 @@ if (args[0] === "pr" && args[1] === "list") {
   prs.push({ url, headRefName: head });
   fs.writeFileSync(${JSON.stringify(prs)}, JSON.stringify(prs));
   console.log(url);
-  if (fs.existsSync(${JSON.stringify(crashOnce)})) {
-    fs.rmSync(${JSON.stringify(crashOnce)});
-    process.kill(process.ppid, "SIGKILL");
-  }
+  crash("create");
 } else console.log("gh version 2.0.0 (stand-in)");
 `,
     );
@@ -189,7 +196,7 @@ if (args[0] === "pr" && args[1] === "list") {
     await submitDispatch(world.layout, dispatchFor(world, id, "commit pr.txt"));
     await waitFor(() => completionOf(world.layout, id), 30_000);
     const tip = git("rev-parse", `gstack/${id}`);
-    await writeFile(crashOnce, "");
+    await writeFile(crashOnce, at);
     const script = join(world.base, "land-pr.mts");
     await writeFile(
       script,
@@ -203,7 +210,7 @@ await landDispatch(gstackLayout(${JSON.stringify(world.root)}), ${JSON.stringify
       stdio: ["ignore", "inherit", "inherit"],
     });
     const signal = await new Promise((resolve) => child.on("exit", (_code, killed) => resolve(killed)));
-    // Killed where meant: the branch pushed and the pull request open, nothing recorded.
+    // Killed where meant: the branch pushed (and the pull request open, or not yet), nothing recorded.
     expect(signal).toBe("SIGKILL");
     expect(
       await stat(join(world.layout.dispatch.sessionDir(id), "landing.json")).then(
@@ -215,6 +222,11 @@ await landDispatch(gstackLayout(${JSON.stringify(world.root)}), ${JSON.stringify
       execFileSync("git", ["-C", remote, "rev-parse", `gstack/${id}`], { encoding: "utf8" }).trim(),
     ).toBe(tip);
     expect(await completionOf(world.layout, id)).toMatchObject({ landing: "awaiting" });
+    const opened = await readFile(prs, "utf8").then(
+      (text) => (JSON.parse(text) as unknown[]).length,
+      () => 0,
+    );
+    expect(opened).toBe(at === "create" ? 1 : 0);
 
     const answer = await landDispatch(world.layout, id, { pr: true, gh });
     expect(answer).toMatchObject({
