@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdir, readdir, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -142,5 +142,118 @@ describe("kill -9 at random moments", { timeout: 120_000 }, () => {
       expect(landed).toHaveLength(1);
       expect(await completionOf(world.layout, id)).toMatchObject({ landing: "landed" });
     }
+  });
+
+  it.each([
+    { at: "create", when: "after gh opened the pull request" },
+    { at: "list", when: "after the push, before gh opened one" },
+  ])("$when, before the record: land --pr again finishes with one pull request", async ({ at }) => {
+    const remote = join(world.base, "remote.git");
+    execFileSync("git", ["init", "-q", "--bare", remote]);
+    git("remote", "add", "origin", remote);
+    // A stand-in for gh that keeps the pull requests it opened (as GitHub would), refuses a
+    // second one for the same branch as gh does, and, once, kills the process that ran it with
+    // SIGKILL: right after opening one, or (before any is open) when asked for the open ones.
+    const prs = join(world.base, "prs.json");
+    const calls = join(world.base, "gh-calls.jsonl");
+    const crashOnce = join(world.base, "crash-once");
+    const gh = join(world.base, "gh");
+    await writeFile(
+      gh,
+      `#!/usr/bin/env node
+const fs = require("node:fs");
+const args = process.argv.slice(2);
+fs.appendFileSync(${JSON.stringify(calls)}, JSON.stringify(args) + "\\n");
+const prs = fs.existsSync(${JSON.stringify(prs)}) ? JSON.parse(fs.readFileSync(${JSON.stringify(prs)}, "utf8")) : [];
+const head = args[args.indexOf("--head") + 1];
+const crash = (at) => {
+  if (fs.existsSync(${JSON.stringify(crashOnce)}) && fs.readFileSync(${JSON.stringify(crashOnce)}, "utf8") === at) {
+    fs.rmSync(${JSON.stringify(crashOnce)});
+    process.kill(process.ppid, "SIGKILL");
+  }
+};
+if (args[0] === "pr" && args[1] === "list") {
+  crash("list");
+  console.log(JSON.stringify(prs.filter((pr) => pr.headRefName === head)));
+} else if (args[0] === "pr" && args[1] === "create") {
+  const open = prs.find((pr) => pr.headRefName === head);
+  if (open) {
+    console.error('a pull request for branch "' + head + '" into branch "main" already exists:\\n' + open.url);
+    process.exit(1);
+  }
+  const url = "https://github.com/acme/widget/pull/" + (prs.length + 1);
+  prs.push({ url, headRefName: head });
+  fs.writeFileSync(${JSON.stringify(prs)}, JSON.stringify(prs));
+  console.log(url);
+  crash("create");
+} else console.log("gh version 2.0.0 (stand-in)");
+`,
+    );
+    await chmod(gh, 0o755);
+    daemon = testDaemon(world);
+    await daemon.start();
+    const id = "dispatch-crash-pr";
+    await submitDispatch(world.layout, dispatchFor(world, id, "commit pr.txt"));
+    await waitFor(() => completionOf(world.layout, id), 30_000);
+    const tip = git("rev-parse", `gstack/${id}`);
+    await writeFile(crashOnce, at);
+    const script = join(world.base, "land-pr.mts");
+    await writeFile(
+      script,
+      `import { landDispatch } from ${module("src/land/land.ts")};
+import { gstackLayout } from ${module("node_modules/@gstack/contracts/dist/index.js")};
+await landDispatch(gstackLayout(${JSON.stringify(world.root)}), ${JSON.stringify(id)}, { pr: true, gh: ${JSON.stringify(gh)} });
+`,
+    );
+    const child = spawn(process.execPath, ["--import", "tsx", script], {
+      cwd: join(import.meta.dirname, "..", ".."),
+      stdio: ["ignore", "inherit", "inherit"],
+    });
+    const signal = await new Promise((resolve) => child.on("exit", (_code, killed) => resolve(killed)));
+    // Killed where meant: the branch pushed (and the pull request open, or not yet), nothing recorded.
+    expect(signal).toBe("SIGKILL");
+    expect(
+      await stat(join(world.layout.dispatch.sessionDir(id), "landing.json")).then(
+        () => true,
+        () => false,
+      ),
+    ).toBe(false);
+    expect(
+      execFileSync("git", ["-C", remote, "rev-parse", `gstack/${id}`], { encoding: "utf8" }).trim(),
+    ).toBe(tip);
+    expect(await completionOf(world.layout, id)).toMatchObject({ landing: "awaiting" });
+    const opened = await readFile(prs, "utf8").then(
+      (text) => (JSON.parse(text) as unknown[]).length,
+      () => 0,
+    );
+    expect(opened).toBe(at === "create" ? 1 : 0);
+
+    const answer = await landDispatch(world.layout, id, { pr: true, gh });
+    expect(answer).toMatchObject({
+      landing: "pr_opened",
+      how: "pull-request",
+      pr: "https://github.com/acme/widget/pull/1",
+    });
+    expect(JSON.parse(await readFile(prs, "utf8"))).toHaveLength(1);
+    const created = (await readFile(calls, "utf8"))
+      .trim()
+      .split("\n")
+      .filter((line) => (JSON.parse(line) as string[]).slice(0, 2).join(" ") === "pr create");
+    expect(created).toHaveLength(1);
+    expect(await completionOf(world.layout, id)).toMatchObject({
+      landing: "pr_opened",
+      pr: "acme/widget#1",
+    });
+    const landed = (await auditOf(world.layout)).filter(
+      (event) => event.event === "landed" && event.dispatch_id === id,
+    );
+    expect(landed).toHaveLength(1);
+    expect(worktrees()).toBe(1);
+    // Asked once more: what was done, nothing new.
+    expect(await landDispatch(world.layout, id, { pr: true, gh })).toMatchObject({
+      changed: false,
+      pr: "https://github.com/acme/widget/pull/1",
+    });
+    expect(JSON.parse(await readFile(prs, "utf8"))).toHaveLength(1);
   });
 });

@@ -144,7 +144,8 @@ describe("landing a dispatch's branch on the person's word", { timeout: 60_000 }
       gh,
       `#!/usr/bin/env node
 require("node:fs").appendFileSync(${JSON.stringify(record)}, JSON.stringify(process.argv.slice(2)) + "\\n");
-if (process.argv[2] === "pr") console.log("https://github.com/acme/widget/pull/7");
+if (process.argv[3] === "list") console.log("[]");
+else if (process.argv[2] === "pr") console.log("https://github.com/acme/widget/pull/7");
 else console.log("gh version 2.0.0 (stand-in)");
 `,
     );
@@ -168,7 +169,7 @@ else console.log("gh version 2.0.0 (stand-in)");
       .trim()
       .split("\n")
       .map((line) => JSON.parse(line) as string[]);
-    const create = calls.find((call) => call[0] === "pr");
+    const create = calls.find((call) => call[0] === "pr" && call[1] === "create");
     expect(create).toEqual(
       expect.arrayContaining(["create", "--head", "gstack/dispatch-land-pr", "--base", "main"]),
     );

@@ -372,6 +372,19 @@ async function openPullRequest(
   const pushed = await runGit(tree.repo, ["push", "--quiet", remote, `${tip}:refs/heads/${tree.branch}`]);
   if (!pushed.ok)
     throw new LandRefusal("git", `could not push ${tree.branch} to ${remote}: ${firstLine(pushed.stderr)}`);
+  // A pull request already open for the branch is an earlier `land --pr` cut short between gh
+  // opening it and the record being written: finished now, never opened twice.
+  const existing = await existingPullRequest(gh, tree);
+  if (existing) {
+    const record: LandingRecord = {
+      landing: "pr_opened",
+      how: "pull-request",
+      at: now(options),
+      pr: existing,
+      commit: tip,
+    };
+    return finishLanding(layout, state.id, tree, record, options);
+  }
   const completion = await readFile(layout.dispatch.completedReport(state.id), "utf8").catch(() => "");
   const title = /^# (.+)$/m.exec(completion)?.[1] ?? `${state.project}: ${state.id}`;
   const created = await run(
@@ -403,6 +416,23 @@ async function openPullRequest(
     commit: tip,
   };
   return finishLanding(layout, state.id, tree, record, options);
+}
+
+/** The address of an open pull request gh knows for the dispatch's branch, if any. */
+async function existingPullRequest(gh: string, tree: WorktreeRecord): Promise<string | undefined> {
+  const listed = await run(
+    gh,
+    ["pr", "list", "--head", tree.branch, "--state", "open", "--json", "url,headRefName"],
+    tree.repo,
+  );
+  if (!listed.ok) return undefined;
+  try {
+    const prs = JSON.parse(listed.stdout) as Array<{ url?: unknown; headRefName?: unknown }>;
+    const found = prs.find((pr) => pr.headRefName === tree.branch && typeof pr.url === "string");
+    return found ? String(found.url) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 async function changedFiles(folder: string): Promise<string[]> {

@@ -6,23 +6,7 @@ import type { Daemon } from "../daemon";
 import { formatStatus, readStatus } from "../status";
 import { submitDispatch } from "../submit";
 import { completionOf, dispatchFor, makeWorld, type TestWorld, testDaemon, waitFor } from "../test-support";
-
-/** Whether this machine lets the test mount a small tmpfs (root on Linux). */
-function canMountTmpfs(): boolean {
-  if (process.platform !== "linux" || process.getuid?.() !== 0) return false;
-  try {
-    execFileSync(
-      "sh",
-      ["-c", "d=$(mktemp -d) && mount -t tmpfs -o size=64k tmpfs $d && umount $d && rmdir $d"],
-      {
-        stdio: "ignore",
-      },
-    );
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { canMountTmpfs, fill } from "./tmpfs-test-support";
 
 const mountable = canMountTmpfs();
 if (!mountable) {
@@ -45,21 +29,6 @@ afterEach(async () => {
   await world.cleanup();
 });
 
-/** Writes zeros into `path` until the file system has no room left. */
-async function fill(path: string): Promise<void> {
-  for (const size of [256 * 1024, 16 * 1024, 1024, 64]) {
-    const chunk = Buffer.alloc(size);
-    for (;;) {
-      try {
-        await appendFile(path, chunk);
-      } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ENOSPC") break;
-        throw error;
-      }
-    }
-  }
-}
-
 describe.skipIf(!mountable)("the state root on a disk that fills up and frees again", () => {
   it("runs every dispatch once, says 'disk full' meanwhile and resumes without a restart", async () => {
     await mkdir(world.root, { recursive: true });
@@ -68,7 +37,7 @@ describe.skipIf(!mountable)("the state root on a disk that fills up and frees ag
     const agent = join(world.base, "counting-agent.cjs");
     await appendFile(
       agent,
-      `require("node:fs").appendFileSync(require("node:path").join(process.cwd(), "..", "runs.log"), process.env.GSTACK_DISPATCH_ID + "\\n");
+      `require("node:fs").appendFileSync(${JSON.stringify(join(world.base, "runs.log"))}, process.env.GSTACK_DISPATCH_ID + "\\n");
 ${await readFile(world.agentScript, "utf8")}`,
     );
     const lines: string[] = [];

@@ -1,4 +1,4 @@
-import { mkdir, realpath, rm, stat } from "node:fs/promises";
+import { mkdir, realpath, rm, stat, statfs } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { branchNameProblem, defaultBranch } from "./branch-name";
 import { firstLine, gitText, runGit } from "./run-git";
@@ -233,10 +233,39 @@ export async function materializeWorktree(record: WorktreeRecord): Promise<boole
   if (!added.ok) {
     await rm(record.path, { recursive: true, force: true });
     await runGit(record.repo, ["worktree", "prune"]);
-    throw new Error(`could not make the worktree ${record.path}: ${firstLine(added.stderr)}`);
+    // `git worktree add -b` makes the branch before the checkout and keeps it when the checkout
+    // fails: one made just now goes too (a retry makes it again from the same base).
+    if (!branchExists) await runGit(record.repo, ["branch", "-D", "--quiet", record.branch]);
+    const error: NodeJS.ErrnoException = new Error(
+      `could not make the worktree ${record.path}: ${firstLine(added.stderr)}`,
+    );
+    if (await outOfSpace(record, added.stderr)) error.code = "ENOSPC";
+    throw error;
   }
   await mkdir(record.cwd, { recursive: true });
   return true;
+}
+
+/**
+ * Whether a failed `git worktree add` failed for lack of space. git does not always say so (a
+ * checkout that runs out reports "unable to write file …"), so besides its words the free space
+ * where the worktree goes is weighed against the size of the files it checks out.
+ */
+async function outOfSpace(record: WorktreeRecord, stderr: string): Promise<boolean> {
+  if (/No space left on device|Disk quota exceeded/i.test(stderr)) return true;
+  if (!/unable to (write|create)|could not write|cannot write/i.test(stderr)) return false;
+  const free = await statfs(dirname(record.path)).then(
+    (fs) => fs.bavail * fs.bsize,
+    () => undefined,
+  );
+  if (free === undefined) return false;
+  const listed = await runGit(record.repo, ["ls-tree", "-r", "-l", "-z", record.base_sha]);
+  let needed = 0;
+  for (const entry of listed.stdout.split("\0")) {
+    const size = Number(/^\S+ blob \S+ +(\d+)\t/.exec(entry)?.[1] ?? 0);
+    needed += size;
+  }
+  return free < needed;
 }
 
 /** One entry of `git worktree list`. */
