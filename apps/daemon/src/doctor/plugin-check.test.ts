@@ -1,7 +1,9 @@
 import { execFile } from "node:child_process";
 import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { gstackLayout } from "@gstack/contracts";
 import {
@@ -15,6 +17,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { checkPlugin, type DoctorContext } from "./doctor-checks";
 
 const run = promisify(execFile);
+const cli = join(import.meta.dirname, "..", "cli.ts");
+const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 const pluginPackageDir = join(import.meta.dirname, "..", "..", "..", "..", "packages", "openclaw-plugin");
 let folder: string;
 let tarball: string;
@@ -47,7 +51,7 @@ afterAll(async () => {
   await rm(folder, { recursive: true, force: true });
 });
 
-describe("doctor's OpenClaw plugin check, against the real openclaw", { timeout: 300_000 }, () => {
+describe("the OpenClaw plugin in doctor and uninstall, with the real openclaw", { timeout: 300_000 }, () => {
   it("fails with the one-line fix while the plugin is not installed", async () => {
     const check = await checkPlugin(context);
     expect(check).toMatchObject({ name: "openclaw-plugin", status: "fail" });
@@ -75,6 +79,31 @@ describe("doctor's OpenClaw plugin check, against the real openclaw", { timeout:
       status: "fail",
       detail: "installed but disabled",
       fix: "openclaw plugins enable gstack, then restart the gateway",
+    });
+  });
+
+  it("is gone after gstack-dispatch uninstall, which says so", async () => {
+    const uninstall = await run(
+      process.execPath,
+      [
+        "--import",
+        tsxLoader,
+        cli,
+        "uninstall",
+        "--platform",
+        "linux",
+        "--keep-commands",
+        "--root",
+        context.layout.root,
+      ],
+      { env: { ...context.env, NO_COLOR: "1" } },
+    );
+    expect(uninstall.stdout).toContain(
+      "removed the gstack plugin from OpenClaw (restart the gateway to unload it)",
+    );
+    expect(await checkPlugin(context)).toMatchObject({
+      status: "fail",
+      detail: "OpenClaw has no gstack plugin",
     });
   });
 });
