@@ -73,6 +73,7 @@ export {
   dispatchIdSchema,
   HTTP_URL_PATTERN,
   httpUrlSchema,
+  MAX_BUDGET_USD,
   projectSlugSchema,
   SAFE_TEXT_PATTERN,
   SKILL_NAME_PATTERN,

@@ -75,7 +75,10 @@ describe("installing from the checkout into a fresh prefix", () => {
   });
 
   it("writes help without colour codes to a pipe, and with NO_COLOR set to any value", async () => {
-    const { NO_COLOR: _, FORCE_COLOR: __, ...plain } = process.env;
+    // The help renderer leaves colour off by itself under CI, TEST (which the test runner sets)
+    // or a dumb terminal, so the commands run here without them: only the pipe can turn it off.
+    const { NO_COLOR: _, FORCE_COLOR: __, TEST: ___, CI: ____, ...rest } = process.env;
+    const plain = { ...rest, TERM: "xterm-256color" };
     for (const command of commands) {
       const piped = await run(join(prefix, "bin", command), ["--help"], { env: plain });
       expect(piped.stdout).toContain(`USAGE ${command}`);

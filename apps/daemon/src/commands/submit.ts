@@ -2,7 +2,7 @@ import { readFile } from "node:fs/promises";
 import { type DispatchInput, parseValue, prepareDispatch } from "@gstack/contracts";
 import { defineCommand } from "citty";
 import { DaemonError } from "../errors";
-import { dispatchFromFlags } from "../intake/dispatch-from-flags";
+import { budgetFromFlag, dispatchFromFlags } from "../intake/dispatch-from-flags";
 import { apiRequest } from "../service-api/client";
 import { reachDaemonApi } from "../service-api/local-api";
 import { submitDispatch } from "../submit";
@@ -26,6 +26,10 @@ export const submit = defineCommand({
     branch: { type: "string", description: "branch the work should happen on" },
     "task-type": { type: "string", description: "kind of work, for routing (e.g. security)" },
     ttl: { type: "string", description: "seconds until an unstarted dispatch expires (60 to 86400)" },
+    budget: {
+      type: "string",
+      description: "spend cap in US dollars: the agent is stopped when its cost reaches it",
+    },
     print: { type: "boolean", description: "print the dispatch JSON instead of submitting it" },
   },
   async run({ args }) {
@@ -46,6 +50,7 @@ export const submit = defineCommand({
         const ttl = args.ttl === undefined ? undefined : Number(args.ttl);
         if (ttl !== undefined && !Number.isInteger(ttl))
           throw new DaemonError(`--ttl must be whole seconds, got ${args.ttl}`);
+        const budget = args.budget === undefined ? undefined : budgetFromFlag(args.budget);
         document = dispatchFromFlags(
           {
             task: args.task,
@@ -55,6 +60,7 @@ export const submit = defineCommand({
             ...(args.branch ? { branch: args.branch } : {}),
             ...(args["task-type"] ? { taskType: args["task-type"] } : {}),
             ...(ttl !== undefined ? { ttlSeconds: ttl } : {}),
+            ...(budget !== undefined ? { budgetUsd: budget } : {}),
           },
           { cwd: process.cwd() },
         );

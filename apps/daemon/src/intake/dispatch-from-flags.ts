@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { basename, resolve } from "node:path";
+import { MAX_BUDGET_USD } from "@gstack/contracts";
 import { DaemonError } from "../errors";
 
 /** What `gstack-dispatch submit` takes on its command line instead of a file. */
@@ -13,6 +14,8 @@ export interface DispatchFlags {
   branch?: string;
   taskType?: string;
   ttlSeconds?: number;
+  /** Spend cap in US dollars (`budget_usd`). */
+  budgetUsd?: number;
   constraints?: string[];
 }
 
@@ -53,6 +56,21 @@ export function dispatchFromFlags(
     ...(flags.taskType ? { task_type: flags.taskType } : {}),
     ...(flags.constraints?.length ? { constraints: flags.constraints } : {}),
     ...(flags.ttlSeconds !== undefined ? { ttl_seconds: flags.ttlSeconds } : {}),
+    ...(flags.budgetUsd !== undefined ? { budget_usd: flags.budgetUsd } : {}),
     created_at: now.toISOString(),
   };
+}
+
+/**
+ * The spend cap `--budget` gives, in US dollars: a plain number (`5`, `2.50`) more than zero and
+ * at most the contract's largest; anything else is refused in one line naming the flag and rule.
+ */
+export function budgetFromFlag(text: string): number {
+  const trimmed = text.trim();
+  const value = /^(?:\d+(?:\.\d*)?|\.\d+)$/.test(trimmed) ? Number(trimmed) : Number.NaN;
+  if (!(value > 0 && value <= MAX_BUDGET_USD))
+    throw new DaemonError(
+      `--budget must be a number of US dollars more than 0 and at most ${MAX_BUDGET_USD}, got ${JSON.stringify(text)}`,
+    );
+  return value;
 }

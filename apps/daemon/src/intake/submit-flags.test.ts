@@ -3,10 +3,10 @@ import { readdir, readFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { parseValue } from "@gstack/contracts";
+import { MAX_BUDGET_USD, parseValue } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeWorld, type TestWorld } from "../test-support";
-import { dispatchFromFlags, slugOf } from "./dispatch-from-flags";
+import { budgetFromFlag, dispatchFromFlags, slugOf } from "./dispatch-from-flags";
 
 const cli = join(import.meta.dirname, "..", "cli.ts");
 // Resolved here, since the command runs in other folders (the current folder is the default project).
@@ -106,6 +106,43 @@ describe("gstack-dispatch submit with flags", { timeout: 60_000 }, () => {
     expect(result.stderr).toMatch(
       /^gstack-dispatch: the command line: invalid dispatch; - target_agent: must be one of .*\[invalid_value\]$/m,
     );
+  });
+});
+
+describe("gstack-dispatch submit --budget", { timeout: 60_000 }, () => {
+  it("sets the dispatch's spend cap", async () => {
+    const result = await runCli(
+      ["submit", "--task", "Tidy the docs", "--budget", "2.50", "--print", "--root", world.root],
+      world.repo,
+    );
+    expect(result.stderr).toBe("");
+    expect(parseValue("dispatch", JSON.parse(result.stdout)).budget_usd).toBe(2.5);
+  });
+
+  it.each(["0", "-3", "abc", "1e3", "10000.01", "", "5usd"])(
+    "refuses %j in one line naming the flag and the rule",
+    async (budget) => {
+      const result = await runCli(
+        ["submit", "--task", "x", `--budget=${budget}`, "--print", "--root", world.root],
+        world.repo,
+      );
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toBe(
+        `gstack-dispatch: --budget must be a number of US dollars more than 0 and at most 10000, got ${JSON.stringify(budget)}\n`,
+      );
+    },
+  );
+});
+
+describe("budgetFromFlag", () => {
+  it("takes plain numbers from more than zero up to the contract's largest", () => {
+    expect(budgetFromFlag("0.01")).toBe(0.01);
+    expect(budgetFromFlag(" 5 ")).toBe(5);
+    expect(budgetFromFlag(".5")).toBe(0.5);
+    expect(budgetFromFlag(String(MAX_BUDGET_USD))).toBe(MAX_BUDGET_USD);
+    expect(() => budgetFromFlag("Infinity")).toThrow(/--budget must be/);
+    expect(() => budgetFromFlag("0x10")).toThrow(/--budget must be/);
   });
 });
 

@@ -144,5 +144,8 @@ export function codePointLength(text: string): number {
 export const nonEmptyString = lazySchema((z) => z.string().min(1));
 export const stringList = lazySchema((z) => z.array(z.string()));
 
-/** A spend cap in US dollars: more than nothing, at most 10 000. */
-export const budgetUsdSchema = lazySchema((z) => z.number().positive().max(10_000));
+/** The largest spend cap a dispatch or the daemon's default may set, in US dollars. */
+export const MAX_BUDGET_USD = 10_000;
+
+/** A spend cap in US dollars: more than nothing, at most `MAX_BUDGET_USD`. */
+export const budgetUsdSchema = lazySchema((z) => z.number().positive().max(MAX_BUDGET_USD));
