@@ -212,6 +212,7 @@ describe("the gstack plugin in the real OpenClaw gateway", { timeout: 600_000 },
     expect(plugin.enabled).toBe(true);
     expect(plugin.toolNames.sort()).toEqual(
       [
+        "gstack_answer",
         "gstack_cancel",
         "gstack_dispatch",
         "gstack_handoffs",
