@@ -68,7 +68,7 @@ describe("a burst of dispatches", () => {
       expect([...counted.values()].every((count) => count === 1)).toBe(true);
       const spawned = (await auditOf(world.layout)).filter((event) => event.event === "spawned");
       expect(spawned).toHaveLength(500);
-    }, 180_000);
+    }, 600_000);
   }
 });
 

@@ -44,18 +44,19 @@ const HISTORY_LIMIT = 400;
  * `getSessionMessages` is `sessions.get`.
  */
 export function runtimeSessionChannel(api: OpenClawPluginApi): SessionChannel {
-  const subagent = api.runtime.subagent;
+  // Read when used, not at registration: OpenClaw's CLI registers plugins without a runtime.
+  const subagent = () => api.runtime.subagent;
   return {
     async post({ sessionKey, text, idempotencyKey }) {
       try {
-        const { runId } = await subagent.run({ sessionKey, message: text, deliver: true, idempotencyKey });
+        const { runId } = await subagent().run({ sessionKey, message: text, deliver: true, idempotencyKey });
         return runId;
       } catch (error) {
         // OpenClaw refuses `deliver` for a session other than the main one that has no channel
         // to answer on (a CLI or web session): the turn then runs without it, and the report
         // stays in the session's history.
         try {
-          const { runId } = await subagent.run({
+          const { runId } = await subagent().run({
             sessionKey,
             message: text,
             deliver: false,
@@ -68,7 +69,7 @@ export function runtimeSessionChannel(api: OpenClawPluginApi): SessionChannel {
       }
     },
     async waitForTurn(runId, timeoutMs) {
-      const result = await subagent.waitForRun({ runId, timeoutMs });
+      const result = await subagent().waitForRun({ runId, timeoutMs });
       if (result.status === "ok") return "ended";
       if (result.status === "error") return "failed";
       return "still-running";
@@ -88,7 +89,7 @@ export function runtimeSessionChannel(api: OpenClawPluginApi): SessionChannel {
       return "sent";
     },
     async history(sessionKey) {
-      const { messages } = await subagent.getSessionMessages({ sessionKey, limit: HISTORY_LIMIT });
+      const { messages } = await subagent().getSessionMessages({ sessionKey, limit: HISTORY_LIMIT });
       return messages.map(historyMessage);
     },
   };
