@@ -34,7 +34,7 @@ describe("two daemons started at the same instant after one was killed with -9 m
     const agent = join(world.base, "counting-agent.cjs");
     await writeFile(
       agent,
-      `require("node:fs").appendFileSync(require("node:path").join(process.cwd(), "..", "runs.log"), process.env.GSTACK_DISPATCH_ID + "\\n");
+      `require("node:fs").appendFileSync(${JSON.stringify(join(world.base, "runs.log"))}, process.env.GSTACK_DISPATCH_ID + "\\n");
 ${await readFile(world.agentScript, "utf8")}`,
     );
     const start = () => {

@@ -40,7 +40,7 @@ async function sideEffectAgent(): Promise<string> {
   const agent = join(world.base, "side-effect-agent.cjs");
   await writeFile(
     agent,
-    `require("node:fs").appendFileSync(require("node:path").join(process.cwd(), "..", "side-effects.log"), process.env.GSTACK_DISPATCH_ID + "\\n");
+    `require("node:fs").appendFileSync(${JSON.stringify(join(world.base, "side-effects.log"))}, process.env.GSTACK_DISPATCH_ID + "\\n");
 ${await readFile(world.agentScript, "utf8")}`,
   );
   return agent;
