@@ -1,17 +1,11 @@
-import { execFileSync } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { readFile } from "node:fs/promises";
 import { parseValue } from "@gstack/contracts";
-import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
+import { scripted } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Daemon } from "./daemon";
+import { type ClaudeWorld, makeClaudeWorld } from "./claude-world";
 import { apiRequest } from "./service-api/client";
 import { requestCancel, submitDispatch } from "./submit";
-import { auditOf, completionOf, makeWorld, type TestWorld, waitFor } from "./test-support";
-
-/** The real Claude Code CLI installed as this package's devDependency. */
-const claude = join(import.meta.dirname, "..", "node_modules", ".bin", "claude");
+import { auditOf, completionOf, waitFor } from "./test-support";
 
 const REPORT = [
   "Added hello.txt and committed it.",
@@ -33,42 +27,13 @@ const COMMIT_SCRIPT = [
   scripted.text(REPORT),
 ];
 
-let world: TestWorld;
-let model: ScriptedModel | undefined;
-let daemon: Daemon | undefined;
-let home: string;
+let world: ClaudeWorld;
 
 beforeEach(async () => {
-  world = await makeWorld();
-  execFileSync("git", ["-C", world.repo, "config", "user.name", "Scripted Agent"]);
-  execFileSync("git", ["-C", world.repo, "config", "user.email", "agent@example.invalid"]);
-  home = await mkdtemp(join(tmpdir(), "gstack-claude-home-"));
+  world = await makeClaudeWorld();
 });
 
-afterEach(async () => {
-  await daemon?.stop(0);
-  daemon = undefined;
-  await model?.close();
-  model = undefined;
-  await rm(home, { recursive: true, force: true });
-  await world.cleanup();
-});
-
-async function start(
-  options: Parameters<typeof startScriptedModel>[0],
-  settings: Record<string, unknown> = {},
-) {
-  model = await startScriptedModel(options);
-  daemon = new Daemon({
-    openclawWorkspace: false,
-    root: world.root,
-    claudeBinary: claude,
-    agentEnv: { ...model.claudeEnv(home), CLAUDE_CODE_MAX_RETRIES: "0" },
-    retryDelayMs: { rateLimit: 100, other: 100 },
-    settings: { trusted_repos: [world.base], ...settings },
-  });
-  await daemon.start();
-}
+afterEach(() => world.cleanup());
 
 function dispatch(id: string) {
   return {
@@ -83,18 +48,16 @@ function dispatch(id: string) {
 
 describe("the daemon with the real Claude Code CLI and a scripted model", { timeout: 90_000 }, () => {
   it("completes a dispatch that writes a file and commits it", async () => {
-    await start({ script: COMMIT_SCRIPT });
+    await world.start({ script: COMMIT_SCRIPT });
     await submitDispatch(world.layout, dispatch("dispatch-claude-commit"));
     const completion = await waitFor(() => completionOf(world.layout, "dispatch-claude-commit"), 60_000);
     expect(completion).toMatchObject({ status: "completed", commits: 1, retries: 0, agent: "claude" });
     expect(completion.session_id).toEqual(expect.any(String));
     expect(Number(completion.turns)).toBeGreaterThan(0);
     // On the dispatch's own branch, not in the person's checkout.
-    expect(
-      execFileSync("git", ["-C", world.repo, "show", "gstack/dispatch-claude-commit:hello.txt"], {
-        encoding: "utf8",
-      }),
-    ).toBe("hello from the scripted model\n");
+    expect(world.git("show", "gstack/dispatch-claude-commit:hello.txt")).toBe(
+      "hello from the scripted model",
+    );
     const report = await readFile(world.layout.dispatch.completedReport("dispatch-claude-commit"), "utf8");
     expect(report).toContain("## What shipped\n\n- hello.txt with a greeting");
     expect(report).toContain("## Decisions made\n\n- Plain text, no template");
@@ -104,13 +67,13 @@ describe("the daemon with the real Claude Code CLI and a scripted model", { time
       type: "tool",
       insight: "Commits in this repo need no hooks",
     });
-    const firstPrompt = model?.agentRequests()[0]?.promptText ?? "";
+    const firstPrompt = world.model?.agentRequests()[0]?.promptText ?? "";
     expect(firstPrompt).toContain("dispatch-claude-commit");
     expect(firstPrompt).toContain("The widget repo keeps docs in docs/");
   });
 
   it("runs a dispatch spawned over the service API and answers its completion only at the end", async () => {
-    await start({ script: COMMIT_SCRIPT });
+    await world.start({ script: COMMIT_SCRIPT });
     const target = { socketPath: world.layout.dispatch.apiSocket };
     const spawned = await apiRequest(target, "POST", "/v1/sessions", {
       body: JSON.stringify({ dispatch: JSON.stringify(dispatch("dispatch-claude-api")) }),
@@ -127,9 +90,7 @@ describe("the daemon with the real Claude Code CLI and a scripted model", { time
     // The real CLI takes a while: there were answers before the end, none of them a result.
     expect(seen.length).toBeGreaterThan(1);
     expect(seen.slice(0, -1).every((status) => ["queued", "running"].includes(status))).toBe(true);
-    const head = execFileSync("git", ["-C", world.repo, "rev-parse", "gstack/dispatch-claude-api"], {
-      encoding: "utf8",
-    }).trim();
+    const head = world.git("rev-parse", "gstack/dispatch-claude-api");
     expect(done).toMatchObject({ status: "completed", terminal: true, agent: "claude", attempt: 1 });
     expect(done.run?.commit_shas).toEqual([head]);
     expect(done.report).toMatchObject({ status: "completed", commits: 1, commit_shas: [head] });
@@ -137,7 +98,7 @@ describe("the daemon with the real Claude Code CLI and a scripted model", { time
   });
 
   it("classifies a 429 as a rate limit and retries once as is", async () => {
-    await start({
+    await world.start({
       respond: (request) =>
         request.promptText.includes("This is attempt 2") ? undefined : scripted.rateLimited(),
       script: COMMIT_SCRIPT,
@@ -151,7 +112,7 @@ describe("the daemon with the real Claude Code CLI and a scripted model", { time
   });
 
   it("classifies prompt-too-long as a context overflow and retries without learnings", async () => {
-    await start({
+    await world.start({
       respond: (request) =>
         request.promptText.includes("What the dispatcher already knows")
           ? scripted.promptTooLong()
@@ -167,16 +128,16 @@ describe("the daemon with the real Claude Code CLI and a scripted model", { time
   });
 
   it("escalates when the retry fails too", async () => {
-    await start({ script: [scripted.rateLimited()] });
+    await world.start({ script: [scripted.rateLimited()] });
     await submitDispatch(world.layout, dispatch("dispatch-claude-twice"));
     const completion = await waitFor(() => completionOf(world.layout, "dispatch-claude-twice"), 60_000);
     expect(completion).toMatchObject({ status: "failed", error_kind: "rate_limit", retries: 1 });
   });
 
   it("cancels a hung session and leaves no process behind", async () => {
-    await start({ script: [scripted.hang()] });
+    await world.start({ script: [scripted.hang()] });
     await submitDispatch(world.layout, dispatch("dispatch-claude-hang"));
-    await waitFor(() => (model && model.hangingCount() > 0 ? true : undefined), 60_000);
+    await waitFor(() => (world.model && world.model.hangingCount() > 0 ? true : undefined), 60_000);
     const spawned = (await auditOf(world.layout)).find((event) => event.event === "spawned");
     await requestCancel(world.layout, "dispatch-claude-hang");
     const completion = await waitFor(() => completionOf(world.layout, "dispatch-claude-hang"), 30_000);

@@ -1,18 +1,14 @@
-import { execFileSync } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
+import { scripted } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Daemon } from "../daemon";
+import { type ClaudeWorld, makeClaudeWorld } from "../claude-world";
 import { apiRequest } from "../service-api/client";
 import { reachDaemonApi } from "../service-api/local-api";
 import { readState } from "../session-state";
 import { submitDispatch } from "../submit";
-import { completionOf, makeWorld, type TestWorld, waitFor } from "../test-support";
+import { completionOf, waitFor } from "../test-support";
 import { writeGstackRun } from "./gstack-run-fixture";
-
-const claude = join(import.meta.dirname, "..", "..", "node_modules", ".bin", "claude");
 
 const REPORT = [
   "Planned the search fix with /autoplan.",
@@ -27,35 +23,16 @@ const REPORT = [
   "- The gate",
 ].join("\n");
 
-let world: TestWorld;
-let model: ScriptedModel | undefined;
-let daemon: Daemon | undefined;
-let home: string;
+let world: ClaudeWorld;
 
 beforeEach(async () => {
-  world = await makeWorld();
-  home = await mkdtemp(join(tmpdir(), "gstack-claude-home-"));
+  world = await makeClaudeWorld();
 });
 
-afterEach(async () => {
-  await daemon?.stop(0);
-  daemon = undefined;
-  await model?.close();
-  model = undefined;
-  await rm(home, { recursive: true, force: true });
-  await world.cleanup();
-});
+afterEach(() => world.cleanup());
 
 async function runWithFinalText(id: string, finalText: string, options: { rejectGate?: string } = {}) {
-  model = await startScriptedModel({ script: [scripted.text(finalText)] });
-  daemon = new Daemon({
-    openclawWorkspace: false,
-    root: world.root,
-    claudeBinary: claude,
-    agentEnv: { ...model.claudeEnv(home), CLAUDE_CODE_MAX_RETRIES: "0" },
-    settings: { trusted_repos: [world.base] },
-  });
-  await daemon.start();
+  await world.start({ script: [scripted.text(finalText)] });
   await submitDispatch(world.layout, {
     id,
     dispatched_by: "wintermute",
@@ -95,18 +72,8 @@ describe("a gstack run named by a real Claude Code agent", { timeout: 90_000 }, 
     );
     // Committed, so the dispatch's own worktree (made from HEAD) holds the run the agent names.
     await writeGstackRun(join(world.repo, ".gstack", "runs", "r1"));
-    execFileSync("git", ["-C", world.repo, "add", ".gstack"]);
-    execFileSync("git", [
-      "-C",
-      world.repo,
-      "-c",
-      "user.name=t",
-      "-c",
-      "user.email=t@example.invalid",
-      "commit",
-      "-qm",
-      "run",
-    ]);
+    world.git("add", ".gstack");
+    world.git("commit", "-qm", "run");
     const { completion, report } = await runWithFinalText(
       "dispatch-gstack-gate",
       `${REPORT}\n\nGSTACK_RESULT: skill=autoplan status=gate_pending run=.gstack/runs/r1`,
@@ -151,6 +118,6 @@ describe("a gstack run named by a real Claude Code agent", { timeout: 90_000 }, 
     expect(report).toMatch(/## Needs human judgment[\s\S]*is outside: run=/);
     const manifest = JSON.parse(await readFile(join(outside, "run.json"), "utf8"));
     expect(manifest.consumed_by).toBeUndefined();
-    expect(execFileSync("git", ["-C", world.repo, "status", "--porcelain"], { encoding: "utf8" })).toBe("");
+    expect(world.git("status", "--porcelain")).toBe("");
   });
 });

@@ -1,32 +1,20 @@
-import { execFileSync } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
+import { scripted } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Daemon } from "../daemon";
+import { type ClaudeWorld, makeClaudeWorld } from "../claude-world";
 import { submitDispatch } from "../submit";
-import { auditOf, completionOf, makeWorld, type TestWorld, waitFor } from "../test-support";
+import { auditOf, completionOf, waitFor } from "../test-support";
 import { checkoutSnapshot } from "./checkout-snapshot";
-
-/** The real Claude Code CLI installed as this package's devDependency. */
-const claude = join(import.meta.dirname, "..", "..", "node_modules", ".bin", "claude");
 
 const REPORT =
   "Done.\n\n## What shipped\n- a file\n## Decisions made\n- none\n## Learnings logged\n- none\n## Needs human judgment\n- None";
 
-let world: TestWorld;
-let model: ScriptedModel | undefined;
-let daemon: Daemon | undefined;
-let home: string;
-
-const git = (...args: string[]) =>
-  execFileSync("git", ["-C", world.repo, ...args], { encoding: "utf8" }).trim();
+let world: ClaudeWorld;
+const git = (...args: string[]) => world.git(...args);
 
 beforeEach(async () => {
-  world = await makeWorld();
-  git("config", "user.name", "Scripted Agent");
-  git("config", "user.email", "agent@example.invalid");
+  world = await makeClaudeWorld();
   // The person's own work in progress: a committed file they edited and staged, another they
   // edited, a private untracked note, and a stash.
   await writeFile(join(world.repo, "README.md"), "# Widget\n");
@@ -39,38 +27,16 @@ beforeEach(async () => {
   git("add", "README.md");
   await writeFile(join(world.repo, "notes.md"), "edited, not staged\n");
   await writeFile(join(world.repo, "private.txt"), "my private notes\n");
-  git("status", "--porcelain");
-  home = await mkdtemp(join(tmpdir(), "gstack-claude-home-"));
 });
 
-afterEach(async () => {
-  await daemon?.stop(0);
-  daemon = undefined;
-  await model?.close();
-  model = undefined;
-  await rm(home, { recursive: true, force: true });
-  await world.cleanup();
-});
+afterEach(() => world.cleanup());
 
-async function start(
-  options: Parameters<typeof startScriptedModel>[0],
-  settings: Record<string, unknown> = {},
-) {
-  model = await startScriptedModel(options);
-  daemon = new Daemon({
-    openclawWorkspace: false,
-    root: world.root,
-    claudeBinary: claude,
-    agentEnv: { ...model.claudeEnv(home), CLAUDE_CODE_MAX_RETRIES: "0" },
-    retryDelayMs: { rateLimit: 100, other: 100 },
-    settings: {
-      trusted_repos: [world.base],
-      allowed_tools: ["Bash(git reset:*)", "Bash(git stash:*)", "Bash(git checkout:*)"],
-      ...settings,
-    },
+/** The agent may also reset, stash and check out: the person's checkout must not feel it. */
+const start = (script: Parameters<ClaudeWorld["start"]>[0], settings: Record<string, unknown> = {}) =>
+  world.start(script, {
+    allowed_tools: ["Bash(git reset:*)", "Bash(git stash:*)", "Bash(git checkout:*)"],
+    ...settings,
   });
-  await daemon.start();
-}
 
 function dispatch(id: string, extra: Record<string, unknown> = {}) {
   return {
@@ -111,7 +77,7 @@ describe("a dispatch in a worktree of its own, with the real Claude Code CLI", {
     // The branch holds exactly the agent's file on top of the base.
     expect(git("diff", "--name-only", "main", "gstack/dispatch-wt-own")).toBe("hello.txt");
     // The agent ran in the worktree, not in the checkout.
-    const init = model?.agentRequests()[0]?.promptText ?? "";
+    const init = world.model?.agentRequests()[0]?.promptText ?? "";
     expect(init).toContain("dispatch-wt-own");
     const report = await readFile(world.layout.dispatch.completedReport("dispatch-wt-own"), "utf8");
     expect(report).toContain("Branch `gstack/dispatch-wt-own` from `main`");
@@ -180,7 +146,8 @@ describe("a dispatch in a worktree of its own, with the real Claude Code CLI", {
     expect(completion).toMatchObject({ status: "completed", retries: 1, commits: 1 });
     expect(git("diff", "--name-only", "main", "gstack/dispatch-wt-resume")).toBe("hello.txt");
     const resumed =
-      model?.agentRequests().filter((request) => request.promptText.includes("This is attempt 2")) ?? [];
+      world.model?.agentRequests().filter((request) => request.promptText.includes("This is attempt 2")) ??
+      [];
     expect(resumed.length).toBeGreaterThan(0);
     // The conversation goes on: it opens with the first attempt's prompt and holds its Write.
     const first = resumed[0];
