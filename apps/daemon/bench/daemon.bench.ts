@@ -20,9 +20,9 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { gstackLayout } from "@gstack/contracts";
 import { benchStartUp } from "../../../scripts/bench-start-up";
-import type { AgentStarter } from "../src/agent-types";
 import { Daemon } from "../src/daemon";
-import { startRunnerAgent } from "../src/runner-agent";
+import type { AgentStarter } from "../src/run/agent-types";
+import { startRunnerAgent } from "../src/run/runner-agent";
 import { benchServiceApi } from "./service-api.bench";
 import { benchWorktrees } from "./worktree.bench";
 

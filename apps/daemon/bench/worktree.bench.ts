@@ -15,9 +15,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { gstackLayout } from "@gstack/contracts";
-import type { AgentStarter } from "../src/agent-types";
 import { Daemon } from "../src/daemon";
-import { startRunnerAgent } from "../src/runner-agent";
+import type { AgentStarter } from "../src/run/agent-types";
+import { startRunnerAgent } from "../src/run/runner-agent";
 import { materializeWorktree, planWorktree, removeWorktree } from "../src/worktree/worktree";
 
 const files = Number(process.env.BENCH_WORKTREE_FILES ?? 10_000);

@@ -5,7 +5,7 @@ import {
   type DispatchSettings,
   type GstackLayout,
 } from "@gstack/contracts";
-import type { CompletionDelivery } from "./completion-delivery";
+import type { CompletionDelivery } from "./deliver/completion-delivery";
 import type { AgentEnvironment } from "./environment";
 import type { DiskSpace } from "./run/disk-space";
 

@@ -1,26 +1,26 @@
 import { type DispatchSettings, type GstackLayout, gstackLayout } from "@gstack/contracts";
-import type { AgentStarter } from "./agent-types";
-import { type CancelParts, onControlFile, requestCancel, scanControl } from "./cancel";
-import type { CompletionStepContext, CompletionStepName } from "./completion";
-import type { CompletionDelivery, DeliveryContext } from "./completion-delivery";
 import { auditLog, type DaemonContext } from "./daemon-context";
-import { MAX_DISPATCH_BYTES } from "./intake";
-import { Intake, type OfferVerdict } from "./intake-doors";
+import type { CompletionDelivery, DeliveryContext } from "./deliver/completion-delivery";
+import { createCompletionDelivery } from "./deliver/outbox-delivery";
+import type { RetrySchedule } from "./deliver/retry-schedule";
+import type { CompletionStepContext, CompletionStepName } from "./finish/completion";
+import { learningsSharer } from "./finish/learnings";
+import { MAX_DISPATCH_BYTES } from "./intake/intake";
+import { Intake, type OfferVerdict } from "./intake/intake-doors";
 import { pruneWorktrees } from "./land/awaiting";
-import { learningsSharer } from "./learnings";
 import { Lifecycle } from "./lifecycle";
-import { createCompletionDelivery } from "./outbox-delivery";
 import { recover } from "./recovery";
-import type { RetrySchedule } from "./retry-schedule";
+import type { AgentStarter } from "./run/agent-types";
+import { type CancelParts, onControlFile, requestCancel, scanControl } from "./run/cancel";
 import { DiskSpace } from "./run/disk-space";
-import { startRunnerAgent } from "./runner-agent";
+import { startRunnerAgent } from "./run/runner-agent";
+import { type CancelOutcome, SessionRunner } from "./run/session-runner";
 import { daemonBackend } from "./service-api/backend";
 import { ServiceApi } from "./service-api/server";
-import { type CancelOutcome, SessionRunner } from "./session-runner";
 import { DAEMON_VERSION } from "./version";
 
-export type { OfferVerdict } from "./intake-doors";
-export type { CancelOutcome } from "./session-runner";
+export type { OfferVerdict } from "./intake/intake-doors";
+export type { CancelOutcome } from "./run/session-runner";
 
 /** How to start a daemon. Everything but `root` has a sensible default. */
 export interface DaemonOptions {

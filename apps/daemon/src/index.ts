@@ -1,3 +1,23 @@
+export type { CancelOutcome, DaemonOptions, OfferVerdict } from "./daemon";
+export { Daemon } from "./daemon";
+export type { CompletionDeliveryOptions } from "./deliver/outbox-delivery";
+export { createCompletionDelivery } from "./deliver/outbox-delivery";
+export { DaemonError } from "./errors";
+export type { CompletionPlan, CompletionStepName } from "./finish/completion";
+export { COMPLETION_STEPS } from "./finish/completion";
+export { extractLearnings, learningKey } from "./finish/learnings";
+export type { ReportFacts, ReportSections } from "./finish/report";
+export { bulletItems, completeSections, parseReportSections, renderReport } from "./finish/report";
+export type { DispatchCheckContext, IntakeRules, IntakeVerdict, Refusal } from "./intake/intake";
+export {
+  checkDispatch,
+  checkProjectDir,
+  expiresAt,
+  judgeDispatch,
+  MAX_DISPATCH_BYTES,
+} from "./intake/intake";
+export type { LandOptions } from "./land/land";
+export { discardDispatch, LandRefusal, landDispatch } from "./land/land";
 export type {
   AgentFailure,
   AgentProgress,
@@ -5,23 +25,9 @@ export type {
   AgentStarter,
   RunningAgent,
   StartAgentOptions,
-} from "./agent-types";
-export type { CompletionPlan, CompletionStepName } from "./completion";
-export { COMPLETION_STEPS } from "./completion";
-export type { CancelOutcome, DaemonOptions, OfferVerdict } from "./daemon";
-export { Daemon } from "./daemon";
-export { DaemonError } from "./errors";
-export type { DispatchCheckContext, IntakeRules, IntakeVerdict, Refusal } from "./intake";
-export { checkDispatch, checkProjectDir, expiresAt, judgeDispatch, MAX_DISPATCH_BYTES } from "./intake";
-export type { LandOptions } from "./land/land";
-export { discardDispatch, LandRefusal, landDispatch } from "./land/land";
-export { extractLearnings, learningKey } from "./learnings";
-export type { CompletionDeliveryOptions } from "./outbox-delivery";
-export { createCompletionDelivery } from "./outbox-delivery";
-export { buildPrompt, REPORT_SECTIONS } from "./prompt";
-export type { ReportFacts, ReportSections } from "./report";
-export { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
-export { startRunnerAgent } from "./runner-agent";
+} from "./run/agent-types";
+export { buildPrompt, REPORT_SECTIONS } from "./run/prompt";
+export { startRunnerAgent } from "./run/runner-agent";
 export type { ApiResponse, ApiTarget } from "./service-api/client";
 export { ApiUnreachableError, apiRequest } from "./service-api/client";
 export { reachDaemonApi } from "./service-api/local-api";

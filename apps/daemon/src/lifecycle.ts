@@ -1,8 +1,8 @@
 import { chmod, mkdir, open } from "node:fs/promises";
 import { type DispatchSettings, writeFileAtomic } from "@gstack/contracts";
-import type { CompletionDelivery } from "./completion-delivery";
 import type { DaemonContext } from "./daemon-context";
 import { releaseDaemonLock, takeDaemonLock } from "./daemon-lock";
+import type { CompletionDelivery } from "./deliver/completion-delivery";
 import { checkEnvironment } from "./environment";
 import { DaemonError } from "./errors";
 import { isDiskFull } from "./run/disk-space";

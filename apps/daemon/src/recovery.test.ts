@@ -3,8 +3,13 @@ import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Dispatch, isoWeekOf, parseValue, processAlive, writeFileAtomic } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { type CompletionStepContext, carryOutCompletion, planCompletion, planPath } from "./completion";
 import type { DaemonContext } from "./daemon-context";
+import {
+  type CompletionStepContext,
+  carryOutCompletion,
+  planCompletion,
+  planPath,
+} from "./finish/completion";
 import { recover } from "./recovery";
 import { readState, type SessionState, writeQueueFile, writeState } from "./session-state";
 import {

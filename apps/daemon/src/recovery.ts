@@ -1,6 +1,8 @@
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { type Dispatch, parseJson, parseValue, writeFileAtomic } from "@gstack/contracts";
+import type { DaemonContext } from "./daemon-context";
+import { exists } from "./exists";
 import {
   type CompletionStepContext,
   carryOutCompletion,
@@ -8,11 +10,9 @@ import {
   planFromReport,
   planPath,
   readPlan,
-} from "./completion";
-import type { DaemonContext } from "./daemon-context";
-import { exists } from "./exists";
-import { MAX_DISPATCH_BYTES, readClaimed } from "./intake";
-import { stopMarkedAgents, stopRecordedAgent } from "./orphans";
+} from "./finish/completion";
+import { stopMarkedAgents, stopRecordedAgent } from "./finish/orphans";
+import { MAX_DISPATCH_BYTES, readClaimed } from "./intake/intake";
 import { type ExitRecord, readExitRecord } from "./run/exit-record";
 import { readAllStates, readQueueFile, type SessionState, writeState } from "./session-state";
 import { carryAttemptSpend } from "./spend/spend";

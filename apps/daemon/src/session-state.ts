@@ -2,8 +2,8 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { CompletionStatus, GstackLayout } from "@gstack/contracts";
 import { writeFileAtomic } from "@gstack/contracts";
-import type { AgentProgress } from "./agent-types";
 import type { AwaitingRecord } from "./await/awaiting";
+import type { AgentProgress } from "./run/agent-types";
 import type { WorktreeRecord } from "./worktree/worktree";
 
 /** The daemon's state files are its user's alone, whatever the umask. */

@@ -9,8 +9,8 @@ import {
   sampleCompletion,
   sampleDispatch,
   startReceiver,
-} from "./delivery-test-support";
-import { createCompletionDelivery } from "./outbox-delivery";
+} from "./deliver/delivery-test-support";
+import { createCompletionDelivery } from "./deliver/outbox-delivery";
 import { formatStatus, readStatus } from "./status";
 import { waitFor } from "./test-support";
 

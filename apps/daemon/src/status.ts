@@ -6,7 +6,7 @@ import {
   parseValue,
   processAlive,
 } from "@gstack/contracts";
-import type { DeliveryStatus } from "./completion-delivery";
+import type { DeliveryStatus } from "./deliver/completion-delivery";
 import { commitsSince } from "./git";
 import { type AwaitingLanding, awaitingLanding, formatAwaiting } from "./land/awaiting";
 import { osLockHeld } from "./lock/os-lock";

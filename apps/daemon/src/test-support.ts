@@ -7,7 +7,7 @@ import { pathToFileURL } from "node:url";
 import { type DispatchSettings, type GstackLayout, gstackLayout } from "@gstack/contracts";
 import { Daemon, type DaemonOptions } from "./daemon";
 import { auditLog, type DaemonContext } from "./daemon-context";
-import { createCompletionDelivery } from "./outbox-delivery";
+import { createCompletionDelivery } from "./deliver/outbox-delivery";
 
 /**
  * A small real agent for tests: reads the prompt, and does what the task line says.
@@ -193,7 +193,7 @@ export function startChildDaemon(
   } = {},
 ): { child: ChildProcess; exited: Promise<NodeJS.Signals | number | null>; output: () => string } {
   const daemonModule = pathToFileURL(join(import.meta.dirname, "daemon.ts")).href;
-  const runnerModule = pathToFileURL(join(import.meta.dirname, "runner-agent.ts")).href;
+  const runnerModule = pathToFileURL(join(import.meta.dirname, "run", "runner-agent.ts")).href;
   const offer = options.offerThenCrash;
   const script = `
 import { Daemon } from ${JSON.stringify(daemonModule)};

@@ -1,4 +1,4 @@
-import type { CodeSpan, MarkdownBlock, MarkdownStructure } from "./markdown-structure";
+import type { CodeSpan, MarkdownBlock, MarkdownStructure } from "./markdown-types";
 
 /**
  * A line-by-line reader of the CommonMark structure the rules read: headings, paragraphs,

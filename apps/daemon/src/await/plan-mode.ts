@@ -1,6 +1,6 @@
 import type { Dispatch, DispatchSettings } from "@gstack/contracts";
-import { checkProjectDir } from "../intake";
-import { REPORT_SECTIONS } from "../prompt";
+import { checkProjectDir } from "../intake/intake";
+import { REPORT_SECTIONS } from "../run/prompt";
 
 /** Claude Code's read-only mode: it may read and search, but changes nothing. */
 export const PLAN_PERMISSION_ARGS = ["--permission-mode", "plan"] as const;

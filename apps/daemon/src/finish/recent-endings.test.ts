@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { mkdir, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { sampleCompletion } from "../delivery-test-support";
+import { sampleCompletion } from "../deliver/delivery-test-support";
 import { makeWorld, type TestWorld } from "../test-support";
 import { formatEndings, recentEndings } from "./recent-endings";
 

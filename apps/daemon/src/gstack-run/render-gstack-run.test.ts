@@ -1,6 +1,6 @@
 import type { Completion } from "@gstack/contracts";
 import { describe, expect, it } from "vitest";
-import { completeSections, renderReport } from "../report";
+import { completeSections, renderReport } from "../finish/report";
 
 const base: Completion = { dispatch_id: "dispatch-a", status: "completed", duration: 5 };
 

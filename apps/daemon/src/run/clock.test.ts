@@ -1,8 +1,8 @@
 import { readFile } from "node:fs/promises";
 import { resolveDispatchSettings } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { CompletionDelivery } from "../completion-delivery";
 import type { Daemon } from "../daemon";
+import type { CompletionDelivery } from "../deliver/completion-delivery";
 import {
   type DeliveryWorld,
   makeDeliveryWorld,
@@ -11,8 +11,8 @@ import {
   sampleDispatch,
   startReceiver,
   type TestReceiver,
-} from "../delivery-test-support";
-import { createCompletionDelivery } from "../outbox-delivery";
+} from "../deliver/delivery-test-support";
+import { createCompletionDelivery } from "../deliver/outbox-delivery";
 import { submitDispatch } from "../submit";
 import {
   auditOf,

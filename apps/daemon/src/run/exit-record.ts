@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type GstackLayout, writeFileAtomic } from "@gstack/contracts";
-import type { AgentRunResult } from "../agent-types";
+import type { AgentRunResult } from "./agent-types";
 
 /**
  * How an attempt's agent ended, written (and synced) the moment its result is known and before

@@ -1,5 +1,5 @@
 import { realpath } from "node:fs/promises";
-import { checkProjectDir } from "../intake";
+import { checkProjectDir } from "../intake/intake";
 
 /**
  * Checks, right before an agent starts, that the folder it will run in is still the one intake

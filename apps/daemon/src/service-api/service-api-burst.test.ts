@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { parseValue } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "../daemon";
-import { startRunnerAgent } from "../runner-agent";
+import { startRunnerAgent } from "../run/runner-agent";
 import {
   auditOf,
   completionOf,

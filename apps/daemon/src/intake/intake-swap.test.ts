@@ -3,9 +3,8 @@ import { mkdir, readdir, readFile, rename, symlink, writeFile } from "node:fs/pr
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Daemon } from "./daemon";
-import { decodeUtf8, firstInvalidUtf8Offset, readClaimed, UnreadableDispatchError } from "./intake";
-import { submitDispatch } from "./submit";
+import type { Daemon } from "../daemon";
+import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,
@@ -14,7 +13,8 @@ import {
   type TestWorld,
   testDaemon,
   waitFor,
-} from "./test-support";
+} from "../test-support";
+import { decodeUtf8, firstInvalidUtf8Offset, readClaimed, UnreadableDispatchError } from "./intake";
 
 let world: TestWorld;
 let daemon: Daemon | undefined;

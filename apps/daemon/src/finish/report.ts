@@ -1,8 +1,8 @@
 import type { Completion } from "@gstack/contracts";
 import { stringify } from "yaml";
-import { gstackJudgment, renderGstackRun } from "./gstack-run/render-gstack-run";
-import { REPORT_SECTIONS } from "./prompt";
-import { describeSpend } from "./spend/spend";
+import { gstackJudgment, renderGstackRun } from "../gstack-run/render-gstack-run";
+import { REPORT_SECTIONS } from "../run/prompt";
+import { describeSpend } from "../spend/spend";
 
 /** The four sections of a completion report, as Markdown bodies (empty when unknown). */
 export type ReportSections = Record<(typeof REPORT_SECTIONS)[number], string>;

@@ -2,9 +2,9 @@ import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { signDocument } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Daemon, DaemonOptions } from "./daemon";
-import { readState } from "./session-state";
-import { submitDispatch } from "./submit";
+import type { Daemon, DaemonOptions } from "../daemon";
+import { readState } from "../session-state";
+import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,
@@ -14,7 +14,7 @@ import {
   type TestWorld,
   testDaemon,
   waitFor,
-} from "./test-support";
+} from "../test-support";
 
 let world: TestWorld;
 let daemon: Daemon | undefined;

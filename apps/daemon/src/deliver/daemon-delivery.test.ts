@@ -2,10 +2,9 @@ import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Daemon } from "./daemon";
-import { readOutbox } from "./delivery-outbox";
-import { readDeliveryStatus } from "./status";
-import { submitDispatch } from "./submit";
+import type { Daemon } from "../daemon";
+import { readDeliveryStatus } from "../status";
+import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,
@@ -14,7 +13,8 @@ import {
   type TestWorld,
   testDaemon,
   waitFor,
-} from "./test-support";
+} from "../test-support";
+import { readOutbox } from "./delivery-outbox";
 
 interface Received {
   path: string;

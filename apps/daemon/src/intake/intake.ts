@@ -13,7 +13,7 @@ import {
   writeFileAtomic,
 } from "@gstack/contracts";
 import picomatch from "picomatch";
-import { branchNameProblem } from "./worktree/branch-name";
+import { branchNameProblem } from "../worktree/branch-name";
 
 /** Dispatch files larger than this are refused before they are read. */
 export const MAX_DISPATCH_BYTES = 256 * 1024;

@@ -1,7 +1,7 @@
 import { readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { readCompletionStatus } from "./completion";
-import type { DaemonContext } from "./daemon-context";
+import type { DaemonContext } from "../daemon-context";
+import { readCompletionStatus } from "../finish/completion";
 import type { CancelOutcome, LiveSession } from "./session-runner";
 
 /** What deciding a cancel asks of the other rooms. */

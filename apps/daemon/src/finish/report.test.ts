@@ -2,7 +2,7 @@ import { parseValue } from "@gstack/contracts";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { REPORT_SECTIONS } from "./prompt";
+import { REPORT_SECTIONS } from "../run/prompt";
 import {
   bulletItems,
   completeSections,

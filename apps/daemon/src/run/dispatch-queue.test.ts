@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { gstackLayout } from "@gstack/contracts";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
+import { readQueueFile, writeQueueFile } from "../session-state";
 import { DispatchQueue } from "./dispatch-queue";
-import { readQueueFile, writeQueueFile } from "./session-state";
 
 const seed = Number(process.env.FC_SEED ?? Date.now() % 1_000_000);
 console.log(`dispatch-queue properties: fast-check seed ${seed}`);

@@ -2,9 +2,9 @@ import { readdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Dispatch } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { DaemonContext } from "./daemon-context";
+import type { DaemonContext } from "../daemon-context";
+import { auditOf, dispatchFor, makeWorld, roomContext, type TestWorld, waitFor } from "../test-support";
 import { Intake, type IntakeSessions } from "./intake-doors";
-import { auditOf, dispatchFor, makeWorld, roomContext, type TestWorld, waitFor } from "./test-support";
 
 /** What the session runner would have been handed, without a runner. */
 class AdmittedSessions implements IntakeSessions {

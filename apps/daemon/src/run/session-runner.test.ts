@@ -3,10 +3,8 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Dispatch, parseValue } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { AgentRunResult, AgentStarter, StartAgentOptions } from "./agent-types";
-import type { DaemonContext } from "./daemon-context";
-import { SessionRunner } from "./session-runner";
-import { readState, type SessionState } from "./session-state";
+import type { DaemonContext } from "../daemon-context";
+import { readState, type SessionState } from "../session-state";
 import {
   auditOf,
   completionOf,
@@ -15,7 +13,9 @@ import {
   roomContext,
   type TestWorld,
   waitFor,
-} from "./test-support";
+} from "../test-support";
+import type { AgentRunResult, AgentStarter, StartAgentOptions } from "./agent-types";
+import { SessionRunner } from "./session-runner";
 
 const REPORT =
   "## What shipped\n- it\n## Decisions made\n- none\n## Learnings logged\n- none\n## Needs human judgment\n- Nothing";

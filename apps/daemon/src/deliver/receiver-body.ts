@@ -6,8 +6,8 @@ import {
   type FailureKind,
   parseValue,
 } from "@gstack/contracts";
-import { bulletItems, parseReportSections } from "./report";
-import { describeSpend } from "./spend/spend";
+import { bulletItems, parseReportSections } from "../finish/report";
+import { describeSpend } from "../spend/spend";
 
 /** OpenClaw's hooks endpoint refuses bodies over 256 KiB (413); messages stay well below. */
 export const HOOKS_BODY_LIMIT_BYTES = 256 * 1024;

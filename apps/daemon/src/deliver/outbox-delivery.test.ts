@@ -1,6 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { completionCallbackSchema, resolveDispatchSettings, verifyCallback } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { waitFor } from "../test-support";
 import type { CompletionDelivery } from "./completion-delivery";
 import { deliveredMarkerPath, outboxPath, readOutbox } from "./delivery-outbox";
 import {
@@ -18,7 +19,6 @@ import {
   type TestReceiver,
 } from "./delivery-test-support";
 import { type CompletionDeliveryOptions, createCompletionDelivery } from "./outbox-delivery";
-import { waitFor } from "./test-support";
 
 function settingsOf(values: Record<string, unknown>) {
   return resolveDispatchSettings({ dispatch: values }).settings;

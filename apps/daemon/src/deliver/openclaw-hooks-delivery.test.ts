@@ -5,6 +5,7 @@ import { resolveDispatchSettings } from "@gstack/contracts";
 import { makeOpenClawHome, type OpenClawHome, openclawBin, openclawEnv } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitFor } from "../test-support";
 import {
   type DeliveryWorld,
   freePort,
@@ -16,7 +17,6 @@ import {
 } from "./delivery-test-support";
 import { createCompletionDelivery } from "./outbox-delivery";
 import { completionMessage, hooksBody } from "./receiver-body";
-import { waitFor } from "./test-support";
 
 // One real OpenClaw gateway for the whole file: hooks enabled, the test's hooks token, and its
 // agent answering from a local scripted model, so a test can see what the agent was given.

@@ -1,32 +1,32 @@
 import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { CompletionStatus, Dispatch } from "@gstack/contracts";
-import type { AgentFailure, AgentRunResult, AgentStarter, RunningAgent } from "./agent-types";
-import { type AnswerInput, AnswerRefusal, answerUsage } from "./await/answer";
-import { type AwaitingRecord, expiryOf, howToAnswerPlan, writeAwaitingReport } from "./await/awaiting";
-import { type GateItem, gateLabel, gateUsage, parseGateReply } from "./await/gate-reply";
-import { answerPrompt, mustPlanFirst, planInstructions } from "./await/plan-mode";
+import { type AnswerInput, AnswerRefusal, answerUsage } from "../await/answer";
+import { type AwaitingRecord, expiryOf, howToAnswerPlan, writeAwaitingReport } from "../await/awaiting";
+import { type GateItem, gateLabel, gateUsage, parseGateReply } from "../await/gate-reply";
+import { answerPrompt, mustPlanFirst, planInstructions } from "../await/plan-mode";
+import type { DaemonContext } from "../daemon-context";
 import {
   type CompletionStepContext,
   carryOutCompletion,
   planCompletion,
   readCompletionStatus,
   readPlan,
-} from "./completion";
-import type { DaemonContext } from "./daemon-context";
+} from "../finish/completion";
+import { commitsSince, headAndBranch } from "../git";
+import { gstackRunOf } from "../gstack-run/gstack-run-of";
+import { unattendedEnvironment } from "../gstack-run/unattended-environment";
+import { expiresAt } from "../intake/intake";
+import { type SessionState, workDir, writeQueueFile, writeState } from "../session-state";
+import { budgetOf, carryAttemptSpend, formatUsd, remainingBudget } from "../spend/spend";
+import { prepareWorkspace } from "../worktree/prepare";
+import type { AgentFailure, AgentRunResult, AgentStarter, RunningAgent } from "./agent-types";
+import { ClockWatch, monotonicNow } from "./clock";
+import { isDiskFull } from "./disk-space";
 import { DispatchQueue } from "./dispatch-queue";
-import { commitsSince, headAndBranch } from "./git";
-import { gstackRunOf } from "./gstack-run/gstack-run-of";
-import { unattendedEnvironment } from "./gstack-run/unattended-environment";
-import { expiresAt } from "./intake";
+import { type ExitRecord, writeExitRecord } from "./exit-record";
+import { untrustedAtLaunch } from "./launch-trust";
 import { buildPrompt } from "./prompt";
-import { ClockWatch, monotonicNow } from "./run/clock";
-import { isDiskFull } from "./run/disk-space";
-import { type ExitRecord, writeExitRecord } from "./run/exit-record";
-import { untrustedAtLaunch } from "./run/launch-trust";
-import { type SessionState, workDir, writeQueueFile, writeState } from "./session-state";
-import { budgetOf, carryAttemptSpend, formatUsd, remainingBudget } from "./spend/spend";
-import { prepareWorkspace } from "./worktree/prepare";
 
 /**
  * What a cancel did: `cancelling` (a running agent was signalled, or a launch under way stops

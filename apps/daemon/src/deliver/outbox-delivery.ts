@@ -9,6 +9,7 @@ import {
   signCallback,
   writeFileAtomic,
 } from "@gstack/contracts";
+import { readCallbackToken } from "../token";
 import type {
   CompletionDelivery,
   DeliveryContext,
@@ -41,7 +42,6 @@ import {
   nextDelayMs,
   type RetrySchedule,
 } from "./retry-schedule";
-import { readCallbackToken } from "./token";
 
 /** What `createCompletionDelivery` needs; everything after `context` is for tests. */
 export interface CompletionDeliveryOptions {

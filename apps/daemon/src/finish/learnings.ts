@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { type Learning, learningTypeSchema, parseValue, resolveOpenClawWorkspace } from "@gstack/contracts";
 import { syncProject } from "@gstack/learnings";
-import type { Audit } from "./daemon-context";
+import type { Audit } from "../daemon-context";
 
 const INJECTION =
   /\b(ignore (all |any )?(previous|prior|above) instructions|disregard (the )?(system|previous)|you are now|system prompt)\b/i;

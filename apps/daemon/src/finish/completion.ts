@@ -15,16 +15,16 @@ import {
   writeFileAtomic,
 } from "@gstack/contracts";
 import { parse as parseYaml } from "yaml";
-import type { AgentFailure, AgentRunResult } from "./agent-types";
-import type { CompletionDelivery } from "./completion-delivery";
-import { commitsSince } from "./git";
-import { gstackRunOf } from "./gstack-run/gstack-run-of";
+import type { CompletionDelivery } from "../deliver/completion-delivery";
+import { commitsSince } from "../git";
+import { gstackRunOf } from "../gstack-run/gstack-run-of";
+import type { AgentFailure, AgentRunResult } from "../run/agent-types";
+import { describeJump } from "../run/clock";
+import { PRIVATE, runBaseSha, type SessionState, workDir, writeState } from "../session-state";
+import { totalSpent } from "../spend/spend";
+import { filesChanged } from "../worktree/worktree";
 import { extractLearnings } from "./learnings";
 import { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
-import { describeJump } from "./run/clock";
-import { PRIVATE, runBaseSha, type SessionState, workDir, writeState } from "./session-state";
-import { totalSpent } from "./spend/spend";
-import { filesChanged } from "./worktree/worktree";
 
 /**
  * Everything a finished dispatch leaves behind, decided once and written to

@@ -2,10 +2,9 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isoWeekOf } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { COMPLETION_STEPS } from "./completion";
-import type { Daemon } from "./daemon";
-import { readState } from "./session-state";
-import { submitDispatch } from "./submit";
+import type { Daemon } from "../daemon";
+import { readState } from "../session-state";
+import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,
@@ -15,7 +14,8 @@ import {
   type TestWorld,
   testDaemon,
   waitFor,
-} from "./test-support";
+} from "../test-support";
+import { COMPLETION_STEPS } from "./completion";
 
 let world: TestWorld;
 let daemon: Daemon | undefined;

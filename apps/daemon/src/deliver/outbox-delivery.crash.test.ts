@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { resolveDispatchSettings } from "@gstack/contracts";
 import { afterEach, describe, expect, it } from "vitest";
+import { waitFor } from "../test-support";
 import { readOutbox } from "./delivery-outbox";
 import {
   type DeliveryWorld,
@@ -17,7 +18,6 @@ import {
   type TestReceiver,
 } from "./delivery-test-support";
 import { createCompletionDelivery } from "./outbox-delivery";
-import { waitFor } from "./test-support";
 
 const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm")).href;
 const here = new URL(".", import.meta.url);
