@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { spawn } from "node:child_process";
 import { copyFile, link, lstat, open, readFile, rename, rm } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { type GstackLayout, writeFileAtomic } from "@gstack/contracts";
@@ -192,15 +192,13 @@ async function carryOut(
     }
     await rename(move.next, move.index);
   }
-  const moved = await runGit(move.holder, [
-    "update-ref",
-    "-m",
-    `gstack land: ${move.how}`,
-    `refs/heads/${move.branch}`,
-    move.to,
-    move.from,
-  ]);
-  if (!moved.ok) {
+  const moved = await landGit(
+    move.holder,
+    ["update-ref", "-m", `gstack land: ${move.how}`, `refs/heads/${move.branch}`, move.to, move.from],
+    { detached: true },
+  );
+  // A git of an earlier landing that outlived its daemon may have moved it just now.
+  if (!moved.ok && (await settledAt(move)) !== move.to) {
     // The branch moved under us: put the index and working tree back as they were.
     await copyFile(move.index, move.next);
     await withIndex(move.holder, move.next, ["read-tree", "-m", "-u", move.to, move.from]);
@@ -254,6 +252,15 @@ function lockedRefusal(move: CheckoutMove): MoveRefused {
     `the index of ${move.holder} is locked (${move.lock} exists): a git command is running there, or one that crashed left it; nothing was changed. Once no git is running there, remove ${move.lock} and land again`,
     [move.lock],
   );
+}
+
+/** Where the branch stands, given a second to become `move.to` (a git still finishing). */
+async function settledAt(move: CheckoutMove): Promise<string> {
+  for (let waited = 0; ; waited += 50) {
+    const at = await branchAt(move);
+    if (at === move.to || waited >= 1_000) return at;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
 }
 
 async function branchAt(move: CheckoutMove): Promise<string> {
@@ -317,23 +324,45 @@ async function indexPath(holder: string): Promise<string> {
   return isAbsolute(path) ? path : resolve(holder, path);
 }
 
-/** Runs git in `cwd` with `index` as its index file (and nothing else pointing elsewhere). */
-function withIndex(cwd: string, index: string, args: string[]): Promise<GitOutput> {
-  const env: NodeJS.ProcessEnv = { ...process.env, GIT_INDEX_FILE: index, GIT_TERMINAL_PROMPT: "0" };
-  for (const name of ["GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_PREFIX"]) delete env[name];
+/**
+ * Runs git in `cwd` (with `index` as its index file, when given; nothing else in the
+ * environment pointing it elsewhere). `detached` puts git in a process group of its own, for a
+ * short step that takes a lock in the person's repository which nothing could later tell from
+ * theirs (a ref's, `packed-refs`'): a kill of the daemon's group then lets it finish and let go
+ * of its lock, as git does.
+ */
+export function landGit(
+  cwd: string,
+  args: string[],
+  options: { index?: string; detached?: boolean } = {},
+): Promise<GitOutput> {
+  const env: NodeJS.ProcessEnv = { ...process.env, GIT_TERMINAL_PROMPT: "0" };
+  for (const name of ["GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX"]) {
+    delete env[name];
+  }
+  if (options.index) env.GIT_INDEX_FILE = options.index;
   return new Promise((done) => {
-    execFile(
-      "git",
-      args,
-      { cwd, env, timeout: 120_000, maxBuffer: 64 * 1024 * 1024 },
-      (error, stdout, stderr) => {
-        done({
-          ok: !error,
-          code: error ? (typeof error.code === "number" ? error.code : 1) : 0,
-          stdout: String(stdout),
-          stderr: String(stderr || error?.message || ""),
-        });
-      },
-    );
+    const child = spawn("git", args, {
+      cwd,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: options.detached === true,
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
+    child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 120_000);
+    const finish = (code: number, message = "") => {
+      clearTimeout(timer);
+      const stderr = Buffer.concat(err).toString() || message;
+      done({ ok: code === 0, code, stdout: Buffer.concat(out).toString(), stderr });
+    };
+    child.on("error", (error) => finish(1, error.message));
+    child.on("close", (code, signal) => finish(code ?? 1, signal ? `git was stopped by ${signal}` : ""));
   });
+}
+
+function withIndex(cwd: string, index: string, args: string[]): Promise<GitOutput> {
+  return landGit(cwd, args, { index });
 }

@@ -13,7 +13,7 @@ import { type Audit, auditLog } from "../daemon-context";
 import { readState, type SessionState } from "../session-state";
 import { firstLine, runGit } from "../worktree/run-git";
 import { listWorktrees, removeWorktree, type WorktreeRecord } from "../worktree/worktree";
-import { forgetMove, MoveRefused, moveCheckedOutBranch, resumeCheckoutMove } from "./checkout-move";
+import { forgetMove, landGit, MoveRefused, moveCheckedOutBranch, resumeCheckoutMove } from "./checkout-move";
 
 /** Why landing or discarding was refused; nothing was changed. `files` names what is in the way. */
 export class LandRefusal extends Error {
@@ -149,7 +149,10 @@ export function landDispatch(
           }),
         );
       } else {
-        await gitOut(tree.repo, ["update-ref", `refs/heads/${target}`, newSha, targetSha]);
+        const moved = await landGit(tree.repo, ["update-ref", `refs/heads/${target}`, newSha, targetSha], {
+          detached: true,
+        });
+        if (!moved.ok) throw new LandRefusal("git", `git update-ref: ${firstLine(moved.stderr)}`);
       }
     }
     const record: LandingRecord = { landing: "landed", how, at: now(options), commit: newSha };
@@ -258,7 +261,8 @@ async function finishLanding(
   await forgetMove(layout, id);
   await removeWorktree(tree.repo, tree.path);
   if (record.landing !== "pr_opened" && !tree.branch_existed) {
-    await runGit(tree.repo, ["branch", "-D", tree.branch]);
+    // Deleting a branch takes packed-refs.lock: let a kill of the daemon not strand it.
+    await landGit(tree.repo, ["branch", "-D", tree.branch], { detached: true });
   }
   await markCompletion(layout, id, record);
   const event: AuditEventName = record.landing === "discarded" ? "discarded" : "landed";
