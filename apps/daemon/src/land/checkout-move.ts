@@ -295,7 +295,9 @@ async function adoptWrittenFiles(move: CheckoutMove): Promise<void> {
   ]);
   for (const path of changed.stdout.split("\0").filter(Boolean)) {
     const entry = (await runGit(move.holder, ["ls-tree", "-z", move.to, "--", path])).stdout;
-    const match = /^(\d+) blob ([0-9a-f]+)\t/.exec(entry);
+    const match = /^(\d+) (\w+) ([0-9a-f]+)\t/.exec(entry);
+    // A submodule (or anything but a file) is left for git to check.
+    if (match && match[2] !== "blob") continue;
     const present = await lstat(join(move.holder, path)).then(
       () => true,
       () => false,
@@ -306,12 +308,12 @@ async function adoptWrittenFiles(move: CheckoutMove): Promise<void> {
     }
     if (!present) continue;
     const hashed = await runGit(move.holder, ["hash-object", "--", path]);
-    if (hashed.ok && hashed.stdout.trim() === match[2]) {
+    if (hashed.ok && hashed.stdout.trim() === match[3]) {
       await withIndex(move.holder, move.next, [
         "update-index",
         "--add",
         "--cacheinfo",
-        `${match[1]},${match[2]},${path}`,
+        `${match[1]},${match[3]},${path}`,
       ]);
     }
   }
