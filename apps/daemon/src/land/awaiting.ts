@@ -4,7 +4,8 @@ import type { GstackLayout } from "@gstack/contracts";
 import { readAllStates, type SessionState } from "../session-state";
 import { runGit } from "../worktree/run-git";
 import { removeWorktree, worktreesRoot } from "../worktree/worktree";
-import { readLanding } from "./land";
+import { readMove } from "./checkout-move";
+import { LandRefusal, landDispatch, readLanding } from "./land";
 
 /** A finished dispatch whose branch waits for the person to land or discard it. */
 export interface AwaitingLanding {
@@ -51,7 +52,27 @@ export function formatAwaiting(waiting: readonly AwaitingLanding[] | undefined):
 }
 
 /**
- * At start-up: removes worktree folders no dispatch needs any more (landed, discarded, or left
+ * At start-up: a landing that was cut short while it moved a checked-out branch is finished
+ * (the person asked for it; until then the checkout's index stays locked), once and audited.
+ */
+export async function finishCutLandings(
+  layout: GstackLayout,
+  options: { now: Date; log?: (line: string) => void },
+): Promise<void> {
+  for (const state of await readAllStates(layout)) {
+    if (!(await readMove(layout, state.id)) || (await readLanding(layout, state.id))) continue;
+    try {
+      const landed = await landDispatch(layout, state.id, { now: () => options.now });
+      options.log?.(`finished a landing cut short: ${landed.message}`);
+    } catch (error) {
+      const why = error instanceof LandRefusal ? error.message : String(error);
+      options.log?.(`a landing of ${state.id} was cut short and could not be finished: ${why}`);
+    }
+  }
+}
+
+/**
+ * At start-up: finishes landings cut short (`finishCutLandings`), then removes worktree folders no dispatch needs any more (landed, discarded, or left
  * by a dispatch the state root no longer knows), the folders of dispatches that waited longer
  * than `retentionDays` (their branches stay, so they can still be landed), and git's records of
  * worktrees whose folders are gone (`git worktree prune`). Never touches a dispatch that has not
@@ -61,6 +82,7 @@ export async function pruneWorktrees(
   layout: GstackLayout,
   options: { now: Date; retentionDays?: number; log?: (line: string) => void },
 ): Promise<string[]> {
+  await finishCutLandings(layout, options);
   const states = new Map<string, SessionState>();
   for (const state of await readAllStates(layout)) states.set(state.id, state);
   const repos = new Set<string>();

@@ -1,5 +1,5 @@
-import { execFileSync } from "node:child_process";
-import { chmod, readFile, stat, writeFile } from "node:fs/promises";
+import { execFileSync, spawn } from "node:child_process";
+import { chmod, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "../daemon";
@@ -131,6 +131,53 @@ describe("landing a dispatch's branch on the person's word", { timeout: 60_000 }
     expect(refused.rule).toBe("dirty-checkout");
     expect(refused.files).toEqual(["c.txt"]);
     expect(checkoutSnapshot(world.repo)).toEqual(before);
+  });
+
+  it("refuses while another process holds the checkout's index lock, naming it, and never removes it", async () => {
+    await runDispatch("dispatch-land-locked", "a.txt");
+    const lock = join(world.repo, ".git", "index.lock");
+    const holder = spawn(
+      process.execPath,
+      [
+        "-e",
+        `require("node:fs").openSync(${JSON.stringify(lock)}, "wx"); console.log("held"); setInterval(() => {}, 1000);`,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    try {
+      await new Promise((resolve) => holder.stdout?.once("data", resolve));
+      const held = await stat(lock);
+      const main = git("rev-parse", "main");
+      const refused = await refusal(landDispatch(world.layout, "dispatch-land-locked"));
+      expect(refused.rule).toBe("locked");
+      expect(refused.message).toContain(lock);
+      expect(refused.files).toEqual([lock]);
+      expect((await stat(lock)).ino).toBe(held.ino);
+      expect(holder.exitCode).toBeNull();
+      expect(git("rev-parse", "main")).toBe(main);
+      expect(await events("landed", "dispatch-land-locked")).toHaveLength(0);
+    } finally {
+      holder.kill("SIGKILL");
+      await new Promise((resolve) =>
+        holder.exitCode === null ? holder.once("exit", resolve) : resolve(null),
+      );
+    }
+    await rm(lock);
+    expect(await landDispatch(world.layout, "dispatch-land-locked")).toMatchObject({ landing: "landed" });
+    expect(git("status", "--porcelain")).toBe("");
+  });
+
+  it("refuses when an untracked file of the person's is in the way, naming it, and changes nothing", async () => {
+    await runDispatch("dispatch-land-untracked", "a.txt");
+    await writeFile(join(world.repo, "a.txt"), "the person's own, never added\n");
+    const before = checkoutSnapshot(world.repo);
+    const main = git("rev-parse", "main");
+    const refused = await refusal(landDispatch(world.layout, "dispatch-land-untracked"));
+    expect(refused.rule).toBe("git");
+    expect(refused.message).toContain("a.txt");
+    expect(checkoutSnapshot(world.repo)).toEqual(before);
+    expect(git("rev-parse", "main")).toBe(main);
+    expect((await readdir(join(world.repo, ".git"))).filter((name) => /lock|gstack-/.test(name))).toEqual([]);
   });
 
   it("with --pr pushes the branch to the remote and opens a pull request with gh", async () => {

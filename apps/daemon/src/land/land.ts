@@ -12,12 +12,8 @@ import {
 import { type Audit, auditLog } from "../daemon-context";
 import { readState, type SessionState } from "../session-state";
 import { firstLine, runGit } from "../worktree/run-git";
-import {
-  hasUncommittedChanges,
-  listWorktrees,
-  removeWorktree,
-  type WorktreeRecord,
-} from "../worktree/worktree";
+import { listWorktrees, removeWorktree, type WorktreeRecord } from "../worktree/worktree";
+import { forgetMove, landGit, MoveRefused, moveCheckedOutBranch, resumeCheckoutMove } from "./checkout-move";
 
 /** Why landing or discarding was refused; nothing was changed. `files` names what is in the way. */
 export class LandRefusal extends Error {
@@ -31,6 +27,7 @@ export class LandRefusal extends Error {
       | "no-branch"
       | "base-not-branch"
       | "dirty-checkout"
+      | "locked"
       | "conflict"
       | "unlanded"
       | "no-remote"
@@ -95,6 +92,17 @@ export function landDispatch(
       }
       return repeatAnswer(layout, id, tree, done, options);
     }
+    // A landing cut short while it moved a checked-out branch is finished (or undone) first.
+    const resumed = await refusedAs(resumeCheckoutMove(layout, id));
+    if (resumed) {
+      const record: LandingRecord = {
+        landing: "landed",
+        how: resumed.how,
+        at: now(options),
+        commit: resumed.to,
+      };
+      return finishLanding(layout, id, tree, record, options);
+    }
     const tip = await branchTip(tree);
     if (options.pr) return openPullRequest(layout, state, tree, tip, options);
     const target = tree.land_into;
@@ -106,8 +114,9 @@ export function landDispatch(
     }
     const targetSha = await gitOut(tree.repo, ["rev-parse", "--verify", `refs/heads/${target}`]);
     const holder = (await listWorktrees(tree.repo)).find((entry) => entry.branch === target);
-    if (holder && (await hasUncommittedChanges(holder.path))) {
-      const files = await changedFiles(holder.path);
+    const dirty = holder ? await changedFiles(holder.path) : [];
+    if (holder && dirty.length > 0) {
+      const files = dirty;
       throw new LandRefusal(
         "dirty-checkout",
         `${target} is checked out in ${holder.path} with uncommitted changes (${files.join(", ")}); commit or stash them, then land again`,
@@ -128,15 +137,22 @@ export function landDispatch(
     }
     if (newSha !== targetSha) {
       if (holder) {
-        const moved = await runGit(holder.path, ["merge", "--ff-only", "--quiet", newSha]);
-        if (!moved.ok) {
-          throw new LandRefusal(
-            "git",
-            `could not bring ${tree.branch} into ${target} in ${holder.path}: ${firstLine(moved.stderr)}; nothing was changed`,
-          );
-        }
+        // Not `git merge --ff-only`: killed while it writes the working tree, it leaves an
+        // index.lock nothing can tell from the person's own (see checkout-move.ts).
+        await refusedAs(
+          moveCheckedOutBranch(layout, id, {
+            holder: holder.path,
+            branch: target,
+            from: targetSha,
+            to: newSha,
+            how,
+          }),
+        );
       } else {
-        await gitOut(tree.repo, ["update-ref", `refs/heads/${target}`, newSha, targetSha]);
+        const moved = await landGit(tree.repo, ["update-ref", `refs/heads/${target}`, newSha, targetSha], {
+          detached: true,
+        });
+        if (!moved.ok) throw new LandRefusal("git", `git update-ref: ${firstLine(moved.stderr)}`);
       }
     }
     const record: LandingRecord = { landing: "landed", how, at: now(options), commit: newSha };
@@ -242,9 +258,11 @@ async function finishLanding(
 ): Promise<LandAnswer> {
   // The record first: from here a crash is finished by asking again, never done twice.
   await writeFileAtomic(landingFile(layout, id), `${JSON.stringify(record, null, 2)}\n`);
+  await forgetMove(layout, id);
   await removeWorktree(tree.repo, tree.path);
   if (record.landing !== "pr_opened" && !tree.branch_existed) {
-    await runGit(tree.repo, ["branch", "-D", tree.branch]);
+    // Deleting a branch takes packed-refs.lock: let a kill of the daemon not strand it.
+    await landGit(tree.repo, ["branch", "-D", tree.branch], { detached: true });
   }
   await markCompletion(layout, id, record);
   const event: AuditEventName = record.landing === "discarded" ? "discarded" : "landed";
@@ -435,8 +453,31 @@ async function existingPullRequest(gh: string, tree: WorktreeRecord): Promise<st
   }
 }
 
+/** A checkout-moving step's refusal, as the landing's. */
+async function refusedAs<T>(step: Promise<T>): Promise<T> {
+  try {
+    return await step;
+  } catch (error) {
+    if (error instanceof MoveRefused) {
+      throw new LandRefusal(error.rule === "locked" ? "locked" : "git", error.message, error.files);
+    }
+    throw error;
+  }
+}
+
+/**
+ * Tracked files with staged or unstaged changes in a checkout (git's own refusal, when it cannot
+ * tell, stands for one). Read without git's optional index refresh, which takes the index lock.
+ */
 async function changedFiles(folder: string): Promise<string[]> {
-  const out = await runGit(folder, ["status", "--porcelain", "--untracked-files=no", "-z"]);
+  const out = await runGit(folder, [
+    "--no-optional-locks",
+    "status",
+    "--porcelain",
+    "--untracked-files=no",
+    "-z",
+  ]);
+  if (!out.ok) return [`(git status: ${firstLine(out.stderr)})`];
   return out.stdout
     .split("\0")
     .filter((entry) => entry.length > 3)
