@@ -3,7 +3,14 @@ import { join, resolve } from "node:path";
 import type { CompletionStatus, Dispatch } from "@gstack/contracts";
 import type { AgentFailure, AgentRunResult, AgentStarter, RunningAgent } from "./agent-types";
 import { type AnswerInput, AnswerRefusal, answerUsage } from "./await/answer";
-import { type AwaitingRecord, expiryOf, howToAnswerPlan, writeAwaitingReport } from "./await/awaiting";
+import {
+  type AwaitingRecord,
+  awaitingNotice,
+  expiryOf,
+  howToAnswerPlan,
+  writeAwaitingNotice,
+  writeAwaitingReport,
+} from "./await/awaiting";
 import { type GateItem, gateLabel, gateUsage, parseGateReply } from "./await/gate-reply";
 import { answerPrompt, mustPlanFirst, planInstructions } from "./await/plan-mode";
 import {
@@ -780,6 +787,11 @@ export class SessionRunner {
     // The report first: whoever sees the state waiting finds the report beside it.
     await writeAwaitingReport(context.layout, state.id, state.project, record);
     await writeState(context.layout, state);
+    // Then the notice for the session that asked, which a reader checks against the state.
+    await writeAwaitingNotice(
+      context.layout,
+      awaitingNotice(state.id, state.project, record, session.dispatch.reply_to),
+    ).catch((error: Error) => context.log(`could not write ${state.id}'s waiting notice: ${error.message}`));
     await context.audit("awaiting", {
       dispatch_id: state.id,
       detail: { kind: record.kind, round: record.round, expires_at: record.expires_at },
