@@ -8,6 +8,7 @@ import {
   awaitingNotice,
   expiryOf,
   howToAnswerPlan,
+  removeAwaitingNotice,
   writeAwaitingNotice,
   writeAwaitingReport,
 } from "./await/awaiting";
@@ -693,6 +694,8 @@ export class SessionRunner {
         resumed = (await readPlan(context.layout, state.id)) !== undefined;
       }
     }
+    // A dispatch that waited no longer does: its waiting notice goes (readers skip a stale one anyway).
+    await removeAwaitingNotice(context.layout, state.id);
     if (state.started_at) {
       this.recentRunSeconds.push(plan.completion.duration);
       if (this.recentRunSeconds.length > 20) this.recentRunSeconds.shift();

@@ -1,4 +1,4 @@
-import { mkdir } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Awaiting, AwaitingNotice, GstackLayout, ReplyTo } from "@gstack/contracts";
 import { writeFileAtomic } from "@gstack/contracts";
@@ -124,4 +124,9 @@ export async function writeAwaitingNotice(layout: GstackLayout, notice: Awaiting
       mode: 0o600,
     },
   );
+}
+
+/** Removes a dispatch's waiting notice, if any; a failure to remove it is no error. */
+export async function removeAwaitingNotice(layout: GstackLayout, id: string): Promise<void> {
+  await rm(layout.dispatch.awaitingJson(id), { force: true }).catch(() => undefined);
 }

@@ -101,7 +101,11 @@ describe("a gstack run that stops at its gate, with the real Claude Code CLI", {
     expect(report).toContain(`gstack-dispatch answer ${id} all | d3b … | all except d3b`);
     // The notice for the session carries the gate's decisions, numbered as the report numbers them.
     const noticePath = world.layout.dispatch.awaitingJson(id);
-    const notice = parseJson("awaiting-notice", await readFile(noticePath, "utf8"), { source: noticePath });
+    // Written just after the state that says it waits: waited for.
+    const notice = await waitFor(async () => {
+      const text = await readFile(noticePath, "utf8").catch(() => undefined);
+      return text === undefined ? undefined : parseJson("awaiting-notice", text, { source: noticePath });
+    }, 30_000);
     expect(notice).toMatchObject({ kind: "gate", round: 1, status: "awaiting" });
     expect(notice.items?.map((item) => item.label)).toEqual(["d3", "p1"]);
     expect(notice.items?.[0]).toMatchObject({

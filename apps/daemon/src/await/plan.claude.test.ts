@@ -94,10 +94,17 @@ async function initOf(id: string, attempt: number) {
   return JSON.parse(stream.split("\n").find((line) => line.includes('"init"')) ?? "{}");
 }
 
-/** The waiting notice the daemon wrote for a dispatch, checked against its schema. */
-async function noticeOf(id: string) {
+/**
+ * The waiting notice the daemon wrote for a dispatch's round, checked against its schema; waited
+ * for, since the daemon writes it just after the state that says the dispatch waits.
+ */
+async function noticeOf(id: string, round = 1) {
   const path = world.layout.dispatch.awaitingJson(id);
-  return parseJson("awaiting-notice", await readFile(path, "utf8"), { source: path });
+  return waitFor(async () => {
+    const text = await readFile(path, "utf8").catch(() => undefined);
+    const notice = text === undefined ? undefined : parseJson("awaiting-notice", text, { source: path });
+    return notice?.round === round ? notice : undefined;
+  }, 30_000);
 }
 
 const awaitingOf = async (id: string) => {
@@ -237,8 +244,9 @@ describe("a dispatch that plans first, with the real Claude Code CLI", { timeout
     }, 90_000);
     expect(second.awaiting?.summary).toContain("clear message");
     // The notice now holds round 2, a new report for the session.
-    expect(await noticeOf("dispatch-plan-revise")).toMatchObject({ round: 2, status: "awaiting" });
-    expect((await noticeOf("dispatch-plan-revise")).summary).toContain("clear message");
+    const revisedNotice = await noticeOf("dispatch-plan-revise", 2);
+    expect(revisedNotice).toMatchObject({ round: 2, status: "awaiting", kind: "plan" });
+    expect(revisedNotice.summary).toContain("clear message");
     expect((await initOf("dispatch-plan-revise", 2)).permissionMode).toBe("plan");
     const feedback = model
       ?.agentRequests()
@@ -256,6 +264,15 @@ describe("a dispatch that plans first, with the real Claude Code CLI", { timeout
     const completion = await waitFor(() => completionOf(world.layout, "dispatch-plan-revise"), 90_000);
     expect(completion).toMatchObject({ status: "completed", commits: 1 });
     expect((await initOf("dispatch-plan-revise", 3)).session_id).toBe(first.awaiting?.session_id);
+    // Ended: its waiting notice goes (just after the completion is written).
+    await waitFor(
+      () =>
+        readFile(world.layout.dispatch.awaitingJson("dispatch-plan-revise"), "utf8").then(
+          () => undefined,
+          (error: NodeJS.ErrnoException) => error.code === "ENOENT" || undefined,
+        ),
+      30_000,
+    );
   });
 
   it("reject ends the dispatch cancelled with the reason", async () => {
