@@ -895,7 +895,19 @@ export class SessionRunner {
           this.context.log(`could not act on the answer to ${state.id}: ${error.message}`),
         );
       });
-    } else this.armExpiry(session);
+    } else {
+      this.armExpiry(session);
+      // Written again: a daemon stopped between the waiting state and its notice wrote none.
+      const record = state.awaiting;
+      if (state.status === "awaiting" && record) {
+        void writeAwaitingNotice(
+          this.context.layout,
+          awaitingNotice(state.id, state.project, record, dispatch.reply_to),
+        ).catch((error: Error) =>
+          this.context.log(`could not write ${state.id}'s waiting notice: ${error.message}`),
+        );
+      }
+    }
     return session;
   }
 

@@ -173,6 +173,17 @@ describe("a dispatch that plans first, with the real Claude Code CLI", { timeout
     expect(notice.how_to_answer).toContain("gstack-dispatch answer dispatch-plan-wait approve");
   });
 
+  it("writes the waiting notice again at start when a stopped daemon left none", async () => {
+    await start({ script: [scripted.text(PLAN)] });
+    await submitDispatch(world.layout, dispatch("dispatch-plan-renotice", { mode: "plan" }));
+    await waitFor(() => awaitingOf("dispatch-plan-renotice"), 90_000);
+    const first = await noticeOf("dispatch-plan-renotice");
+    await daemon?.stop(0);
+    await rm(world.layout.dispatch.awaitingJson("dispatch-plan-renotice"));
+    await start({ script: [] });
+    expect(await noticeOf("dispatch-plan-renotice")).toEqual(first);
+  });
+
   it("plans first by the repository policy, and an unanswered wait ends cancelled with a clear report", async () => {
     await start(
       { script: [scripted.text(PLAN)] },
