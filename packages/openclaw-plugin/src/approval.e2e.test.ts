@@ -255,4 +255,52 @@ describe("a plan-first dispatch approved from the OpenClaw session", { timeout: 
       await coding.stop();
     }
   });
+
+  it("ends an unanswered plan at its expiry with a clear report in the session", async () => {
+    const dispatch = await dispatchFromChat(
+      home,
+      gateway,
+      world,
+      {
+        task: "Add expired.txt and commit it",
+        project: "acme-widget",
+        project_dir: world.repo,
+        mode: "plan",
+      },
+      SESSION,
+    );
+    const id = dispatch.id as string;
+    // 45 seconds to answer; nobody does.
+    const coding = await startCodingDaemon(
+      world,
+      planThenExecute("expired.txt", "PLAN-THREE", "NEVER-SHIPPED"),
+      {
+        awaiting_expiry_hours: 0.0125,
+      },
+    );
+    try {
+      const planText = newestUserText(await waitFor(() => turnsAbout("PLAN-THREE")[0], 120_000, "the plan"));
+      expect(planText).toMatch(/Unanswered, it ends cancelled at \S+\./);
+      const report = await waitFor(
+        () => turnsAbout(`gstack dispatch ${id} (acme-widget) was cancelled.`)[0],
+        180_000,
+        "the expiry report",
+      );
+      const text = newestUserText(report);
+      expect(text).toContain("Error (cancelled): no answer to its plan (round 1) came between");
+      expect(text).toContain("nothing was changed. Dispatch it again to start over.");
+      await waitFor(() => delivered(id), 120_000, "the expiry report recorded as delivered");
+      expect(text).toContain(reportMarker(`gstack:${id}:cancelled`));
+      expect(await inHistory(reportMarker(`gstack:${id}:cancelled`))).toBe(1);
+      expect(await inHistory("PLAN-THREE")).toBe(1);
+      expect(turnsAbout("NEVER-SHIPPED")).toHaveLength(0);
+      const completion = parseJson(
+        "completion",
+        await readFile(world.layout.dispatch.completedJson(id), "utf8"),
+      ) as Completion;
+      expect(completion).toMatchObject({ status: "cancelled", commits: 0 });
+    } finally {
+      await coding.stop();
+    }
+  });
 });

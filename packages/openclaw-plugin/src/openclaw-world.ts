@@ -198,7 +198,11 @@ export async function dispatchFromChat(
 }
 
 /** The real daemon running the real Claude Code CLI against a scripted model, until stopped. */
-export async function startCodingDaemon(world: GstackWorld, script: ScriptedStep[]) {
+export async function startCodingDaemon(
+  world: GstackWorld,
+  script: ScriptedStep[],
+  settings: Record<string, unknown> = {},
+) {
   const coder = await startScriptedModel({ script });
   const coderHome = await mkdtemp(join(tmpdir(), "gstack-coder-home-"));
   const daemon = new Daemon({
@@ -206,7 +210,7 @@ export async function startCodingDaemon(world: GstackWorld, script: ScriptedStep
     openclawWorkspace: false,
     claudeBinary: claudeCli,
     agentEnv: { ...coder.claudeEnv(coderHome), CLAUDE_CODE_MAX_RETRIES: "0" },
-    settings: { trusted_repos: [world.base] },
+    settings: { trusted_repos: [world.base], ...settings },
   });
   await daemon.start();
   return {
