@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Completion, parseJson } from "@gstack/contracts";
 import type { OpenClawGateway, OpenClawHome } from "@gstack/openclaw-testbed";
-import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
+import { type ScriptedModel, startScriptedModel } from "@gstack/scripted-model";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { awaitingKey } from "./awaiting-message";
 import { completionKey } from "./completion-message";
@@ -18,6 +18,7 @@ import {
   makeGstackWorld,
   makeOpenClawHome,
   packPlugin,
+  planThenExecuteScript,
   pluginPackageDir,
   scriptedOpenClawConfig,
   startCodingDaemon,
@@ -67,29 +68,6 @@ afterAll(async () => {
   await world?.remove();
   if (scratch) await rm(scratch, { recursive: true, force: true });
 });
-
-/** The coding agent: a plan (read-only), then, once approved, the edit, the commit and the report. */
-function planThenExecute(file: string, planNeedle: string, shippedNeedle: string) {
-  return [
-    scripted.text(`## Plan\n1. Add ${file} with one line. ${planNeedle}\n2. Commit it.`),
-    scripted.write(file, "planned and approved\n"),
-    scripted.bash(`git add ${file}`),
-    scripted.bash(`git commit -m 'Add ${file}'`),
-    scripted.text(
-      [
-        `Added ${file} as planned.`,
-        "## What shipped",
-        `- ${file} ${shippedNeedle}`,
-        "## Decisions made",
-        "- none",
-        "## Learnings logged",
-        "- none",
-        "## Needs human judgment",
-        "- None",
-      ].join("\n"),
-    ),
-  ];
-}
 
 /** Model requests of the OpenClaw agent whose turn is about `needle`. */
 const turnsAbout = (needle: string) =>
@@ -183,7 +161,7 @@ describe("a plan-first dispatch approved from the OpenClaw session", { timeout: 
     const id = dispatch.id as string;
     const coding = await startCodingDaemon(
       world,
-      planThenExecute("approved.txt", "PLAN-ONE", "SHIPPED-APPROVED"),
+      planThenExecuteScript("approved.txt", "PLAN-ONE", "SHIPPED-APPROVED"),
     );
     try {
       // The plan arrives in the session that asked, with how to answer, and nothing is changed yet.
@@ -223,7 +201,7 @@ describe("a plan-first dispatch approved from the OpenClaw session", { timeout: 
     holds.add("PLAN-TWO");
     const coding = await startCodingDaemon(
       world,
-      planThenExecute("survivor.txt", "PLAN-TWO", "SHIPPED-SURVIVOR"),
+      planThenExecuteScript("survivor.txt", "PLAN-TWO", "SHIPPED-SURVIVOR"),
     );
     try {
       const outboxFile = join(home.stateDir, "gstack", "outbox", `${id}.awaiting-1.json`);
@@ -273,7 +251,7 @@ describe("a plan-first dispatch approved from the OpenClaw session", { timeout: 
     // 45 seconds to answer; nobody does.
     const coding = await startCodingDaemon(
       world,
-      planThenExecute("expired.txt", "PLAN-THREE", "NEVER-SHIPPED"),
+      planThenExecuteScript("expired.txt", "PLAN-THREE", "NEVER-SHIPPED"),
       {
         awaiting_expiry_hours: 0.0125,
       },

@@ -12,7 +12,7 @@ import {
   runOpenClaw,
   startOpenClawGateway,
 } from "@gstack/openclaw-testbed";
-import { type ScriptedModel, type ScriptedStep, startScriptedModel } from "@gstack/scripted-model";
+import { type ScriptedModel, type ScriptedStep, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { DISPATCH_MARKER } from "./openclaw-scripts";
 import { type HistoryMessage, historyMessage } from "./session-delivery";
 
@@ -195,6 +195,32 @@ export async function dispatchFromChat(
   if (added.length !== 1)
     throw new Error(`expected one new dispatch file, found ${added.join(", ") || "none"}`);
   return JSON.parse(await readFile(join(world.layout.dispatch.incoming, added[0] as string), "utf8"));
+}
+
+/**
+ * A coding agent that plans first: its plan (carrying `planNeedle`), then, once approved, the
+ * edit of `file`, its commit, and a report whose "What shipped" carries `shippedNeedle`.
+ */
+export function planThenExecuteScript(file: string, planNeedle: string, shippedNeedle: string) {
+  return [
+    scripted.text(`## Plan\n1. Add ${file} with one line. ${planNeedle}\n2. Commit it.`),
+    scripted.write(file, "planned and approved\n"),
+    scripted.bash(`git add ${file}`),
+    scripted.bash(`git commit -m 'Add ${file}'`),
+    scripted.text(
+      [
+        `Added ${file} as planned.`,
+        "## What shipped",
+        `- ${file} ${shippedNeedle}`,
+        "## Decisions made",
+        "- none",
+        "## Learnings logged",
+        "- none",
+        "## Needs human judgment",
+        "- None",
+      ].join("\n"),
+    ),
+  ];
 }
 
 /** The real daemon running the real Claude Code CLI against a scripted model, until stopped. */
