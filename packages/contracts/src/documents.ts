@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import { activityEntrySchema, timelineEventSchema } from "./schemas/activity";
+import { awaitingNoticeSchema } from "./schemas/awaiting-notice";
 import { completionCallbackSchema } from "./schemas/callback";
 import { callbackErrorSchema, restrictionTemplateSchema, standingTaskSchema } from "./schemas/clawvisor";
 import { completionSchema } from "./schemas/completion";
@@ -63,6 +64,7 @@ export const documentSchemas = {
   "land-answer": landAnswerSchema,
   "answer-request": answerRequestSchema,
   "answer-answer": answerAnswerSchema,
+  "awaiting-notice": awaitingNoticeSchema,
 } as const satisfies Record<string, z.ZodType>;
 
 export type DocumentKind = keyof typeof documentSchemas;

@@ -159,6 +159,9 @@ export function gstackLayout(root: string) {
       completed: join(dispatch, "completed"),
       completedReport: (id: string) => childPath(join(dispatch, "completed"), id, ".md"),
       completedJson: (id: string) => childPath(join(dispatch, "completed"), id, ".json"),
+      /** The waiting notice of each dispatch that waits for a person (`{id}.json`, its latest round). */
+      awaiting: join(dispatch, "awaiting"),
+      awaitingJson: (id: string) => childPath(join(dispatch, "awaiting"), id, ".json"),
       rejected: join(dispatch, "rejected"),
       queue: join(dispatch, "queue.json"),
       audit: join(dispatch, "audit.jsonl"),

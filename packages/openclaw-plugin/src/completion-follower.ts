@@ -1,8 +1,9 @@
-import { readdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { type Completion, DirectoryWatch, parseJson, type ReplyTo, replyToSchema } from "@gstack/contracts";
+import { type Completion, parseJson, type ReplyTo, replyToSchema } from "@gstack/contracts";
 import { completionKey, completionMessage } from "./completion-message";
 import type { DeliveredLedger } from "./delivered-ledger";
+import { followJsonFolder } from "./folder-follower";
 import type { PluginSettings } from "./plugin-settings";
 import type { ReportOutbox } from "./report-outbox";
 import { sentDispatches } from "./sent-dispatches";
@@ -105,8 +106,6 @@ export async function notTheDaemons(
   return undefined;
 }
 
-/** How often a watch that failed is tried again (and the folder scanned when it is back). */
-const RENEW_MILLISECONDS = 30_000;
 /** A completion that does not parse yet is read again after this, once. */
 const REREAD_MILLISECONDS = 250;
 
@@ -125,14 +124,12 @@ export function followCompletedFolder(
 ): { ready: Promise<void>; close(): Promise<void> } {
   const folder = settings.layout.dispatch.completed;
   let closed = false;
-  const pending = new Set<Promise<void>>();
   const warn = (name: string, error: unknown) =>
     log.warn(
       `gstack: could not deliver ${name}: ${error instanceof Error ? error.message.split("\n")[0] : String(error)}`,
     );
-  const deliverFile = async (name: string, delivered?: ReadonlySet<string>): Promise<void> => {
+  const deliverFile = async (name: string): Promise<void> => {
     const id = name.slice(0, -".json".length);
-    if (delivered?.has(id)) return;
     const path = join(folder, name);
     try {
       if (await ledger.has(id)) return;
@@ -159,47 +156,12 @@ export function followCompletedFolder(
       warn(name, error);
     }
   };
-  const consider = (name: string) => {
-    if (closed || name.startsWith(".") || !name.endsWith(".json")) return;
-    const work = deliverFile(name);
-    pending.add(work);
-    void work.finally(() => pending.delete(work));
-  };
-  const scan = async () => {
-    const delivered = new Set(await ledger.list());
-    const names = (await readdir(folder)).filter((name) => !name.startsWith(".") && name.endsWith(".json"));
-    for (const name of names.sort()) {
-      if (closed) return;
-      await deliverFile(name, delivered);
-    }
-  };
-  const scanLogged = () =>
-    scan().catch((error: Error) => log.warn(`gstack: could not scan ${folder}: ${error.message}`));
-  const watch = new DirectoryWatch(folder, {
-    onName: consider,
-    onUnknown: () => void scanLogged(),
-    onError: (error) => log.warn(`gstack: watching ${folder} failed (${error.message}); trying again`),
-  });
-  // A failed watch (or a folder made anew) is renewed and then scanned for what it missed.
-  const renewal = setInterval(() => {
-    watch
-      .renew()
-      .then((renewed) => (renewed ? scanLogged() : undefined))
-      .catch(() => undefined);
-  }, RENEW_MILLISECONDS);
-  renewal.unref();
-  const ready = (async () => {
-    watch.ensure();
-    await scan();
-  })();
+  const follower = followJsonFolder(folder, deliverFile, log, async () => new Set(await ledger.list()));
   return {
-    ready,
+    ready: follower.ready,
     async close() {
       closed = true;
-      clearInterval(renewal);
-      watch.close();
-      await ready.catch(() => undefined);
-      await Promise.all(pending);
+      await follower.close();
     },
   };
 }

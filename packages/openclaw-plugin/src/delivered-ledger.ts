@@ -2,13 +2,15 @@ import { mkdir, open, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { childPath } from "@gstack/contracts";
 
-/** How one completion reached its session. */
+/** How one report (a completion, or a waiting notice) reached its session. */
 export interface DeliveryRecord {
   dispatch_id: string;
   session_key: string;
-  via: "completed-folder" | "callback";
+  via: "completed-folder" | "callback" | "awaiting-folder";
   /** The report's key (dispatch and outcome), as the session's history shows it. */
   key?: string;
+  /** For a waiting notice: its slot (`<dispatch id>.awaiting-<round>`), the name it is recorded under. */
+  slot?: string;
   /** When the session's history was seen to hold it. */
   delivered_at: string;
   /** Whether the report was also sent to the person's channel (`no-route` for a session without one). */
@@ -40,7 +42,7 @@ export function deliveredLedger(stateDir: string) {
       await mkdir(folder, { recursive: true });
       let handle: Awaited<ReturnType<typeof open>>;
       try {
-        handle = await open(pathOf(entry.dispatch_id), "wx", 0o600);
+        handle = await open(pathOf(entry.slot ?? entry.dispatch_id), "wx", 0o600);
       } catch (error) {
         if ((error as NodeJS.ErrnoException).code === "EEXIST") return false;
         throw error;

@@ -19,10 +19,11 @@ import {
 
 /**
  * The whole loop offline: the real OpenClaw gateway with this plugin installed from its
- * tarball, its agent (a scripted model) dispatching a task, the gstack daemon running the
- * real Claude Code CLI (a second scripted model) that commits on a branch of its own, the report
- * arriving in the OpenClaw session that asked, and the agent landing the branch with gstack_land
- * when the user says so.
+ * tarball, its agent (a scripted model) dispatching a plan-first task, the gstack daemon running
+ * the real Claude Code CLI (a second scripted model) read-only until its plan arrives in the
+ * OpenClaw session that asked, the user approving it there (the agent calls gstack_answer), the
+ * same Claude Code session resuming and committing on a branch of its own, the report arriving
+ * in the session, and the agent landing the branch with gstack_land when the user says so.
  */
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const claude = join(pluginPackageDir, "..", "..", "apps", "daemon", "node_modules", ".bin", "claude");
@@ -36,6 +37,9 @@ async function main(): Promise<void> {
   const openclawModel = await startScriptedModel({ respond: openclawAgentResponder });
   const coder = await startScriptedModel({
     script: [
+      scripted.text(
+        "## Plan\n1. Add GREETING.md with one friendly heading.\n2. Commit it on the dispatch's branch.",
+      ),
       scripted.write("GREETING.md", "# Hello from gstack\n"),
       scripted.bash("git add GREETING.md"),
       scripted.bash("git commit -m 'Add GREETING.md'"),
@@ -44,6 +48,19 @@ async function main(): Promise<void> {
       ),
     ],
   });
+  /** The newest text given to OpenClaw's agent that matches `pattern`, waited for up to 3 minutes. */
+  const sessionText = (pattern: RegExp) =>
+    waitUntil(
+      async () =>
+        openclawModel
+          .agentRequests()
+          .map(newestUserText)
+          .find((text) => pattern.test(text)),
+      180_000,
+    );
+  const showFrom = (text: string) => {
+    for (const line of text.slice(text.indexOf("gstack dispatch")).split("\n")) say(`   | ${line}`);
+  };
   const home = await makeOpenClawHome(scriptedOpenClawConfig(openclawModel, { gstackHome: world.root }));
   const coderHome = await mkdtemp(join(tmpdir(), "gstack-demo-coder-"));
   let gateway: Awaited<ReturnType<typeof startOpenClawGateway>> | undefined;
@@ -71,8 +88,9 @@ async function main(): Promise<void> {
       task: "Add GREETING.md with a friendly greeting and commit it",
       project: "acme-widget",
       project_dir: world.repo,
+      mode: "plan",
     };
-    say(`4. User to OpenClaw: "${args.task}"`);
+    say(`4. User to OpenClaw: "${args.task}; show me the plan first"`);
     await agentTurn(
       home,
       gateway,
@@ -83,24 +101,28 @@ async function main(): Promise<void> {
     say(
       `   OpenClaw's agent called gstack_dispatch${dispatched ? "" : " (the daemon already took the file)"}`,
     );
-    say("5. The daemon runs the real Claude Code CLI; waiting for the report to reach the OpenClaw session…");
-    const deadline = Date.now() + 180_000;
-    let arrived: string | undefined;
-    while (!arrived && Date.now() < deadline) {
-      arrived = openclawModel
-        .agentRequests()
-        .map(newestUserText)
-        .find((text) => /gstack dispatch \S+ (\([^)]*\) )?finished\./.test(text));
-      if (!arrived) await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-    if (!arrived) throw new Error("the completion did not reach the OpenClaw session in time");
-    say("6. In the OpenClaw session, the agent's next model request carried:");
-    const start = arrived.slice(arrived.indexOf("gstack dispatch"));
-    for (const line of start.split("\n")) say(`   | ${line}`);
-    const [completedFile] = (await readdir(world.layout.dispatch.completed)).filter((name) =>
-      name.endsWith(".json"),
+    say(
+      "5. The daemon runs the real Claude Code CLI in plan mode (read-only); waiting for the plan to reach the OpenClaw session…",
     );
-    const id = (completedFile ?? "").replace(/\.json$/, "");
+    const plan = await sessionText(/gstack dispatch \S+ (\([^)]*\) )?has a plan and waits/);
+    if (!plan) throw new Error("the plan did not reach the OpenClaw session in time");
+    say("   In the OpenClaw session, the agent's next model request carried:");
+    showFrom(plan);
+    const id = /gstack dispatch (\S+)/.exec(plan)?.[1] ?? "";
+    say(`6. User to OpenClaw: "Good plan, go ahead."`);
+    await agentTurn(
+      home,
+      gateway,
+      "agent:main:main",
+      `Good plan, go ahead. ${TOOL_MARKER}${JSON.stringify({ id: "gstack_answer", args: { dispatch_id: id, answer: "approve", round: 1 } })}`,
+    );
+    say(
+      "   OpenClaw's agent called gstack_answer; the daemon resumes the same Claude Code session (--resume), now allowed to edit…",
+    );
+    const arrived = await sessionText(/gstack dispatch \S+ (\([^)]*\) )?finished\./);
+    if (!arrived) throw new Error("the completion did not reach the OpenClaw session in time");
+    say("   The final report reached the session:");
+    showFrom(arrived);
     const git = (...args: string[]) =>
       execFileSync("git", ["-C", world.repo, ...args], { encoding: "utf8" }).trim();
     say(`7. Claude Code committed on its own branch, in a worktree; the checkout is untouched:`);

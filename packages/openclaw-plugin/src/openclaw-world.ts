@@ -1,9 +1,10 @@
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { type GstackLayout, gstackLayout } from "@gstack/contracts";
+import { Daemon } from "@gstack/daemon";
 import {
   makeOpenClawHome,
   type OpenClawGateway,
@@ -11,12 +12,26 @@ import {
   runOpenClaw,
   startOpenClawGateway,
 } from "@gstack/openclaw-testbed";
-import type { ScriptedModel } from "@gstack/scripted-model";
+import { type ScriptedModel, type ScriptedStep, scripted, startScriptedModel } from "@gstack/scripted-model";
+import { DISPATCH_MARKER } from "./openclaw-scripts";
+import { type HistoryMessage, historyMessage } from "./session-delivery";
 
 const run = promisify(execFile);
 
 /** This package's folder (where `pnpm pack` runs). */
 export const pluginPackageDir = join(import.meta.dirname, "..");
+
+/** The real Claude Code CLI the daemon's own end-to-end tests use. */
+export const claudeCli = join(
+  pluginPackageDir,
+  "..",
+  "..",
+  "apps",
+  "daemon",
+  "node_modules",
+  ".bin",
+  "claude",
+);
 
 /**
  * Packs this package the way it is published (`pnpm pack`) and returns the tarball path.
@@ -116,6 +131,123 @@ export async function agentTurn(
       timeoutMs: 180_000,
     },
   );
+}
+
+/** The environment that points `openclaw` commands at a running gateway. */
+export function gatewayEnv(gateway: OpenClawGateway): Record<string, string> {
+  return { OPENCLAW_GATEWAY_URL: `ws://127.0.0.1:${gateway.port}`, OPENCLAW_GATEWAY_TOKEN: gateway.token };
+}
+
+/** Polls `probe` until it gives a value (not undefined, not false); fails after `timeoutMs`. */
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  timeoutMs: number,
+  what = "a condition",
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+/** The session's messages as OpenClaw shows them to the person (`chat.history`), role and text. */
+export async function chatHistory(
+  home: OpenClawHome,
+  gateway: OpenClawGateway,
+  sessionKey: string,
+): Promise<HistoryMessage[]> {
+  const call = await runOpenClaw(
+    ["gateway", "call", "chat.history", "--params", JSON.stringify({ sessionKey, limit: 500 }), "--json"],
+    { home: home.home, env: gatewayEnv(gateway), timeoutMs: 60_000 },
+  );
+  if (call.code !== 0) throw new Error(`chat.history failed:\n${call.stdout}\n${call.stderr}`);
+  const answer = JSON.parse(call.stdout) as { messages?: unknown[] };
+  return (answer.messages ?? []).map(historyMessage);
+}
+
+/**
+ * Asks the scripted OpenClaw agent, as the user, to call `gstack_dispatch` with `args`, and
+ * returns the dispatch file the tool wrote into the daemon's incoming folder (read before a
+ * daemon takes it: start the daemon after this).
+ */
+export async function dispatchFromChat(
+  home: OpenClawHome,
+  gateway: OpenClawGateway,
+  world: GstackWorld,
+  args: Record<string, unknown>,
+  sessionKey: string,
+): Promise<Record<string, unknown>> {
+  const before = new Set(await readdir(world.layout.dispatch.incoming).catch(() => []));
+  const turn = await agentTurn(
+    home,
+    gateway,
+    sessionKey,
+    `Please do this. ${DISPATCH_MARKER}${JSON.stringify(args)}`,
+  );
+  if (turn.code !== 0)
+    throw new Error(`the dispatching turn failed:\n${turn.stderr}\n${(await gateway.output()).slice(-4000)}`);
+  const added = (await readdir(world.layout.dispatch.incoming)).filter(
+    (name) => name.endsWith(".json") && !before.has(name),
+  );
+  if (added.length !== 1)
+    throw new Error(`expected one new dispatch file, found ${added.join(", ") || "none"}`);
+  return JSON.parse(await readFile(join(world.layout.dispatch.incoming, added[0] as string), "utf8"));
+}
+
+/**
+ * A coding agent that plans first: its plan (carrying `planNeedle`), then, once approved, the
+ * edit of `file`, its commit, and a report whose "What shipped" carries `shippedNeedle`.
+ */
+export function planThenExecuteScript(file: string, planNeedle: string, shippedNeedle: string) {
+  return [
+    scripted.text(`## Plan\n1. Add ${file} with one line. ${planNeedle}\n2. Commit it.`),
+    scripted.write(file, "planned and approved\n"),
+    scripted.bash(`git add ${file}`),
+    scripted.bash(`git commit -m 'Add ${file}'`),
+    scripted.text(
+      [
+        `Added ${file} as planned.`,
+        "## What shipped",
+        `- ${file} ${shippedNeedle}`,
+        "## Decisions made",
+        "- none",
+        "## Learnings logged",
+        "- none",
+        "## Needs human judgment",
+        "- None",
+      ].join("\n"),
+    ),
+  ];
+}
+
+/** The real daemon running the real Claude Code CLI against a scripted model, until stopped. */
+export async function startCodingDaemon(
+  world: GstackWorld,
+  script: ScriptedStep[],
+  settings: Record<string, unknown> = {},
+) {
+  const coder = await startScriptedModel({ script });
+  const coderHome = await mkdtemp(join(tmpdir(), "gstack-coder-home-"));
+  const daemon = new Daemon({
+    root: world.root,
+    openclawWorkspace: false,
+    claudeBinary: claudeCli,
+    agentEnv: { ...coder.claudeEnv(coderHome), CLAUDE_CODE_MAX_RETRIES: "0" },
+    settings: { trusted_repos: [world.base], ...settings },
+  });
+  await daemon.start();
+  return {
+    daemon,
+    coder,
+    async stop() {
+      await daemon.stop(0);
+      await coder.close();
+      await rm(coderHome, { recursive: true, force: true });
+    },
+  };
 }
 
 export { makeOpenClawHome, startOpenClawGateway };

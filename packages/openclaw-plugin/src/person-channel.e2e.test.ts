@@ -5,16 +5,20 @@ import { Daemon } from "@gstack/daemon";
 import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { DISPATCH_MARKER, newestUserText, openclawAgentResponder } from "./openclaw-scripts";
+import { DISPATCH_MARKER, newestUserText, openclawAgentResponder, TOOL_MARKER } from "./openclaw-scripts";
 import {
   agentTurn,
+  dispatchFromChat,
   type GstackWorld,
+  gatewayEnv,
   installPlugin,
   makeGstackWorld,
   makeOpenClawHome,
   packPlugin,
+  planThenExecuteScript,
   pluginPackageDir,
   scriptedOpenClawConfig,
+  startCodingDaemon,
   startOpenClawGateway,
 } from "./openclaw-world";
 import { reportMarker } from "./report-outbox";
@@ -172,11 +176,11 @@ beforeAll(async () => {
   sentFile = join(scratch, "sent.jsonl");
   const tarball = await packPlugin(join(scratch, "pack"));
   world = await makeGstackWorld();
-  // The session's agent dispatches when asked to and answers every report with NO_REPLY.
+  // The session's agent dispatches (or calls a tool) when asked to and answers every report with NO_REPLY.
   model = await startScriptedModel({
     respond: (request) => {
       const fresh = newestUserText(request);
-      if (fresh.includes(DISPATCH_MARKER) || fresh.includes("Anything new?"))
+      if (fresh.includes(DISPATCH_MARKER) || fresh.includes(TOOL_MARKER) || fresh.includes("Anything new?"))
         return openclawAgentResponder(request);
       if (fresh.includes("(report key ")) return scripted.text("NO_REPLY");
       return openclawAgentResponder(request);
@@ -268,4 +272,66 @@ it("sends the report to the person's channel once, though the agent answers NO_R
   gateway = await startOpenClawGateway({ home: home.home });
   await agentTurn(home, gateway, SESSION, "Anything new?");
   expect((await sentMessages()).filter((message) => message.text.includes(marker))).toHaveLength(1);
+}, 600_000);
+
+it("sends a waiting plan to the person's channel once, and after their answer the final report once", async () => {
+  const session = "agent:main:person-plan";
+  const env = gatewayEnv(gateway);
+  const bind = await runOpenClaw(
+    [
+      "gateway",
+      "call",
+      "recording-chat.inbound",
+      "--params",
+      JSON.stringify({ sessionKey: session, from: "person-2" }),
+      "--json",
+    ],
+    { home: home.home, env },
+  );
+  expect(bind.code, `${bind.stdout}\n${bind.stderr}`).toBe(0);
+  const dispatch = await dispatchFromChat(
+    home,
+    gateway,
+    world,
+    { task: "Add told.txt and commit it", project: "acme-widget", project_dir: world.repo, mode: "plan" },
+    session,
+  );
+  const id = dispatch.id as string;
+  const coding = await startCodingDaemon(
+    world,
+    planThenExecuteScript("told.txt", "PLAN-TOLD", "SHIPPED-TOLD"),
+  );
+  try {
+    const planMarker = reportMarker(`gstack:${id}:awaiting:1`);
+    const planDelivered = join(home.stateDir, "gstack", "delivered", `${id}.awaiting-1.json`);
+    await waitFor(() => stat(planDelivered).catch(() => undefined), 150_000);
+    // The agent said NO_REPLY to it; the person got the plan and how to answer all the same.
+    const plans = (await sentMessages()).filter((message) => message.text.includes(planMarker));
+    expect(plans).toHaveLength(1);
+    expect(plans[0]?.to).toBe("person-2");
+    expect(plans[0]?.text).toContain("PLAN-TOLD");
+    expect(plans[0]?.text).toContain(`gstack_answer with dispatch_id ${id}, answer approve, round 1`);
+    expect(JSON.parse(await readFile(planDelivered, "utf8")).person).toBe("sent");
+
+    // The person's answer, in their session: the agent approves with the plugin's tool.
+    const approve = { id: "gstack_answer", args: { dispatch_id: id, answer: "approve", round: 1 } };
+    const turn = await agentTurn(
+      home,
+      gateway,
+      session,
+      `Go ahead. ${TOOL_MARKER}${JSON.stringify(approve)}`,
+    );
+    expect(turn.code, turn.stderr).toBe(0);
+    const finalMarker = reportMarker(`gstack:${id}:completed:2`);
+    await waitFor(
+      () => stat(join(home.stateDir, "gstack", "delivered", `${id}.json`)).catch(() => undefined),
+      180_000,
+    );
+    const sent = await sentMessages();
+    expect(sent.filter((message) => message.text.includes(finalMarker))).toHaveLength(1);
+    expect(sent.filter((message) => message.text.includes("SHIPPED-TOLD"))).toHaveLength(1);
+    expect(sent.filter((message) => message.text.includes(planMarker))).toHaveLength(1);
+  } finally {
+    await coding.stop();
+  }
 }, 600_000);

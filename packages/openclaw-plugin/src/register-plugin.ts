@@ -2,6 +2,7 @@ import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { OpenClawPluginApi, OpenClawPluginToolContext } from "openclaw/plugin-sdk/plugin-entry";
 import { answerTool } from "./answer-tool";
+import { awaitingInbox, followAwaitingFolder } from "./awaiting-follower";
 import { completionCallbackHandler } from "./callback-route";
 import { cancelParameters, runCancelTool } from "./cancel-tool";
 import { completionInbox, followCompletedFolder } from "./completion-follower";
@@ -113,7 +114,10 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
   });
   const inbox = completionInbox(settings, ledger, outbox);
 
+  const waiting = awaitingInbox(settings, ledger, outbox);
+
   let follower: ReturnType<typeof followCompletedFolder> | undefined;
+  let awaitingFollower: ReturnType<typeof followAwaitingFolder> | undefined;
   api.registerService({
     id: "gstack-completions",
     async start() {
@@ -123,10 +127,15 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
       follower = followCompletedFolder(settings, inbox, ledger, api.logger);
       await follower.ready;
       api.logger.info(`gstack: following ${settings.layout.dispatch.completed}`);
+      await mkdir(settings.layout.dispatch.awaiting, { recursive: true });
+      awaitingFollower = followAwaitingFolder(settings, waiting, api.logger);
+      await awaitingFollower.ready;
     },
     async stop() {
       await follower?.close();
       follower = undefined;
+      await awaitingFollower?.close();
+      awaitingFollower = undefined;
       await outbox.close();
     },
   });

@@ -11,10 +11,16 @@ export interface OutboxEntry {
   /** Stable per dispatch and outcome (`gstack:<dispatch id>:<status>`): a repeat is recognised by it. */
   key: string;
   dispatch_id: string;
+  /**
+   * Where it is kept and recorded when it is not the dispatch's one final report: a waiting
+   * notice is `<dispatch id>.awaiting-<round>`, so each round and the completion after it are
+   * delivered on their own. Absent for a completion (its slot is the dispatch id).
+   */
+  slot?: string;
   session_key: string;
   /** The readable report, as the session will hold it. */
   text: string;
-  via: "completed-folder" | "callback";
+  via: "completed-folder" | "callback" | "awaiting-folder";
   queued_at: string;
   /** Set while a turn on it was started and not yet confirmed. */
   posted_at?: string;
@@ -48,11 +54,18 @@ export function reportMarker(key: string): string {
   return `(report key ${key})`;
 }
 
+/** Where an entry is kept in the outbox and the delivered-ledger. */
+export function slotOf(entry: Pick<OutboxEntry, "dispatch_id" | "slot">): string {
+  return entry.slot ?? entry.dispatch_id;
+}
+
 /** The text of one turn carrying one or several reports. */
 export function batchText(entries: readonly OutboxEntry[]): string {
   if (entries.length === 1) return (entries[0] as OutboxEntry).text;
   return [
-    `${entries.length} gstack dispatches ended:`,
+    entries.some((entry) => entry.slot)
+      ? `${entries.length} gstack reports arrived:`
+      : `${entries.length} gstack dispatches ended:`,
     ...entries.map((entry, index) => `\n--- ${index + 1} of ${entries.length} ---\n${entry.text}`),
   ].join("\n");
 }
@@ -93,7 +106,7 @@ export function reportOutbox(options: OutboxOptions) {
   // which may not start agent turns.
   let serviceContext: AsyncResource | undefined;
 
-  const save = (entry: OutboxEntry) => writeJsonAtomic(pathOf(entry.dispatch_id), entry);
+  const save = (entry: OutboxEntry) => writeJsonAtomic(pathOf(slotOf(entry)), entry);
   /**
    * Once the session shows the report, the person gets it on the session's channel too,
    * whether the agent answered, said NO_REPLY, or had its answer held back.
@@ -117,11 +130,12 @@ export function reportOutbox(options: OutboxOptions) {
       session_key: entry.session_key,
       via: entry.via,
       key: entry.key,
+      ...(entry.slot ? { slot: entry.slot } : {}),
       delivered_at: new Date().toISOString(),
       ...(entry.told ? { person: entry.told } : {}),
     });
-    entries.delete(entry.dispatch_id);
-    await rm(pathOf(entry.dispatch_id), { force: true });
+    entries.delete(slotOf(entry));
+    await rm(pathOf(slotOf(entry)), { force: true });
   };
   const warn = (message: string, error: unknown) =>
     options.log.warn(
@@ -249,16 +263,16 @@ export function reportOutbox(options: OutboxOptions) {
 
   return {
     folder,
-    /** True when a report of this dispatch is waiting here. */
-    has(dispatchId: string): boolean {
-      return entries.has(dispatchId);
+    /** True when the report kept in this slot (a dispatch id, or a waiting notice's slot) is waiting here. */
+    has(slot: string): boolean {
+      return entries.has(slot);
     },
     /** Keeps a report until its session shows it, and starts delivering it. */
     async add(entry: Omit<OutboxEntry, "attempts" | "queued_at">): Promise<"queued" | "already-queued"> {
-      if (entries.has(entry.dispatch_id)) return "already-queued";
+      if (entries.has(slotOf(entry))) return "already-queued";
       const full: OutboxEntry = { ...entry, queued_at: new Date().toISOString(), attempts: 0 };
       await save(full);
-      entries.set(full.dispatch_id, full);
+      entries.set(slotOf(full), full);
       kick(full.session_key);
       return "queued";
     },
@@ -274,13 +288,13 @@ export function reportOutbox(options: OutboxOptions) {
       for (const name of names) {
         const entry = (await readJsonIfPresent(join(folder, name))) as OutboxEntry | undefined;
         if (!entry?.dispatch_id || !entry.session_key || !entry.key) continue;
-        if (await options.ledger.has(entry.dispatch_id)) {
+        if (await options.ledger.has(slotOf(entry))) {
           await rm(join(folder, name), { force: true });
           continue;
         }
         // A run of an earlier gateway process is not waited for: its history decides.
         delete entry.run_id;
-        entries.set(entry.dispatch_id, entry);
+        entries.set(slotOf(entry), entry);
       }
       for (const sessionKey of new Set([...entries.values()].map((entry) => entry.session_key)))
         kick(sessionKey);

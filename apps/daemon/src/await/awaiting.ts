@@ -1,5 +1,6 @@
+import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { Awaiting, GstackLayout } from "@gstack/contracts";
+import type { Awaiting, AwaitingNotice, GstackLayout, ReplyTo } from "@gstack/contracts";
 import { writeFileAtomic } from "@gstack/contracts";
 import type { GateItem } from "./gate-reply";
 
@@ -74,4 +75,58 @@ export async function writeAwaitingReport(
   await writeFileAtomic(awaitingReportPath(layout, id), awaitingMarkdown(id, project, record), {
     mode: 0o600,
   });
+}
+
+/**
+ * The waiting notice of one round, for the session that asked: the plan or the gate's items,
+ * how to answer, when it ends, and where to post it. The `awaiting-notice` document.
+ */
+export function awaitingNotice(
+  id: string,
+  project: string | undefined,
+  record: AwaitingRecord,
+  replyTo: ReplyTo | undefined,
+): AwaitingNotice {
+  return {
+    dispatch_id: id,
+    status: "awaiting",
+    ...(project ? { project } : {}),
+    kind: record.kind,
+    since: record.since,
+    expires_at: record.expires_at,
+    round: record.round,
+    summary: record.summary,
+    how_to_answer: record.how_to_answer,
+    ...(replyTo ? { reply_to: replyTo } : {}),
+    ...(record.gate
+      ? {
+          items: record.gate.items.map((item) => ({
+            label: item.label,
+            title: item.title,
+            options: item.options,
+            recommended: item.recommended,
+          })),
+        }
+      : {}),
+  };
+}
+
+/**
+ * Writes `dispatch/awaiting/{id}.json` (atomically, replacing an earlier round's). Written once
+ * the state says the dispatch waits: a reader that checks the state finds it waiting.
+ */
+export async function writeAwaitingNotice(layout: GstackLayout, notice: AwaitingNotice): Promise<void> {
+  await mkdir(layout.dispatch.awaiting, { recursive: true });
+  await writeFileAtomic(
+    layout.dispatch.awaitingJson(notice.dispatch_id),
+    `${JSON.stringify(notice, null, 2)}\n`,
+    {
+      mode: 0o600,
+    },
+  );
+}
+
+/** Removes a dispatch's waiting notice, if any; a failure to remove it is no error. */
+export async function removeAwaitingNotice(layout: GstackLayout, id: string): Promise<void> {
+  await rm(layout.dispatch.awaitingJson(id), { force: true }).catch(() => undefined);
 }

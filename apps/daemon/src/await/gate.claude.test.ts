@@ -1,6 +1,7 @@
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseJson } from "@gstack/contracts";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Daemon } from "../daemon";
@@ -98,6 +99,20 @@ describe("a gstack run that stops at its gate, with the real Claude Code CLI", {
     expect(report).toContain("1. d3: Drop the session cache. Options: a) a; b) b. No recommendation.");
     expect(report).toContain("2. p1: Approve the plan.");
     expect(report).toContain(`gstack-dispatch answer ${id} all | d3b … | all except d3b`);
+    // The notice for the session carries the gate's decisions, numbered as the report numbers them.
+    const noticePath = world.layout.dispatch.awaitingJson(id);
+    // Written just after the state that says it waits: waited for.
+    const notice = await waitFor(async () => {
+      const text = await readFile(noticePath, "utf8").catch(() => undefined);
+      return text === undefined ? undefined : parseJson("awaiting-notice", text, { source: noticePath });
+    }, 30_000);
+    expect(notice).toMatchObject({ kind: "gate", round: 1, status: "awaiting" });
+    expect(notice.items?.map((item) => item.label)).toEqual(["d3", "p1"]);
+    expect(notice.items?.[0]).toMatchObject({
+      title: "Drop the session cache",
+      options: ["a", "b"],
+      recommended: null,
+    });
     expect(await completionOf(world.layout, id)).toBeUndefined();
 
     // Checked before anything is written: bare yes, a token naming nothing, all without a

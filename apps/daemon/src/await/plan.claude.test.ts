@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { parseJson } from "@gstack/contracts";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Daemon } from "../daemon";
@@ -93,6 +94,19 @@ async function initOf(id: string, attempt: number) {
   return JSON.parse(stream.split("\n").find((line) => line.includes('"init"')) ?? "{}");
 }
 
+/**
+ * The waiting notice the daemon wrote for a dispatch's round, checked against its schema; waited
+ * for, since the daemon writes it just after the state that says the dispatch waits.
+ */
+async function noticeOf(id: string, round = 1) {
+  const path = world.layout.dispatch.awaitingJson(id);
+  return waitFor(async () => {
+    const text = await readFile(path, "utf8").catch(() => undefined);
+    const notice = text === undefined ? undefined : parseJson("awaiting-notice", text, { source: path });
+    return notice?.round === round ? notice : undefined;
+  }, 30_000);
+}
+
 const awaitingOf = async (id: string) => {
   const state = await readState(world.layout, id);
   return state?.status === "awaiting" ? state : undefined;
@@ -102,7 +116,13 @@ describe("a dispatch that plans first, with the real Claude Code CLI", { timeout
   it("plans read-only in its worktree, then waits for an answer holding no slot", async () => {
     // The agent tries to write while planning: plan mode must refuse it.
     await start({ script: [scripted.write("plan.txt", "too early\n"), scripted.text(PLAN)] });
-    await submitDispatch(world.layout, dispatch("dispatch-plan-wait", { mode: "plan" }));
+    await submitDispatch(
+      world.layout,
+      dispatch("dispatch-plan-wait", {
+        mode: "plan",
+        reply_to: { runtime: "openclaw", session_key: "agent:main:telegram:42" },
+      }),
+    );
     const state = await waitFor(() => awaitingOf("dispatch-plan-wait"), 90_000);
     expect(state.awaiting).toMatchObject({ kind: "plan", round: 1 });
     expect(state.awaiting?.summary).toContain("Add plan.txt with one line");
@@ -138,6 +158,30 @@ describe("a dispatch that plans first, with the real Claude Code CLI", { timeout
     expect(report).toContain("gstack-dispatch answer dispatch-plan-wait approve");
     const events = (await auditOf(world.layout)).map((event) => event.event);
     expect(events).toContain("awaiting");
+    // The waiting notice for the session that asked, written once the state says it waits.
+    const notice = await noticeOf("dispatch-plan-wait");
+    expect(notice).toMatchObject({
+      dispatch_id: "dispatch-plan-wait",
+      status: "awaiting",
+      kind: "plan",
+      round: 1,
+      project: "acme-widget",
+      expires_at: state.awaiting?.expires_at,
+      reply_to: { runtime: "openclaw", session_key: "agent:main:telegram:42" },
+    });
+    expect(notice.summary).toContain("Add plan.txt with one line");
+    expect(notice.how_to_answer).toContain("gstack-dispatch answer dispatch-plan-wait approve");
+  });
+
+  it("writes the waiting notice again at start when a stopped daemon left none", async () => {
+    await start({ script: [scripted.text(PLAN)] });
+    await submitDispatch(world.layout, dispatch("dispatch-plan-renotice", { mode: "plan" }));
+    await waitFor(() => awaitingOf("dispatch-plan-renotice"), 90_000);
+    const first = await noticeOf("dispatch-plan-renotice");
+    await daemon?.stop(0);
+    await rm(world.layout.dispatch.awaitingJson("dispatch-plan-renotice"));
+    await start({ script: [] });
+    expect(await noticeOf("dispatch-plan-renotice")).toEqual(first);
   });
 
   it("plans first by the repository policy, and an unanswered wait ends cancelled with a clear report", async () => {
@@ -210,6 +254,10 @@ describe("a dispatch that plans first, with the real Claude Code CLI", { timeout
       return state?.awaiting?.round === 2 ? state : undefined;
     }, 90_000);
     expect(second.awaiting?.summary).toContain("clear message");
+    // The notice now holds round 2, a new report for the session.
+    const revisedNotice = await noticeOf("dispatch-plan-revise", 2);
+    expect(revisedNotice).toMatchObject({ round: 2, status: "awaiting", kind: "plan" });
+    expect(revisedNotice.summary).toContain("clear message");
     expect((await initOf("dispatch-plan-revise", 2)).permissionMode).toBe("plan");
     const feedback = model
       ?.agentRequests()
@@ -227,6 +275,15 @@ describe("a dispatch that plans first, with the real Claude Code CLI", { timeout
     const completion = await waitFor(() => completionOf(world.layout, "dispatch-plan-revise"), 90_000);
     expect(completion).toMatchObject({ status: "completed", commits: 1 });
     expect((await initOf("dispatch-plan-revise", 3)).session_id).toBe(first.awaiting?.session_id);
+    // Ended: its waiting notice goes (just after the completion is written).
+    await waitFor(
+      () =>
+        readFile(world.layout.dispatch.awaitingJson("dispatch-plan-revise"), "utf8").then(
+          () => undefined,
+          (error: NodeJS.ErrnoException) => error.code === "ENOENT" || undefined,
+        ),
+      30_000,
+    );
   });
 
   it("reject ends the dispatch cancelled with the reason", async () => {

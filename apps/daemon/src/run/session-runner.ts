@@ -2,7 +2,15 @@ import { readFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import type { CompletionStatus, Dispatch } from "@gstack/contracts";
 import { type AnswerInput, AnswerRefusal, answerUsage } from "../await/answer";
-import { type AwaitingRecord, expiryOf, howToAnswerPlan, writeAwaitingReport } from "../await/awaiting";
+import {
+  type AwaitingRecord,
+  awaitingNotice,
+  expiryOf,
+  howToAnswerPlan,
+  removeAwaitingNotice,
+  writeAwaitingNotice,
+  writeAwaitingReport,
+} from "../await/awaiting";
 import { type GateItem, gateLabel, gateUsage, parseGateReply } from "../await/gate-reply";
 import { answerPrompt, mustPlanFirst, planInstructions } from "../await/plan-mode";
 import type { DaemonContext } from "../daemon-context";
@@ -686,6 +694,8 @@ export class SessionRunner {
         resumed = (await readPlan(context.layout, state.id)) !== undefined;
       }
     }
+    // A dispatch that waited no longer does: its waiting notice goes (readers skip a stale one anyway).
+    await removeAwaitingNotice(context.layout, state.id);
     if (state.started_at) {
       this.recentRunSeconds.push(plan.completion.duration);
       if (this.recentRunSeconds.length > 20) this.recentRunSeconds.shift();
@@ -780,6 +790,11 @@ export class SessionRunner {
     // The report first: whoever sees the state waiting finds the report beside it.
     await writeAwaitingReport(context.layout, state.id, state.project, record);
     await writeState(context.layout, state);
+    // Then the notice for the session that asked, which a reader checks against the state.
+    await writeAwaitingNotice(
+      context.layout,
+      awaitingNotice(state.id, state.project, record, session.dispatch.reply_to),
+    ).catch((error: Error) => context.log(`could not write ${state.id}'s waiting notice: ${error.message}`));
     await context.audit("awaiting", {
       dispatch_id: state.id,
       detail: { kind: record.kind, round: record.round, expires_at: record.expires_at },
@@ -880,7 +895,19 @@ export class SessionRunner {
           this.context.log(`could not act on the answer to ${state.id}: ${error.message}`),
         );
       });
-    } else this.armExpiry(session);
+    } else {
+      this.armExpiry(session);
+      // Written again: a daemon stopped between the waiting state and its notice wrote none.
+      const record = state.awaiting;
+      if (state.status === "awaiting" && record) {
+        void writeAwaitingNotice(
+          this.context.layout,
+          awaitingNotice(state.id, state.project, record, dispatch.reply_to),
+        ).catch((error: Error) =>
+          this.context.log(`could not write ${state.id}'s waiting notice: ${error.message}`),
+        );
+      }
+    }
     return session;
   }
 

@@ -1,0 +1,63 @@
+import type { AwaitingNotice } from "@gstack/contracts";
+import { reportMarker } from "./report-outbox";
+
+/** The stable key of one waiting round: a new round after a revision is a new report. */
+export function awaitingKey(notice: Pick<AwaitingNotice, "dispatch_id" | "round">): string {
+  return `gstack:${notice.dispatch_id}:awaiting:${notice.round}`;
+}
+
+/** Where a waiting round is kept in the outbox and the delivered-ledger, beside the completion. */
+export function awaitingSlot(notice: Pick<AwaitingNotice, "dispatch_id" | "round">): string {
+  return `${notice.dispatch_id}.awaiting-${notice.round}`;
+}
+
+const letter = (index: number) => String.fromCharCode(97 + index);
+
+/**
+ * The text a person and the session's agent read when a dispatch waits: what it waits on (the
+ * plan, or the gate's numbered decisions), exactly how to answer with `gstack_answer` (and the
+ * command line that does the same), when it ends unanswered, and last the report's key.
+ */
+export function awaitingMessage(notice: AwaitingNotice): string {
+  const id = notice.dispatch_id;
+  const where = notice.project ? ` (${notice.project})` : "";
+  const round = notice.round > 1 ? `, round ${notice.round}` : "";
+  const lines: string[] = [];
+  if (notice.kind === "plan") {
+    lines.push(
+      `gstack dispatch ${id}${where} has a plan and waits for the person's answer${round}. Nothing was changed yet.`,
+      "",
+      notice.summary.trim() || "(the agent reported no plan text)",
+      "",
+      "How to answer (only with the person's own answer, never on their behalf):",
+      `- approve: gstack_answer with dispatch_id ${id}, answer approve, round ${notice.round}. The agent carries the plan out in the same session and worktree.`,
+      `- revise: gstack_answer with dispatch_id ${id}, answer revise, round ${notice.round}, text saying what to change. The agent plans again.`,
+      `- reject: gstack_answer with dispatch_id ${id}, answer reject, text saying why. The dispatch ends cancelled.`,
+    );
+  } else {
+    lines.push(
+      `gstack dispatch ${id}${where} stopped at a gstack gate and waits for the person's decisions (gate revision ${notice.round}).`,
+      "",
+    );
+    if (notice.items && notice.items.length > 0) {
+      for (const [index, item] of notice.items.entries()) {
+        const options = item.options.map((option, at) => `${item.label}${letter(at)}) ${option}`).join("; ");
+        const recommended =
+          item.recommended === null ? "no recommendation" : `recommended: ${item.recommended}`;
+        lines.push(`${index + 1}. ${item.label}: ${item.title}. Options: ${options} (${recommended}).`);
+      }
+    } else lines.push(notice.summary.trim());
+    lines.push(
+      "",
+      "How to answer (only with the person's own answer, never on their behalf):",
+      `- reply: gstack_answer with dispatch_id ${id}, answer reply, round ${notice.round}, text in gstack's grammar: all (every recommendation), tokens such as d1b (decision d1, option b), or all except d1b. A bare yes or no is refused.`,
+      `- reject: gstack_answer with dispatch_id ${id}, answer reject, text saying why. The dispatch ends cancelled.`,
+    );
+  }
+  lines.push(
+    `On the daemon's machine the same: ${notice.how_to_answer}`,
+    `Unanswered, it ends cancelled at ${notice.expires_at}. The final report comes here once it has run.`,
+    reportMarker(awaitingKey(notice)),
+  );
+  return lines.join("\n");
+}
