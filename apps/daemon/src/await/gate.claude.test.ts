@@ -2,40 +2,30 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseJson } from "@gstack/contracts";
-import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
+import { scripted } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Daemon } from "../daemon";
+import { type ClaudeWorld, makeClaudeWorld } from "../claude-world";
 import { writeGstackRun } from "../gstack-run/gstack-run-fixture";
 import { apiRequest } from "../service-api/client";
 import { reachDaemonApi } from "../service-api/local-api";
 import { readState } from "../session-state";
 import { submitDispatch } from "../submit";
-import { auditOf, completionOf, makeWorld, type TestWorld, waitFor } from "../test-support";
+import { auditOf, completionOf, waitFor } from "../test-support";
 
-const claude = join(import.meta.dirname, "..", "..", "node_modules", ".bin", "claude");
 const REPORT =
   "Planned with /autoplan.\n\n## What shipped\n- A reviewed plan\n## Needs human judgment\n- None";
 
-let world: TestWorld;
-let model: ScriptedModel | undefined;
-let daemon: Daemon | undefined;
-let home: string;
+let world: ClaudeWorld;
 let scratch: string;
 
 beforeEach(async () => {
-  world = await makeWorld();
-  home = await mkdtemp(join(tmpdir(), "gstack-claude-home-"));
+  world = await makeClaudeWorld();
   scratch = await mkdtemp(join(tmpdir(), "gstack-run-files-"));
 });
 
 afterEach(async () => {
-  await daemon?.stop(0);
-  daemon = undefined;
-  await model?.close();
-  model = undefined;
-  await rm(home, { recursive: true, force: true });
-  await rm(scratch, { recursive: true, force: true });
   await world.cleanup();
+  await rm(scratch, { recursive: true, force: true });
 });
 
 /** The Write steps that make a gstack run directory in `dir`, as gstack writes one. */
@@ -67,7 +57,7 @@ describe("a gstack run that stops at its gate, with the real Claude Code CLI", {
       decisions: [],
       tasks: [],
     });
-    model = await startScriptedModel({
+    await world.start({
       script: [
         ...gated,
         scripted.text(`${REPORT}\n\nGSTACK_RESULT: skill=autoplan status=gate_pending run=.gstack/runs/r1`),
@@ -75,14 +65,6 @@ describe("a gstack run that stops at its gate, with the real Claude Code CLI", {
         scripted.text(`${REPORT}\n\nGSTACK_RESULT: skill=autoplan status=complete run=.gstack/runs/r1`),
       ],
     });
-    daemon = new Daemon({
-      openclawWorkspace: false,
-      root: world.root,
-      claudeBinary: claude,
-      agentEnv: { ...model.claudeEnv(home), CLAUDE_CODE_MAX_RETRIES: "0" },
-      settings: { trusted_repos: [world.base] },
-    });
-    await daemon.start();
     await submitDispatch(world.layout, {
       id,
       dispatched_by: "wintermute",
@@ -140,8 +122,8 @@ describe("a gstack run that stops at its gate, with the real Claude Code CLI", {
       gstack_run: { status: "complete", check: "valid", run: "r1" },
     });
     // The same agent session went on, and was told the reply and the gate revision.
-    const resumed = model
-      .agentRequests()
+    const resumed = world.model
+      ?.agentRequests()
       .find((request) => JSON.stringify(request.body).includes("answered the gstack gate"));
     expect(JSON.stringify(resumed?.body)).toContain("all except d3b");
     expect(JSON.stringify(resumed?.body)).toContain("--gate-rev 1");

@@ -1,62 +1,29 @@
 import { execFileSync } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { parseJson } from "@gstack/contracts";
-import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
+import { scripted } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { Daemon } from "../daemon";
+import { type ClaudeWorld, makeClaudeWorld } from "../claude-world";
 import { apiRequest } from "../service-api/client";
 import { reachDaemonApi } from "../service-api/local-api";
 import { readState } from "../session-state";
 import { readStatus } from "../status";
 import { submitDispatch } from "../submit";
-import { auditOf, completionOf, makeWorld, type TestWorld, waitFor } from "../test-support";
-
-/** The real Claude Code CLI installed as this package's devDependency. */
-const claude = join(import.meta.dirname, "..", "..", "node_modules", ".bin", "claude");
+import { auditOf, completionOf, waitFor } from "../test-support";
 
 const PLAN = "## Plan\n1. Add plan.txt with one line.\n2. Commit it.";
 
-let world: TestWorld;
-let model: ScriptedModel | undefined;
-let daemon: Daemon | undefined;
-let home: string;
+let world: ClaudeWorld;
 
 const git = (cwd: string, ...args: string[]) =>
   execFileSync("git", ["-C", cwd, ...args], { encoding: "utf8" }).trim();
 
 beforeEach(async () => {
-  world = await makeWorld();
-  git(world.repo, "config", "user.name", "Scripted Agent");
-  git(world.repo, "config", "user.email", "agent@example.invalid");
-  home = await mkdtemp(join(tmpdir(), "gstack-claude-home-"));
+  world = await makeClaudeWorld();
 });
 
-afterEach(async () => {
-  await daemon?.stop(0);
-  daemon = undefined;
-  await model?.close();
-  model = undefined;
-  await rm(home, { recursive: true, force: true });
-  await world.cleanup();
-});
-
-async function start(
-  options: Parameters<typeof startScriptedModel>[0],
-  settings: Record<string, unknown> = {},
-) {
-  model ??= await startScriptedModel(options);
-  daemon = new Daemon({
-    openclawWorkspace: false,
-    root: world.root,
-    claudeBinary: claude,
-    agentEnv: { ...model.claudeEnv(home), CLAUDE_CODE_MAX_RETRIES: "0" },
-    retryDelayMs: { rateLimit: 100, other: 100 },
-    settings: { trusted_repos: [world.base], ...settings },
-  });
-  await daemon.start();
-}
+afterEach(() => world.cleanup());
 
 function dispatch(id: string, extra: Record<string, unknown> = {}) {
   return {
@@ -115,7 +82,7 @@ const awaitingOf = async (id: string) => {
 describe("a dispatch that plans first, with the real Claude Code CLI", { timeout: 120_000 }, () => {
   it("plans read-only in its worktree, then waits for an answer holding no slot", async () => {
     // The agent tries to write while planning: plan mode must refuse it.
-    await start({ script: [scripted.write("plan.txt", "too early\n"), scripted.text(PLAN)] });
+    await world.start({ script: [scripted.write("plan.txt", "too early\n"), scripted.text(PLAN)] });
     await submitDispatch(
       world.layout,
       dispatch("dispatch-plan-wait", {
@@ -149,7 +116,7 @@ describe("a dispatch that plans first, with the real Claude Code CLI", { timeout
         expires_at: state.awaiting?.expires_at,
       }),
     ]);
-    expect(daemon?.snapshot().running).toEqual([]);
+    expect(world.daemon?.snapshot().running).toEqual([]);
     const report = await readFile(
       join(world.layout.dispatch.sessionDir("dispatch-plan-wait"), "awaiting.md"),
       "utf8",
@@ -174,18 +141,19 @@ describe("a dispatch that plans first, with the real Claude Code CLI", { timeout
   });
 
   it("writes the waiting notice again at start when a stopped daemon left none", async () => {
-    await start({ script: [scripted.text(PLAN)] });
+    await world.start({ script: [scripted.text(PLAN)] });
     await submitDispatch(world.layout, dispatch("dispatch-plan-renotice", { mode: "plan" }));
     await waitFor(() => awaitingOf("dispatch-plan-renotice"), 90_000);
     const first = await noticeOf("dispatch-plan-renotice");
-    await daemon?.stop(0);
+    await world.stopDaemon();
     await rm(world.layout.dispatch.awaitingJson("dispatch-plan-renotice"));
-    await start({ script: [] });
+    // The same model: the daemon starts again and finds the dispatch still waiting.
+    await world.start();
     expect(await noticeOf("dispatch-plan-renotice")).toEqual(first);
   });
 
   it("plans first by the repository policy, and an unanswered wait ends cancelled with a clear report", async () => {
-    await start(
+    await world.start(
       { script: [scripted.text(PLAN)] },
       { plan_first_repos: [world.repo], awaiting_expiry_hours: 0.0005 },
     );
@@ -199,7 +167,7 @@ describe("a dispatch that plans first, with the real Claude Code CLI", { timeout
   });
 
   it("plan, approve, execute: the same agent session carries the plan out and commits on the worktree branch", async () => {
-    await start({ script: [scripted.text(PLAN), ...EXECUTE] });
+    await world.start({ script: [scripted.text(PLAN), ...EXECUTE] });
     await submitDispatch(world.layout, dispatch("dispatch-plan-go", { mode: "plan" }));
     const waiting = await waitFor(() => awaitingOf("dispatch-plan-go"), 90_000);
     const accepted = await answer({ dispatch_id: "dispatch-plan-go", answer: "approve", round: 1 });
@@ -215,7 +183,7 @@ describe("a dispatch that plans first, with the real Claude Code CLI", { timeout
     expect(executed.permissionMode).toBe("acceptEdits");
     expect(executed.session_id).toBe(waiting.awaiting?.session_id);
     expect(executed.cwd).toBe(waiting.worktree?.path);
-    const resumed = model
+    const resumed = world.model
       ?.agentRequests()
       .find((request) => JSON.stringify(request.body).includes("approved your plan"));
     expect(JSON.stringify(resumed?.body)).toContain("Add plan.txt with one line");
@@ -229,7 +197,7 @@ describe("a dispatch that plans first, with the real Claude Code CLI", { timeout
 
   it("plan, revise, plan, approve; stale, unparseable and unknown answers change nothing", async () => {
     const REVISED = "## Plan\n1. Add plan.txt saying planned.\n2. Commit it with a clear message.";
-    await start({ script: [scripted.text(PLAN), scripted.text(REVISED), ...EXECUTE] });
+    await world.start({ script: [scripted.text(PLAN), scripted.text(REVISED), ...EXECUTE] });
     await submitDispatch(world.layout, dispatch("dispatch-plan-revise", { mode: "plan" }));
     const first = await waitFor(() => awaitingOf("dispatch-plan-revise"), 90_000);
     // Refused before anything is written.
@@ -259,7 +227,7 @@ describe("a dispatch that plans first, with the real Claude Code CLI", { timeout
     expect(revisedNotice).toMatchObject({ round: 2, status: "awaiting", kind: "plan" });
     expect(revisedNotice.summary).toContain("clear message");
     expect((await initOf("dispatch-plan-revise", 2)).permissionMode).toBe("plan");
-    const feedback = model
+    const feedback = world.model
       ?.agentRequests()
       .find((request) => JSON.stringify(request.body).includes("asks for changes"));
     expect(JSON.stringify(feedback?.body)).toContain("say what the commit message will be");
@@ -287,7 +255,7 @@ describe("a dispatch that plans first, with the real Claude Code CLI", { timeout
   });
 
   it("reject ends the dispatch cancelled with the reason", async () => {
-    await start({ script: [scripted.text(PLAN)] });
+    await world.start({ script: [scripted.text(PLAN)] });
     await submitDispatch(world.layout, dispatch("dispatch-plan-no", { mode: "plan" }));
     await waitFor(() => awaitingOf("dispatch-plan-no"), 90_000);
     const rejected = await answer({
