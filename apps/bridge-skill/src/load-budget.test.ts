@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadBudget, loadFactor, waitUntil } from "./load-budget.test-support";
+import { loadBudget, loadFactor, waitUntil } from "../../../vitest.load-budget";
 
 describe("waits whose budget grows with the machine's load", () => {
   it("scales by the busier of the 1- and 5-minute load per core, never below 1", () => {

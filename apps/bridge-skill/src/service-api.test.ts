@@ -13,8 +13,8 @@ import {
 } from "@gstack/contracts";
 import { Daemon, MAX_DISPATCH_BYTES } from "@gstack/daemon";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadBudget, waitUntil } from "../../../vitest.load-budget";
 import { bridgeSkillPath } from "./bridge-skill-path";
-import { loadBudget, waitUntil } from "./load-budget.test-support";
 import {
   codeBullets,
   codeSpans,

@@ -1,5 +1,8 @@
 import { availableParallelism, loadavg } from "node:os";
 
+// Wait budgets for tests, shared by every package (the test timeouts in vitest.shared.ts and a
+// test's own waits for readiness), so a loaded machine gets more time and an idle one fails fast.
+
 /**
  * How many times slower than an idle machine this one may run now: the higher of the 1- and
  * 5-minute load averages per core, never below 1 (a two-core machine at load 8 gives 4). Tests
