@@ -57,6 +57,8 @@ export const submit = defineCommand({
         const given = fieldsFromFlags(flags, { cwd: process.cwd() });
         overridden = Object.keys(given);
         document = { ...fromFile, ...given };
+        // A signature covers the fields as the file has them; once one changes it is stale.
+        if (overridden.length > 0) delete document.source_signature;
       } else if (flags.task !== undefined) {
         document = dispatchFromFlags({ ...flags, task: flags.task }, { cwd: process.cwd() });
       } else {

@@ -200,7 +200,7 @@ describe("gstack-dispatch submit <file> with flags", { timeout: 60_000 }, () => 
   }
 
   it("replaces the fields the flags name and keeps the file's others", async () => {
-    const file = await writeDispatchFile();
+    const file = await writeDispatchFile({ source_signature: "0".repeat(64) });
     const result = await runCli(
       [
         "submit",
@@ -229,6 +229,7 @@ describe("gstack-dispatch submit <file> with flags", { timeout: 60_000 }, () => 
       budget_usd: 3,
       learnings: ["The widget uses tabs"],
     });
+    expect(JSON.parse(result.stdout)).not.toHaveProperty("source_signature");
   });
 
   it("hands the changed dispatch over and says which fields came from the command line", async () => {
