@@ -1,5 +1,6 @@
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
+import { loadBudget } from "./vitest.load-budget";
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 
@@ -7,9 +8,11 @@ const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
 export default defineConfig({
   test: {
     // Tests here start real processes (CLIs, daemons, git, the OpenClaw gateway); on a loaded
-    // two-core machine one can take several seconds. No test asserts on time.
-    testTimeout: 60_000,
-    hookTimeout: 120_000,
+    // two-core machine one can take several seconds. No test asserts on time: these limits only
+    // end a test that hangs, and grow with the load per core when the run starts (4× at load 8
+    // on two cores), so work that takes a fixed amount of CPU is not cut short on a busy machine.
+    testTimeout: loadBudget(60_000),
+    hookTimeout: loadBudget(120_000),
     globalSetup: [here("./vitest.seed-banner.ts")],
     setupFiles: [here("./vitest.fast-check.ts")],
   },

@@ -13,6 +13,7 @@ import {
 } from "@gstack/contracts";
 import { Daemon, MAX_DISPATCH_BYTES } from "@gstack/daemon";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadBudget, waitUntil } from "../../../vitest.load-budget";
 import { bridgeSkillPath } from "./bridge-skill-path";
 import {
   codeBullets,
@@ -153,24 +154,35 @@ function exampleDispatch(id: string, changes: Record<string, unknown> = {}): str
   });
 }
 
+/** How long a dispatch with this test's trivial agent may take to reach a state on an idle machine. */
+const STATE_IDLE_MS = 30_000;
+/** How long starting a daemon may take on an idle machine. */
+const START_IDLE_MS = 30_000;
+/** A test's limit: several waits for states, on a machine as loaded as it is when the file loads. */
+const TEST_BUDGET_MS = loadBudget(4 * STATE_IDLE_MS);
+
 async function snapshotUntil(
   action: "check-status" | "get-completion",
   id: string,
   done: (snapshot: DispatchSnapshot) => boolean,
 ): Promise<DispatchSnapshot[]> {
   const seen: DispatchSnapshot[] = [];
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const snapshot = expectDocumentedAnswer(
-      action,
-      await act(action, { dispatch_id: id }),
-    ) as DispatchSnapshot;
-    seen.push(snapshot);
-    if (done(snapshot)) return seen;
-    if (Date.now() > deadline)
-      throw new Error(`${id} never reached the state waited for: ${snapshot.message}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await waitUntil(
+    async () => {
+      const snapshot = expectDocumentedAnswer(
+        action,
+        await act(action, { dispatch_id: id }),
+      ) as DispatchSnapshot;
+      seen.push(snapshot);
+      return done(snapshot) ? snapshot : undefined;
+    },
+    {
+      idleMs: STATE_IDLE_MS,
+      what: `${id} reaching the state waited for (${action})`,
+      lastSeen: () => JSON.stringify(seen.at(-1)),
+    },
+  );
+  return seen;
 }
 
 beforeAll(async () => {
@@ -214,14 +226,16 @@ beforeAll(async () => {
     },
   });
   await daemon.start();
-}, 30_000);
+}, loadBudget(START_IDLE_MS));
 
 afterAll(async () => {
   await daemon?.stop(0);
   if (base) await rm(base, { recursive: true, force: true });
 });
 
-describe("the reference's service API, called as written against a running daemon", () => {
+describe("the reference's service API, called as written against a running daemon", {
+  timeout: TEST_BUDGET_MS,
+}, () => {
   it("listens on the socket the reference names", () => {
     const root = join(base, "state");
     expect(reference).toContain(`\`~/.gstack/${relative(root, socketPath)}\``);
@@ -379,7 +393,9 @@ describe("the reference's service API, called as written against a running daemo
   });
 });
 
-describe("a daemon that requires signatures and also serves TCP, as the reference describes", () => {
+describe("a daemon that requires signatures and also serves TCP, as the reference describes", {
+  timeout: TEST_BUDGET_MS,
+}, () => {
   let root = "";
   let guarded: Daemon | undefined;
 
@@ -400,7 +416,7 @@ describe("a daemon that requires signatures and also serves TCP, as the referenc
       },
     });
     await guarded.start();
-  }, 30_000);
+  }, loadBudget(START_IDLE_MS));
 
   afterAll(async () => {
     await guarded?.stop(0);

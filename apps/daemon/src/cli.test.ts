@@ -256,6 +256,43 @@ describe("gstack-dispatch status and cancel", () => {
     expect(offline.stdout).toMatch(/^dispatch-cli-api: completed after \d+ s with 1 commit\(s\)\n/);
   }, 60_000);
 
+  it("submits a dispatch file through the service API with the fields its flags replace", async () => {
+    await writeConfig();
+    const daemon = startCli(["run"]);
+    await waitForEvent("daemon_started");
+    const file = join(world.base, "template.json");
+    await writeFile(
+      file,
+      JSON.stringify(dispatchFor(world, "dispatch-cli-template", "commit from-file.txt")),
+    );
+    const submitted = await runCli([
+      "submit",
+      file,
+      "--task",
+      "commit from-flag.txt",
+      "--budget",
+      "2",
+      "--root",
+      world.root,
+    ]);
+    expect(submitted.stderr).toBe("");
+    expect(submitted.stdout).toBe(
+      "submitted dispatch-cli-template → queued at position 1 (service API); task, budget_usd from the command line\n",
+    );
+    await waitFor(() => completionOf(world.layout, "dispatch-cli-template"));
+    // The agent was given the flag's task, not the file's.
+    const prompts = (await readFile(join(world.base, "prompts.log"), "utf8"))
+      .split("\n")
+      .filter(Boolean)
+      .map((line) => JSON.parse(line) as { id: string; prompt: string })
+      .filter((entry) => entry.id === "dispatch-cli-template");
+    expect(prompts).toHaveLength(1);
+    expect(prompts[0]?.prompt).toContain("commit from-flag.txt");
+    expect(prompts[0]?.prompt).not.toContain("from-file.txt");
+    daemon.child.kill("SIGTERM");
+    expect(await daemon.exited).toBe(0);
+  });
+
   it("exits non-zero with one line when cancelling an unknown id", async () => {
     await writeConfig();
     const result = await runCli(["cancel", "dispatch-nobody", "--root", world.root]);

@@ -29,7 +29,7 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-describe("gstack-openclaw-gen", { timeout: 60_000 }, () => {
+describe("gstack-openclaw-gen", () => {
   it("generates, then --check passes; after an edit --check exits 1 naming the stale file", async () => {
     const out = join(root, "openclaw");
     const generated = await gen(["generate", "--input", fixtureSkillsDir, "--out", out, "--json"]);

@@ -1,5 +1,6 @@
 import { spawn } from "node:child_process";
 import { describe, expect, it } from "vitest";
+import { waitUntil } from "../../../vitest.load-budget";
 import {
   markedRunProcesses,
   processDescendants,
@@ -14,11 +15,11 @@ function startGroup(script: string) {
 }
 
 async function waitForMembers(processGroupId: number, count: number) {
-  const deadline = Date.now() + 10_000;
-  while (processGroupMembers(processGroupId).length < count) {
-    if (Date.now() > deadline) throw new Error("group did not start");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await waitUntil(() => (processGroupMembers(processGroupId).length >= count ? true : undefined), {
+    idleMs: 10_000,
+    what: `${count} processes in group ${processGroupId}`,
+    lastSeen: () => `${processGroupMembers(processGroupId).length} processes`,
+  });
 }
 
 describe("stopProcessGroup", () => {
@@ -41,26 +42,24 @@ describe("stopProcessGroup", () => {
 
   it("does nothing for a group that is already gone", async () => {
     const group = startGroup("exit 0");
-    const deadline = Date.now() + 5_000;
-    while (processGroupAlive(group) && Date.now() < deadline)
-      await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitUntil(() => (processGroupAlive(group) ? undefined : true), {
+      idleMs: 5_000,
+      what: `group ${group} gone`,
+    });
     expect(await stopProcessGroup(group)).toEqual({ signalled: [], remaining: [] });
   });
 
   it("also stops descendants the leader moved into process groups of their own", async () => {
     const group = startGroup("setsid sleep 301 & trap '' TERM; while true; do sleep 1; done");
-    let detached: { pid: number; processGroupId: number } | undefined;
-    const deadline = Date.now() + 10_000;
-    while (!detached && Date.now() < deadline) {
-      detached = processDescendants(group).find((descendant) => descendant.processGroupId !== group);
-      if (!detached) await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-    expect(detached).toBeDefined();
-    expect(processGroupAlive(detached!.processGroupId)).toBe(true);
+    const detached = await waitUntil(
+      () => processDescendants(group).find((descendant) => descendant.processGroupId !== group),
+      { idleMs: 10_000, what: `a descendant of group ${group} in a group of its own` },
+    );
+    expect(processGroupAlive(detached.processGroupId)).toBe(true);
     const outcome = await stopProcessGroup(group, { graceMilliseconds: 300 });
     expect(outcome.remaining).toEqual([]);
     expect(processGroupAlive(group)).toBe(false);
-    expect(processGroupAlive(detached!.processGroupId)).toBe(false);
+    expect(processGroupAlive(detached.processGroupId)).toBe(false);
   });
 });
 
@@ -78,12 +77,16 @@ describe.runIf(process.platform === "linux")("markedRunProcesses", () => {
       GSTACK_DISPATCH_ID: "dispatch-ours",
     });
     try {
-      const deadline = Date.now() + 5_000;
-      let found = markedRunProcesses({ GSTACK_HOME: base.GSTACK_HOME }, ["GSTACK_DISPATCH_ID", "MISSING"]);
-      while (found.length === 0 && Date.now() < deadline) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-        found = markedRunProcesses({ GSTACK_HOME: base.GSTACK_HOME }, ["GSTACK_DISPATCH_ID", "MISSING"]);
-      }
+      const found = await waitUntil(
+        () => {
+          const marked = markedRunProcesses({ GSTACK_HOME: base.GSTACK_HOME }, [
+            "GSTACK_DISPATCH_ID",
+            "MISSING",
+          ]);
+          return marked.length > 0 ? marked : undefined;
+        },
+        { idleMs: 5_000, what: "a marked run process" },
+      );
       expect(found).toEqual([{ pid: ours.pid, values: { GSTACK_DISPATCH_ID: "dispatch-ours" } }]);
       expect(
         markedRunProcesses({ GSTACK_HOME: base.GSTACK_HOME, GSTACK_DISPATCH_ID: "dispatch-other" }),

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterEach, describe, expect, it } from "vitest";
+import { waitUntil } from "../../../vitest.load-budget";
 import { processDescendants, processGroupAlive } from "./process-group";
 import { decideRetry } from "./retry-policy";
 import { startAgent } from "./start-agent";
@@ -26,12 +27,8 @@ async function scriptedSetup(options: Parameters<typeof startScriptedModel>[0]) 
   return { model, env, cwd: scratch.repository() };
 }
 
-async function waitFor(condition: () => boolean, timeoutMilliseconds = 20_000) {
-  const deadline = Date.now() + timeoutMilliseconds;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error("condition not met in time");
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+async function waitFor(condition: () => boolean, what: string) {
+  await waitUntil(() => (condition() ? true : undefined), { idleMs: 20_000, what });
 }
 
 describe("startAgent with the real Claude Code CLI and a scripted model", () => {
@@ -81,7 +78,7 @@ describe("startAgent with the real Claude Code CLI and a scripted model", () => 
     expect(JSON.parse(kept.at(-1)!).type).toBe("result");
     expect(model.agentRequests()[0]!.firstUserText).toContain("Add a greeting module");
     expect(processGroupAlive(agent.pid!)).toBe(false);
-  }, 60_000);
+  });
 
   it("classifies a 429 as rate_limit: retry as-is after a back-off", async () => {
     const { env, cwd } = await scriptedSetup({ script: [scripted.rateLimited()] });
@@ -96,7 +93,7 @@ describe("startAgent with the real Claude Code CLI and a scripted model", () => 
     });
     expect(decideRetry(result.failure!, 1, true)).toMatchObject({ action: "retry", dropLearnings: false });
     expect(decideRetry(result.failure!, 2, true).action).toBe("escalate");
-  }, 60_000);
+  });
 
   it("classifies prompt-too-long as context_overflow, and the retry without learnings succeeds", async () => {
     const { model, env, cwd } = await scriptedSetup({
@@ -125,7 +122,7 @@ describe("startAgent with the real Claude Code CLI and a scripted model", () => 
     expect(
       model.agentRequests().filter((request) => request.promptText.includes("## Learnings")).length,
     ).toBe(1);
-  }, 60_000);
+  });
 
   it("classifies a 401 as auth: no retry", async () => {
     const { env, cwd } = await scriptedSetup({ script: [scripted.unauthorized()] });
@@ -133,14 +130,14 @@ describe("startAgent with the real Claude Code CLI and a scripted model", () => 
       .done;
     expect(result.failure).toMatchObject({ kind: "auth", retryable: false });
     expect(decideRetry(result.failure!, 1, true).action).toBe("escalate");
-  }, 60_000);
+  });
 
   it("classifies a 529 as a transient tool_failure", async () => {
     const { env, cwd } = await scriptedSetup({ script: [scripted.overloaded()] });
     const result = await startAgent({ agent: "claude", binary: claude, prompt: "Do the task.", cwd, env })
       .done;
     expect(result.failure).toMatchObject({ kind: "tool_failure", retryable: true });
-  }, 60_000);
+  });
 
   it("records refused commands: a git push that was not granted, and a commit a restriction forbids", async () => {
     const { env, cwd } = await scriptedSetup({
@@ -164,7 +161,7 @@ describe("startAgent with the real Claude Code CLI and a scripted model", () => 
     expect(result.progress.permissionDenials.map((denial) => denial.toolName)).toEqual(["Bash", "Bash"]);
     expect(result.progress.permissionDenials[1]!.action).toBe("Bash: git push origin main");
     expect(result.failure).toMatchObject({ kind: "logic_error", retryable: false });
-  }, 60_000);
+  });
 
   it("cancels a hung session: the whole process group is gone afterwards", async () => {
     const { model, env, cwd } = await scriptedSetup({ script: [scripted.hang()] });
@@ -176,7 +173,7 @@ describe("startAgent with the real Claude Code CLI and a scripted model", () => 
       env,
       killGraceMs: 3_000,
     });
-    await waitFor(() => model.hangingCount() > 0);
+    await waitFor(() => model.hangingCount() > 0, "Claude Code waiting on the model");
     expect(processGroupAlive(agent.pid!)).toBe(true);
     await agent.cancel("no answer from the model");
     const result = await agent.done;
@@ -184,7 +181,7 @@ describe("startAgent with the real Claude Code CLI and a scripted model", () => 
     expect(result.failure).toMatchObject({ kind: "cancelled", retryable: false });
     expect(result.failure?.message).toContain("no answer from the model");
     expect(processGroupAlive(agent.pid!)).toBe(false);
-  }, 60_000);
+  });
 
   it("times out a hung session and stops its process group", async () => {
     const { env, cwd } = await scriptedSetup({ script: [scripted.hang()] });
@@ -202,7 +199,7 @@ describe("startAgent with the real Claude Code CLI and a scripted model", () => 
     expect(result.failure?.kind).toBe("timeout");
     expect(processGroupAlive(agent.pid!)).toBe(false);
     expect(existsSync(cwd)).toBe(true);
-  }, 60_000);
+  });
 
   it("cancels a session in the middle of a long tool: the tool's own process group is gone too", async () => {
     const { env, cwd } = await scriptedSetup({
@@ -221,12 +218,12 @@ describe("startAgent with the real Claude Code CLI and a scripted model", () => 
     await waitFor(() => {
       tool = processDescendants(agent.pid!).find((descendant) => descendant.processGroupId !== agent.pid);
       return tool !== undefined;
-    });
+    }, "the tool's process in a group of its own");
     await agent.cancel("taking too long");
     expect((await agent.done).cancelled).toBe(true);
     expect(processGroupAlive(agent.pid!)).toBe(false);
     expect(processGroupAlive(tool!.processGroupId)).toBe(false);
-  }, 60_000);
+  });
 
   it("hands a prompt too long for one argument to the CLI on stdin", async () => {
     const { model, env, cwd } = await scriptedSetup({ script: [scripted.text("Read it all.")] });
@@ -236,7 +233,7 @@ describe("startAgent with the real Claude Code CLI and a scripted model", () => 
     const received = model.agentRequests()[0]!.promptText;
     expect(received).toContain("BEGIN a learning worth keeping.");
     expect(received).toContain("a learning worth keeping. END");
-  }, 60_000);
+  });
 
   it("applies write and read restrictions as disallowed Claude Code tools", async () => {
     const { env, cwd } = await scriptedSetup({
@@ -267,5 +264,5 @@ describe("startAgent with the real Claude Code CLI and a scripted model", () => 
       `Write ${join(cwd, "secrets/key.txt")}`,
       `Read ${join(cwd, "private.env")}`,
     ]);
-  }, 60_000);
+  });
 });

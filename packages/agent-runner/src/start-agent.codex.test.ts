@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../vitest.load-budget";
 import { processGroupAlive } from "./process-group";
 import { startAgent } from "./start-agent";
 import { gitIdentity as identity, ScratchFolders } from "./test-support";
@@ -25,7 +26,7 @@ async function scriptedSetup(options: Parameters<typeof startScriptedModel>[0]) 
   return { model, env, cwd };
 }
 
-describe("startAgent with the real Codex CLI and a scripted model", () => {
+describe("startAgent with the real Codex CLI and a scripted model", { timeout: loadBudget(90_000) }, () => {
   it("runs a shell command in the sandbox that writes and commits, and ends in success with one commit", async () => {
     const { model, env, cwd } = await scriptedSetup({
       script: [
@@ -60,7 +61,7 @@ describe("startAgent with the real Codex CLI and a scripted model", () => {
     expect(model.agentRequests()[0]!.promptText).toContain("Add hello.txt and commit it.");
     expect(model.agentRequests()[1]!.toolResultCount).toBe(1);
     expect(processGroupAlive(agent.pid!)).toBe(false);
-  }, 90_000);
+  });
 
   it.each([
     ["429", scripted.rateLimited(), "rate_limit", true],
@@ -105,5 +106,5 @@ describe("startAgent with the real Codex CLI and a scripted model", () => {
     expect(execFileSync("git", ["log", "--format=%s"], { cwd, encoding: "utf8" }).trim().split("\n")).toEqual(
       ["Empty", "Start"],
     );
-  }, 90_000);
+  });
 });

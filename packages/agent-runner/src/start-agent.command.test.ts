@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
+import { waitUntil } from "../../../vitest.load-budget";
 import { processGroupAlive, processGroupMembers } from "./process-group";
 import { startAgent } from "./start-agent";
 import { gitIdentity as identity, ScratchFolders } from "./test-support";
@@ -41,12 +42,13 @@ function uniqueDuration(): string {
 }
 
 async function waitForProcess(tag: string): Promise<ProcEntry[]> {
-  for (let tries = 0; tries < 200; tries += 1) {
-    const found = processesWith(tag);
-    if (found.length > 0) return found;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`no process with ${tag} appeared`);
+  return waitUntil(
+    () => {
+      const found = processesWith(tag);
+      return found.length > 0 ? found : undefined;
+    },
+    { idleMs: 5_000, what: `a process with ${tag}` },
+  );
 }
 
 const scratch = new ScratchFolders();

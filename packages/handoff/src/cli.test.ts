@@ -45,7 +45,7 @@ afterEach(async () => {
 
 const writeFlags = ["--from", "gstack", "--to", "wintermute", "--project", "acme-baku"];
 
-describe("gstack-handoff", { timeout: 60_000 }, () => {
+describe("gstack-handoff", () => {
   it("writes from flags, lists, shows and prints the resume prompt", async () => {
     const written = await run([
       "write",

@@ -5,6 +5,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { gstackLayout, openClawLayout } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../vitest.load-budget";
 import { parseMemoryFile } from "./memory-file";
 import { parseLearnings } from "./parse-learnings";
 
@@ -23,7 +24,7 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
     execFile(
       process.execPath,
       ["--import", "tsx", cliPath, ...args],
-      { cwd: packageFolder, env: { ...process.env, NO_COLOR: "1", ...env }, timeout: 60_000 },
+      { cwd: packageFolder, env: { ...process.env, NO_COLOR: "1", ...env }, timeout: loadBudget(60_000) },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
         resolve({ code, stdout, stderr });
@@ -51,8 +52,8 @@ afterEach(async () => {
 
 const where = () => ["--root", root, "--workspace", workspace, "--project", project];
 
-// Every case starts real Node processes; a loaded machine needs more than the default 5 s.
-describe("gstack-learnings", { timeout: 60_000 }, () => {
+// Every case starts real Node processes; the shared test timeout grows with the load (vitest.load-budget.ts).
+describe("gstack-learnings", () => {
   it("prints help and exits 0", async () => {
     const run = await cli(["--help"]);
     expect(run.code).toBe(0);
@@ -115,30 +116,34 @@ describe("gstack-learnings", { timeout: 60_000 }, () => {
     expect(text).not.toContain("Ignore previous");
   });
 
-  it("loses no entry when several syncs and gstack appends run at the same time", async () => {
-    const learnings = gstackLayout(root).project(project).learnings;
-    const agents = 6;
-    const runs = Array.from({ length: agents }, async (_, index) => {
-      await writeFile(
-        join(workspace, "memory", `agent-${index}.md`),
-        `## Learning: pattern/agent-${index}\nLearned by agent ${index}.\n\n- project: ${project}\n`,
-      );
-      await appendFile(
-        learnings,
-        `${JSON.stringify({ type: "tool", key: `gstack-${index}`, insight: `g${index}` })}\n`,
-      );
-      return cli(["sync", ...where()]);
-    });
-    const results = await Promise.all(runs);
-    for (const run of results) expect(run.code, run.stderr).toBe(0);
-    const parsed = parseLearnings(await readFile(learnings, "utf8"), learnings);
-    expect(parsed.warnings).toEqual([]);
-    const keys = parsed.entries.map((item) => item.entry.key).sort();
-    const expected = Array.from({ length: agents }, (_, index) => [`agent-${index}`, `gstack-${index}`])
-      .flat()
-      .sort();
-    expect(keys).toEqual(expected);
-    const memory = parseMemoryFile(await readFile(openClawLayout(workspace).gstackMemory(project), "utf8"));
-    expect(memory.generated.map((section) => section.entry.key).sort()).toEqual(expected);
-  }, 120_000);
+  it(
+    "loses no entry when several syncs and gstack appends run at the same time",
+    async () => {
+      const learnings = gstackLayout(root).project(project).learnings;
+      const agents = 6;
+      const runs = Array.from({ length: agents }, async (_, index) => {
+        await writeFile(
+          join(workspace, "memory", `agent-${index}.md`),
+          `## Learning: pattern/agent-${index}\nLearned by agent ${index}.\n\n- project: ${project}\n`,
+        );
+        await appendFile(
+          learnings,
+          `${JSON.stringify({ type: "tool", key: `gstack-${index}`, insight: `g${index}` })}\n`,
+        );
+        return cli(["sync", ...where()]);
+      });
+      const results = await Promise.all(runs);
+      for (const run of results) expect(run.code, run.stderr).toBe(0);
+      const parsed = parseLearnings(await readFile(learnings, "utf8"), learnings);
+      expect(parsed.warnings).toEqual([]);
+      const keys = parsed.entries.map((item) => item.entry.key).sort();
+      const expected = Array.from({ length: agents }, (_, index) => [`agent-${index}`, `gstack-${index}`])
+        .flat()
+        .sort();
+      expect(keys).toEqual(expected);
+      const memory = parseMemoryFile(await readFile(openClawLayout(workspace).gstackMemory(project), "utf8"));
+      expect(memory.generated.map((section) => section.entry.key).sort()).toEqual(expected);
+    },
+    loadBudget(120_000),
+  );
 });

@@ -16,7 +16,7 @@ function help(args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   );
 }
 
-describe("gstack-learnings help", { timeout: 60_000 }, () => {
+describe("gstack-learnings help", () => {
   it("has no colour codes when written to a pipe, nor with NO_COLOR set to any value", async () => {
     for (const args of [["--help"], ["search", "--help"]]) {
       const piped = await help(args, plain);

@@ -14,6 +14,7 @@ import { join } from "node:path";
 import { appendLines, gstackLayout, openClawLayout } from "@gstack/contracts";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../vitest.load-budget";
 import { parseLearnings } from "./parse-learnings";
 import { exportProject, importProject, type SyncReport, syncProject } from "./project-sync";
 import { syncStatePath } from "./sync-state";
@@ -368,16 +369,20 @@ describe("incremental sync", () => {
     ]);
   });
 
-  it("holds for any sequence of appends, edits, truncations and syncs", async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 14 }), async (steps) => {
-        await playBoth([...steps, run()]);
-      }),
-      { numRuns: 60 },
-    );
-    // Most runs on the incremental side start from a state; the property is not vacuous.
-    expect(counts.fromState).toBeGreaterThan(counts.runs / 4);
-  }, 120_000);
+  it(
+    "holds for any sequence of appends, edits, truncations and syncs",
+    async () => {
+      await fc.assert(
+        fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 14 }), async (steps) => {
+          await playBoth([...steps, run()]);
+        }),
+        { numRuns: 60 },
+      );
+      // Most runs on the incremental side start from a state; the property is not vacuous.
+      expect(counts.fromState).toBeGreaterThan(counts.runs / 4);
+    },
+    loadBudget(120_000),
+  );
 
   it("ends where a full sync ends when appends and syncs run at the same time", async () => {
     const side = await makeSide(folder, "busy");

@@ -35,7 +35,7 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-describe("gstack-routing", { timeout: 60_000 }, () => {
+describe("gstack-routing", () => {
   it("resolves a task as JSON, with absolute paths made relative to the project", async () => {
     await writeFile(
       gstackLayout(root).routing,

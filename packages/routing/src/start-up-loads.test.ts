@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "tsup";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../vitest.load-budget";
 
 const routeTaskModule = fileURLToPath(new URL("./route-task.ts", import.meta.url));
 
@@ -43,7 +44,7 @@ afterEach(async () => {
   await rm(root, { recursive: true, force: true });
 });
 
-describe("what resolving loads", { timeout: 60_000 }, () => {
+describe("what resolving loads", () => {
   it("a plain, valid table with literal patterns needs neither yaml, zod nor picomatch", async () => {
     await writeFile(
       join(root, "routing.yaml"),
@@ -77,7 +78,7 @@ describe("what resolving loads", { timeout: 60_000 }, () => {
   });
 });
 
-describe("bundled", { timeout: 120_000 }, () => {
+describe("bundled", { timeout: loadBudget(120_000) }, () => {
   it("a bundle of the command (as the OpenClaw plugin ships it) carries picomatch for a glob", async () => {
     const out = join(root, "bundle");
     await build({

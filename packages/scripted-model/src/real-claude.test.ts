@@ -62,5 +62,5 @@ describe("the real Claude Code CLI against the scripted model", () => {
       .map((line) => JSON.parse(line))
       .find((event) => event.type === "result");
     expect(result).toMatchObject({ is_error: false, result: "Wrote it." });
-  }, 60_000);
+  });
 });

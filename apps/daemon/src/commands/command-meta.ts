@@ -17,7 +17,7 @@ export const commandMeta = {
   submit: {
     name: "submit",
     description:
-      "Hand a dispatch to the daemon, from a file or described with --task and flags (validated, signed when a secret exists): through its service API when it runs, else as a file it takes at start",
+      "Hand a dispatch to the daemon, from a file or described with --task and flags (flags given with a file replace the fields they name; validated, signed when a secret exists): through its service API when it runs, else as a file it takes at start",
   },
   cancel: {
     name: "cancel",

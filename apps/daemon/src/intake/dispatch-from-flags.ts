@@ -1,9 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { basename, resolve } from "node:path";
-import { MAX_BUDGET_USD } from "@gstack/contracts";
+import { type Dispatch, dispatchSchema, MAX_BUDGET_USD } from "@gstack/contracts";
 import { DaemonError } from "../errors";
 
-/** What `gstack-dispatch submit` takes on its command line instead of a file. */
+/** What `gstack-dispatch submit` takes on its command line, instead of a file or over its fields. */
 export interface DispatchFlags {
   task: string;
   /** The folder the agent works in (default: the current folder). */
@@ -16,8 +16,13 @@ export interface DispatchFlags {
   ttlSeconds?: number;
   /** Spend cap in US dollars (`budget_usd`). */
   budgetUsd?: number;
+  /** `plan` (plan read-only, then wait for a person) or `execute`; see {@link modeFromFlag}. */
+  mode?: DispatchMode;
   constraints?: string[];
 }
+
+/** A dispatch's `mode`, as the contract names its values. */
+export type DispatchMode = NonNullable<Dispatch["mode"]>;
 
 /** A project slug made from a folder name: letters, digits, `.`, `_` and `-`, others become `-`. */
 export function slugOf(folder: string): string {
@@ -35,6 +40,30 @@ export function newDispatchId(now: Date = new Date()): string {
 }
 
 /**
+ * The dispatch fields the flags given name, and only those: what `submit` lays over a dispatch
+ * file's own fields. `projectDir` is resolved against `cwd`.
+ */
+export function fieldsFromFlags(
+  flags: Partial<DispatchFlags>,
+  options: { cwd: string },
+): Record<string, unknown> {
+  if (flags.task !== undefined && !flags.task.trim())
+    throw new DaemonError("--task is empty: say what the agent should do");
+  return {
+    ...(flags.task !== undefined ? { task: flags.task } : {}),
+    ...(flags.projectDir !== undefined ? { project_dir: resolve(options.cwd, flags.projectDir) } : {}),
+    ...(flags.project !== undefined ? { project: flags.project } : {}),
+    ...(flags.agent !== undefined ? { target_agent: flags.agent } : {}),
+    ...(flags.branch !== undefined ? { branch: flags.branch } : {}),
+    ...(flags.taskType !== undefined ? { task_type: flags.taskType } : {}),
+    ...(flags.constraints?.length ? { constraints: flags.constraints } : {}),
+    ...(flags.ttlSeconds !== undefined ? { ttl_seconds: flags.ttlSeconds } : {}),
+    ...(flags.budgetUsd !== undefined ? { budget_usd: flags.budgetUsd } : {}),
+    ...(flags.mode !== undefined ? { mode: flags.mode } : {}),
+  };
+}
+
+/**
  * The dispatch document the flags describe, before validation and signing (which `submit`
  * does the same way as for a file). `dispatched_by` says it came from a terminal.
  */
@@ -42,23 +71,34 @@ export function dispatchFromFlags(
   flags: DispatchFlags,
   options: { cwd: string; now?: Date },
 ): Record<string, unknown> {
-  if (!flags.task.trim()) throw new DaemonError("--task is empty: say what the agent should do");
+  const given = fieldsFromFlags(flags, options);
   const projectDir = resolve(options.cwd, flags.projectDir ?? ".");
   const now = options.now ?? new Date();
   return {
     id: newDispatchId(now),
     dispatched_by: "gstack-dispatch",
-    task: flags.task,
-    project: flags.project ?? slugOf(projectDir),
+    project: slugOf(projectDir),
     project_dir: projectDir,
-    ...(flags.agent ? { target_agent: flags.agent } : {}),
-    ...(flags.branch ? { branch: flags.branch } : {}),
-    ...(flags.taskType ? { task_type: flags.taskType } : {}),
-    ...(flags.constraints?.length ? { constraints: flags.constraints } : {}),
-    ...(flags.ttlSeconds !== undefined ? { ttl_seconds: flags.ttlSeconds } : {}),
-    ...(flags.budgetUsd !== undefined ? { budget_usd: flags.budgetUsd } : {}),
+    ...given,
     created_at: now.toISOString(),
   };
+}
+
+/**
+ * The dispatch `--mode` asks for, one of the values the contract allows (read from the schema,
+ * so the flag and the contract cannot disagree); anything else is refused in one line.
+ */
+export function modeFromFlag(text: string): DispatchMode {
+  const modes = dispatchModes();
+  const mode = modes.find((candidate) => candidate === text.trim());
+  if (mode === undefined)
+    throw new DaemonError(`--mode must be ${modes.join(" or ")}, got ${JSON.stringify(text)}`);
+  return mode;
+}
+
+/** The values the dispatch contract allows for `mode`. */
+export function dispatchModes(): readonly DispatchMode[] {
+  return dispatchSchema.shape.mode.unwrap().options;
 }
 
 /**

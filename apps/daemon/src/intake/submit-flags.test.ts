@@ -1,12 +1,18 @@
 import { execFile } from "node:child_process";
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { MAX_BUDGET_USD, parseValue } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { makeWorld, type TestWorld } from "../test-support";
-import { budgetFromFlag, dispatchFromFlags, slugOf } from "./dispatch-from-flags";
+import {
+  budgetFromFlag,
+  dispatchFromFlags,
+  dispatchModes,
+  modeFromFlag,
+  slugOf,
+} from "./dispatch-from-flags";
 
 const cli = join(import.meta.dirname, "..", "cli.ts");
 // Resolved here, since the command runs in other folders (the current folder is the default project).
@@ -88,13 +94,13 @@ describe("gstack-dispatch submit with flags", { timeout: 60_000 }, () => {
     expect(written).toMatchObject({ task: "Fix the flaky test", project: "acme", project_dir: world.repo });
   });
 
-  it("refuses a file and --task together, and neither, in one line", async () => {
-    const both = await runCli(["submit", "x.json", "--task", "y", "--root", world.root], world.base);
-    expect(both.code).toBe(1);
-    expect(both.stderr.trim()).toBe("gstack-dispatch: give a dispatch file or --task, not both");
+  it("refuses no dispatch at all, and a missing file, in one line", async () => {
     const neither = await runCli(["submit", "--root", world.root], world.base);
     expect(neither.code).toBe(1);
     expect(neither.stderr).toContain("describe the work with --task");
+    const missing = await runCli(["submit", "x.json", "--task", "y", "--root", world.root], world.base);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toBe("gstack-dispatch: x.json: no such file\n");
   });
 
   it("names the field and rule when a flag breaks the dispatch contract", async () => {
@@ -133,6 +139,141 @@ describe("gstack-dispatch submit --budget", { timeout: 60_000 }, () => {
       );
     },
   );
+});
+
+describe("gstack-dispatch submit --mode", { timeout: 60_000 }, () => {
+  it.each(["plan", "execute"])("sets the dispatch's mode to %s", async (mode) => {
+    const result = await runCli(
+      ["submit", "--task", "Plan the migration", "--mode", mode, "--print", "--root", world.root],
+      world.repo,
+    );
+    expect(result.stderr).toBe("");
+    expect(parseValue("dispatch", JSON.parse(result.stdout)).mode).toBe(mode);
+  });
+
+  it("leaves the mode out when not given, so the daemon's own policy decides", async () => {
+    const result = await runCli(["submit", "--task", "x", "--print", "--root", world.root], world.repo);
+    expect(result.stderr).toBe("");
+    expect(JSON.parse(result.stdout)).not.toHaveProperty("mode");
+  });
+
+  it.each(["Plan", "review", "", "plan,execute"])(
+    "refuses %j in one line naming the flag and the values it takes",
+    async (mode) => {
+      const result = await runCli(
+        ["submit", "--task", "x", `--mode=${mode}`, "--print", "--root", world.root],
+        world.repo,
+      );
+      expect(result.code).toBe(1);
+      expect(result.stdout).toBe("");
+      expect(result.stderr).toBe(
+        `gstack-dispatch: --mode must be execute or plan, got ${JSON.stringify(mode)}\n`,
+      );
+    },
+  );
+
+  it("takes the values from the dispatch contract", () => {
+    expect([...dispatchModes()].sort()).toEqual(["execute", "plan"]);
+    expect(modeFromFlag("plan")).toBe("plan");
+  });
+});
+
+describe("gstack-dispatch submit <file> with flags", { timeout: 60_000 }, () => {
+  async function writeDispatchFile(extra: Record<string, unknown> = {}): Promise<string> {
+    const file = join(world.base, "saved.json");
+    await writeFile(
+      file,
+      JSON.stringify({
+        id: "dispatch-saved-template",
+        dispatched_by: "wintermute",
+        task: "Review the open pull requests",
+        project: "acme-widget",
+        project_dir: world.repo,
+        target_agent: "codex",
+        mode: "execute",
+        budget_usd: 1,
+        learnings: ["The widget uses tabs"],
+        ...extra,
+      }),
+    );
+    return file;
+  }
+
+  it("replaces the fields the flags name and keeps the file's others", async () => {
+    const file = await writeDispatchFile({ source_signature: "0".repeat(64) });
+    const result = await runCli(
+      [
+        "submit",
+        file,
+        "--mode",
+        "plan",
+        "--budget",
+        "3",
+        "--task",
+        "Review only the security pull requests",
+        "--print",
+        "--root",
+        world.root,
+      ],
+      world.base,
+    );
+    expect(result.stderr).toBe("");
+    expect(parseValue("dispatch", JSON.parse(result.stdout))).toMatchObject({
+      id: "dispatch-saved-template",
+      dispatched_by: "wintermute",
+      task: "Review only the security pull requests",
+      project: "acme-widget",
+      project_dir: world.repo,
+      target_agent: "codex",
+      mode: "plan",
+      budget_usd: 3,
+      learnings: ["The widget uses tabs"],
+    });
+    expect(JSON.parse(result.stdout)).not.toHaveProperty("source_signature");
+  });
+
+  it("hands the changed dispatch over and says which fields came from the command line", async () => {
+    const file = await writeDispatchFile({
+      project_dir: join(world.base, "old-checkout"),
+      source_signature: "0".repeat(64),
+    });
+    const result = await runCli(
+      ["submit", file, "--mode", "plan", "--project-dir", basename(world.repo), "--root", world.root],
+      world.base,
+    );
+    expect(result.stderr).toBe("");
+    expect(result.stdout).toMatch(
+      /^submitted dispatch-saved-template → \S+dispatch-saved-template\.json; project_dir, mode from the command line\n$/,
+    );
+    const written = JSON.parse(
+      await readFile(join(world.layout.dispatch.incoming, "dispatch-saved-template.json"), "utf8"),
+    ) as Record<string, unknown>;
+    expect(written).toMatchObject({ mode: "plan", project_dir: world.repo });
+    // The file's signature covered the fields before the change: it is not passed on.
+    expect(written).not.toHaveProperty("source_signature");
+    // The file itself is left as it was.
+    expect(JSON.parse(await readFile(file, "utf8"))).toMatchObject({ mode: "execute" });
+  });
+
+  it("names the file and the rule when a flag makes the dispatch invalid", async () => {
+    const file = await writeDispatchFile();
+    const result = await runCli(
+      ["submit", file, "--agent", "emacs", "--print", "--root", world.root],
+      world.base,
+    );
+    expect(result.code).toBe(1);
+    expect(result.stderr).toMatch(
+      /^gstack-dispatch: .*saved\.json with the command line's target_agent: invalid dispatch; - target_agent: must be one of/,
+    );
+  });
+
+  it("checks a flag's own rule before reading the file", async () => {
+    const result = await runCli(
+      ["submit", "missing.json", "--mode", "later", "--root", world.root],
+      world.base,
+    );
+    expect(result.stderr).toBe('gstack-dispatch: --mode must be execute or plan, got "later"\n');
+  });
 });
 
 describe("budgetFromFlag", () => {
