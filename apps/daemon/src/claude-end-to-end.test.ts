@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { parseValue } from "@gstack/contracts";
 import { scripted } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../vitest.load-budget";
 import { type ClaudeWorld, makeClaudeWorld } from "./claude-world";
 import { apiRequest } from "./service-api/client";
 import { requestCancel, submitDispatch } from "./submit";
@@ -46,7 +47,9 @@ function dispatch(id: string) {
   };
 }
 
-describe("the daemon with the real Claude Code CLI and a scripted model", { timeout: 90_000 }, () => {
+describe("the daemon with the real Claude Code CLI and a scripted model", {
+  timeout: loadBudget(90_000),
+}, () => {
   it("completes a dispatch that writes a file and commits it", async () => {
     await world.start({ script: COMMIT_SCRIPT });
     await submitDispatch(world.layout, dispatch("dispatch-claude-commit"));

@@ -1,6 +1,7 @@
 import { chmod, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../vitest.load-budget";
 import type { Daemon } from "./daemon";
 import { requestCancel, submitDispatch } from "./submit";
 import {
@@ -65,7 +66,9 @@ describe("a cancel right after submit", () => {
 });
 
 describe("files that used to stay stuck", () => {
-  it("takes a name dropped again right after its previous claim", { timeout: 30_000 }, async () => {
+  it("takes a name dropped again right after its previous claim", {
+    timeout: loadBudget(30_000),
+  }, async () => {
     await startDaemon({ max_concurrent: 4, heartbeat_seconds: 5 });
     const incoming = world.layout.dispatch.incoming;
     for (let index = 0; index < 10; index += 1) {

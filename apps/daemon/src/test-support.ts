@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type DispatchSettings, type GstackLayout, gstackLayout } from "@gstack/contracts";
+import { waitUntil } from "../../../vitest.load-budget";
 import { Daemon, type DaemonOptions } from "./daemon";
 import { auditLog, type DaemonContext } from "./daemon-context";
 import { createCompletionDelivery } from "./deliver/outbox-delivery";
@@ -134,18 +135,15 @@ export function dispatchFor(world: TestWorld, id: string, task: string, extra: R
   };
 }
 
-/** Polls until `check` returns a value (not undefined), or fails after `timeoutMs`. */
+/**
+ * Polls until `check` returns a value (not undefined). `timeoutMs` is what the wait may take on an
+ * idle machine; a loaded one gets more (vitest.load-budget.ts), asked again on every poll.
+ */
 export async function waitFor<T>(
   check: () => Promise<T | undefined> | T | undefined,
   timeoutMs = 20_000,
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((done) => setTimeout(done, 50));
-  }
+  return waitUntil(check, { idleMs: timeoutMs, what: "the awaited state" });
 }
 
 /** Reads a completion JSON when it exists. */

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { Daemon } from "@gstack/daemon";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../vitest.load-budget";
 import { runAnswerTool } from "./answer-tool";
 import { runDispatchTool } from "./dispatch-tool";
 import { type GstackWorld, makeGstackWorld, pluginPackageDir } from "./openclaw-world";
@@ -48,7 +49,7 @@ async function waitForFile(path: string, predicate: (text: string) => boolean): 
   }
 }
 
-describe("the gstack_answer tool", { timeout: 120_000 }, () => {
+describe("the gstack_answer tool", { timeout: loadBudget(120_000) }, () => {
   it("approves a waiting plan, which the daemon then carries out; a second answer is refused", async () => {
     model = await startScriptedModel({
       script: [

@@ -6,6 +6,7 @@ import { type Completion, parseJson } from "@gstack/contracts";
 import type { OpenClawGateway, OpenClawHome } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, startScriptedModel } from "@gstack/scripted-model";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../vitest.load-budget";
 import { awaitingKey } from "./awaiting-message";
 import { completionKey } from "./completion-message";
 import { newestUserText, openclawAgentResponder, TOOL_MARKER } from "./openclaw-scripts";
@@ -143,7 +144,7 @@ async function expectFinalReportOnce(id: string, shippedNeedle: string) {
 }
 
 // Each test runs the real gateway, the real daemon and the real Claude Code CLI.
-describe("a plan-first dispatch approved from the OpenClaw session", { timeout: 600_000 }, () => {
+describe("a plan-first dispatch approved from the OpenClaw session", { timeout: loadBudget(600_000) }, () => {
   it("shows the plan in the session, takes the approval by gstack_answer, resumes and reports once", async () => {
     const dispatch = await dispatchFromChat(
       home,

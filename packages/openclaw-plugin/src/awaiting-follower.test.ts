@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type AwaitingNotice, type Completion, gstackLayout, parseJson } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { loadBudget } from "../../../vitest.load-budget";
 import { awaitingInbox, followAwaitingFolder } from "./awaiting-follower";
 import { awaitingKey, awaitingMessage } from "./awaiting-message";
 import { completionInbox } from "./completion-follower";
@@ -11,7 +12,7 @@ import type { PluginSettings } from "./plugin-settings";
 import { type ReportOutbox, reportMarker, reportOutbox } from "./report-outbox";
 import type { HistoryMessage, SessionChannel } from "./session-delivery";
 
-const WAIT = { timeout: 10_000, interval: 10 };
+const WAIT = { timeout: loadBudget(10_000), interval: 10 };
 const SESSION = "agent:main:main";
 
 /** Sessions whose turns end at once with an answer, as a gateway with a quick agent does. */

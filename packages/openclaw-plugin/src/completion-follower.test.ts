@@ -3,12 +3,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Completion, gstackLayout } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { loadBudget } from "../../../vitest.load-budget";
 import { type CompletionInbox, followCompletedFolder } from "./completion-follower";
 import { type DeliveredLedger, deliveredLedger } from "./delivered-ledger";
 import type { PluginSettings } from "./plugin-settings";
 
 /** How long an event may take to arrive. */
-const WAIT = { timeout: 10_000, interval: 10 };
+const WAIT = { timeout: loadBudget(10_000), interval: 10 };
 
 let base: string;
 let settings: PluginSettings;

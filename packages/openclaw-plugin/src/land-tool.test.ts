@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Daemon } from "@gstack/daemon";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../vitest.load-budget";
 import { runDispatchTool } from "./dispatch-tool";
 import { runLandTool } from "./land-tool";
 import { type GstackWorld, makeGstackWorld } from "./openclaw-world";
@@ -65,7 +66,7 @@ async function finishedDispatch(): Promise<string> {
   }
 }
 
-describe("the gstack_land tool", { timeout: 60_000 }, () => {
+describe("the gstack_land tool", { timeout: loadBudget(60_000) }, () => {
   it("lands a finished dispatch's branch through the daemon, once, when asked", async () => {
     const id = await finishedDispatch();
     const completion = JSON.parse(await readFile(world.layout.dispatch.completedJson(id), "utf8"));

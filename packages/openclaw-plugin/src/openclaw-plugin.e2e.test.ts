@@ -7,6 +7,7 @@ import { Daemon, submitDispatch } from "@gstack/daemon";
 import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../vitest.load-budget";
 import { DISPATCH_MARKER, newestUserText, openclawAgentResponder, TOOL_MARKER } from "./openclaw-scripts";
 import {
   agentTurn,
@@ -199,7 +200,7 @@ async function runDaemonUntilDone(id: string, file: string, shipped: string): Pr
 }
 
 // Each test runs real gateways, daemons and Claude Code CLIs, and some wait 45 s on purpose.
-describe("the gstack plugin in the real OpenClaw gateway", { timeout: 600_000 }, () => {
+describe("the gstack plugin in the real OpenClaw gateway", { timeout: loadBudget(600_000) }, () => {
   it("is installed from its tarball, enabled, and offers every tool", async () => {
     const inspected = await runOpenClaw(["plugins", "inspect", "gstack", "--runtime", "--json"], {
       home: home.home,

@@ -13,6 +13,7 @@ import {
   startOpenClawGateway,
 } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, type ScriptedStep, scripted, startScriptedModel } from "@gstack/scripted-model";
+import { waitUntil } from "../../../vitest.load-budget";
 import { DISPATCH_MARKER } from "./openclaw-scripts";
 import { type HistoryMessage, historyMessage } from "./session-delivery";
 
@@ -138,19 +139,22 @@ export function gatewayEnv(gateway: OpenClawGateway): Record<string, string> {
   return { OPENCLAW_GATEWAY_URL: `ws://127.0.0.1:${gateway.port}`, OPENCLAW_GATEWAY_TOKEN: gateway.token };
 }
 
-/** Polls `probe` until it gives a value (not undefined, not false); fails after `timeoutMs`. */
+/**
+ * Polls `probe` until it gives a value (not undefined, not false). `timeoutMs` is what the wait
+ * may take on an idle machine; a loaded one gets more (vitest.load-budget.ts).
+ */
 export async function waitFor<T>(
   probe: () => Promise<T | undefined | false> | T | undefined | false,
   timeoutMs: number,
   what = "a condition",
 ): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  return waitUntil(
+    async () => {
+      const value = await probe();
+      return value === false ? undefined : value;
+    },
+    { idleMs: timeoutMs, what: `waiting for ${what}` },
+  );
 }
 
 /** The session's messages as OpenClaw shows them to the person (`chat.history`), role and text. */

@@ -2,6 +2,7 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { loadBudget } from "../../../vitest.load-budget";
 import { type DeliveredLedger, deliveredLedger } from "./delivered-ledger";
 import { type ReportOutbox, reportMarker, reportOutbox, standingIn } from "./report-outbox";
 import type { HistoryMessage, SessionChannel, TurnEnd } from "./session-delivery";
@@ -62,7 +63,7 @@ let base: string;
 let ledger: DeliveredLedger;
 let sessions: FakeSessions;
 let outbox: ReportOutbox | undefined;
-const WAIT = { timeout: 10_000, interval: 5 };
+const WAIT = { timeout: loadBudget(10_000), interval: 5 };
 
 beforeEach(async () => {
   base = await mkdtemp(join(tmpdir(), "report-outbox-"));

@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Daemon } from "@gstack/daemon";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../vitest.load-budget";
 import { runCancelTool } from "./cancel-tool";
 import { runDispatchTool } from "./dispatch-tool";
 import { type GstackWorld, makeGstackWorld } from "./openclaw-world";
@@ -49,7 +50,7 @@ async function waitFor<T>(check: () => Promise<T | undefined>): Promise<T> {
   }
 }
 
-describe("the dispatch and cancel tools while the daemon runs", { timeout: 60_000 }, () => {
+describe("the dispatch and cancel tools while the daemon runs", { timeout: loadBudget(60_000) }, () => {
   it("hand the dispatch to the daemon's service API, which takes it and says where it stands", async () => {
     const result = await runDispatchTool(settings, session, {
       task: "Add a file",

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../../vitest.load-budget";
 import { Daemon } from "../daemon";
 import { readState } from "../session-state";
 import { submitDispatch } from "../submit";
@@ -44,7 +45,7 @@ function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr:
   });
 }
 
-describe("gstack-dispatch answer", { timeout: 120_000 }, () => {
+describe("gstack-dispatch answer", { timeout: loadBudget(120_000) }, () => {
   it("says the daemon is not running and writes nothing", async () => {
     const result = await runCli(["answer", "dispatch-a", "approve"]);
     expect(result.code).not.toBe(0);

@@ -9,6 +9,7 @@ import {
   startScriptedModel,
 } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../../vitest.load-budget";
 import { apiRequest } from "../service-api/client";
 import { reachDaemonApi } from "../service-api/local-api";
 import { readState, writeState } from "../session-state";
@@ -112,7 +113,7 @@ const awaitingOf = async (id: string) => {
 
 const plans = () => model.agentRequests().filter((request) => !isExecution(request)).length;
 
-describe("answers across kill -9 of the daemon", { timeout: 180_000 }, () => {
+describe("answers across kill -9 of the daemon", { timeout: loadBudget(180_000) }, () => {
   it("a wait survives kill -9, and an answer accepted just before another kill -9 takes effect once", async () => {
     const id = "dispatch-plan-crash";
     let daemon = await startDaemon();

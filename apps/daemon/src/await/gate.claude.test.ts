@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { parseJson } from "@gstack/contracts";
 import { scripted } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../../vitest.load-budget";
 import { type ClaudeWorld, makeClaudeWorld } from "../claude-world";
 import { writeGstackRun } from "../gstack-run/gstack-run-fixture";
 import { apiRequest } from "../service-api/client";
@@ -46,7 +47,9 @@ async function answer(body: Record<string, unknown>) {
   return apiRequest(api, "POST", "/v1/answer", { body: JSON.stringify(body) });
 }
 
-describe("a gstack run that stops at its gate, with the real Claude Code CLI", { timeout: 120_000 }, () => {
+describe("a gstack run that stops at its gate, with the real Claude Code CLI", {
+  timeout: loadBudget(120_000),
+}, () => {
   it("waits with its numbered gate, takes a checked reply, resumes the session with it and completes", async () => {
     const id = "dispatch-gate-reply";
     const worktree = join(world.root, "worktrees", "acme-widget", id);

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { parseJson } from "@gstack/contracts";
 import { scripted } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../../vitest.load-budget";
 import { type ClaudeWorld, makeClaudeWorld } from "../claude-world";
 import { apiRequest } from "../service-api/client";
 import { reachDaemonApi } from "../service-api/local-api";
@@ -79,7 +80,9 @@ const awaitingOf = async (id: string) => {
   return state?.status === "awaiting" ? state : undefined;
 };
 
-describe("a dispatch that plans first, with the real Claude Code CLI", { timeout: 120_000 }, () => {
+describe("a dispatch that plans first, with the real Claude Code CLI", {
+  timeout: loadBudget(120_000),
+}, () => {
   it("plans read-only in its worktree, then waits for an answer holding no slot", async () => {
     // The agent tries to write while planning: plan mode must refuse it.
     await world.start({ script: [scripted.write("plan.txt", "too early\n"), scripted.text(PLAN)] });

@@ -5,6 +5,7 @@ import { resolveDispatchSettings } from "@gstack/contracts";
 import { makeOpenClawHome, type OpenClawHome, openclawBin, openclawEnv } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../../vitest.load-budget";
 import { waitFor } from "../test-support";
 import {
   type DeliveryWorld,
@@ -106,7 +107,7 @@ async function post(path: string, body: unknown): Promise<{ status: number; json
   return last;
 }
 
-describe("delivery to the real OpenClaw gateway's hooks endpoint", { timeout: 60_000 }, () => {
+describe("delivery to the real OpenClaw gateway's hooks endpoint", { timeout: loadBudget(60_000) }, () => {
   const completion = sampleCompletion("dispatch-openclaw-1", {
     status: "failed",
     error: "429 rate limited by the model provider",

@@ -14,6 +14,7 @@ import {
   runOpenClaw,
 } from "@gstack/openclaw-testbed";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../../vitest.load-budget";
 import { checkPlugin, type DoctorContext } from "./doctor-checks";
 
 const run = promisify(execFile);
@@ -51,7 +52,9 @@ afterAll(async () => {
   await rm(folder, { recursive: true, force: true });
 });
 
-describe("the OpenClaw plugin in doctor and uninstall, with the real openclaw", { timeout: 300_000 }, () => {
+describe("the OpenClaw plugin in doctor and uninstall, with the real openclaw", {
+  timeout: loadBudget(300_000),
+}, () => {
   it("fails with the one-line fix while the plugin is not installed", async () => {
     const check = await checkPlugin(context);
     expect(check).toMatchObject({ name: "openclaw-plugin", status: "fail" });

@@ -2,6 +2,7 @@ import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { appendFile, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../../vitest.load-budget";
 import { makeWorld, type TestWorld, waitFor } from "../test-support";
 import { describeStreamLine } from "./session-log";
 
@@ -42,7 +43,7 @@ describe("describeStreamLine", () => {
   });
 });
 
-describe("gstack-dispatch logs", { timeout: 60_000 }, () => {
+describe("gstack-dispatch logs", { timeout: loadBudget(60_000) }, () => {
   const id = "dispatch-logs-1";
 
   it("prints the actions of every attempt, then the report", async () => {

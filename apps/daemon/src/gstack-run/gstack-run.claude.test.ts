@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { scripted } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../../vitest.load-budget";
 import { type ClaudeWorld, makeClaudeWorld } from "../claude-world";
 import { apiRequest } from "../service-api/client";
 import { reachDaemonApi } from "../service-api/local-api";
@@ -59,7 +60,7 @@ async function runWithFinalText(id: string, finalText: string, options: { reject
   return { completion, report };
 }
 
-describe("a gstack run named by a real Claude Code agent", { timeout: 90_000 }, () => {
+describe("a gstack run named by a real Claude Code agent", { timeout: loadBudget(90_000) }, () => {
   it("is read into the completion and the report, and acknowledged with the dispatch id", async () => {
     const runDir = join(
       world.root,

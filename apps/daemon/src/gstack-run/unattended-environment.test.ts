@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../../vitest.load-budget";
 import { Daemon } from "../daemon";
 import { completionOf, makeWorld, type TestWorld, waitFor } from "../test-support";
 import { unattendedEnvironment } from "./unattended-environment";
@@ -73,7 +74,7 @@ describe("unattendedEnvironment", () => {
   });
 });
 
-describe("a dispatched real Claude Code agent", { timeout: 90_000 }, () => {
+describe("a dispatched real Claude Code agent", { timeout: loadBudget(90_000) }, () => {
   let world: TestWorld | undefined;
   let model: ScriptedModel | undefined;
   let daemon: Daemon | undefined;

@@ -5,6 +5,7 @@ import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { MAX_BUDGET_USD, parseValue } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../../vitest.load-budget";
 import { makeWorld, type TestWorld } from "../test-support";
 import {
   budgetFromFlag,
@@ -38,7 +39,7 @@ function runCli(args: string[], cwd: string): Promise<{ code: number; stdout: st
   );
 }
 
-describe("gstack-dispatch submit with flags", { timeout: 60_000 }, () => {
+describe("gstack-dispatch submit with flags", { timeout: loadBudget(60_000) }, () => {
   it("prints the dispatch the flags describe, for the current folder by default", async () => {
     const result = await runCli(
       [
@@ -115,7 +116,7 @@ describe("gstack-dispatch submit with flags", { timeout: 60_000 }, () => {
   });
 });
 
-describe("gstack-dispatch submit --budget", { timeout: 60_000 }, () => {
+describe("gstack-dispatch submit --budget", { timeout: loadBudget(60_000) }, () => {
   it("sets the dispatch's spend cap", async () => {
     const result = await runCli(
       ["submit", "--task", "Tidy the docs", "--budget", "2.50", "--print", "--root", world.root],
@@ -141,7 +142,7 @@ describe("gstack-dispatch submit --budget", { timeout: 60_000 }, () => {
   );
 });
 
-describe("gstack-dispatch submit --mode", { timeout: 60_000 }, () => {
+describe("gstack-dispatch submit --mode", { timeout: loadBudget(60_000) }, () => {
   it.each(["plan", "execute"])("sets the dispatch's mode to %s", async (mode) => {
     const result = await runCli(
       ["submit", "--task", "Plan the migration", "--mode", mode, "--print", "--root", world.root],
@@ -178,7 +179,7 @@ describe("gstack-dispatch submit --mode", { timeout: 60_000 }, () => {
   });
 });
 
-describe("gstack-dispatch submit <file> with flags", { timeout: 60_000 }, () => {
+describe("gstack-dispatch submit <file> with flags", { timeout: loadBudget(60_000) }, () => {
   async function writeDispatchFile(extra: Record<string, unknown> = {}): Promise<string> {
     const file = join(world.base, "saved.json");
     await writeFile(

@@ -2,6 +2,7 @@ import { execFile, execFileSync } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
 import { submitDispatch } from "../submit";
 import { completionOf, dispatchFor, makeWorld, type TestWorld, testDaemon, waitFor } from "../test-support";
@@ -40,7 +41,7 @@ async function finished(id: string) {
   await waitFor(() => completionOf(world.layout, id), 30_000);
 }
 
-describe("gstack-dispatch land and discard", { timeout: 60_000 }, () => {
+describe("gstack-dispatch land and discard", { timeout: loadBudget(60_000) }, () => {
   it("land refuses a dirty checkout in one line with a non-zero exit, then lands once it is clean", async () => {
     await finished("dispatch-cli-land");
     await writeFile(join(world.repo, "untracked-is-fine.txt"), "x");

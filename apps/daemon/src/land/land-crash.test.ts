@@ -3,6 +3,7 @@ import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/pr
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
 import { readState } from "../session-state";
 import { submitDispatch } from "../submit";
@@ -85,7 +86,7 @@ async function killedDuring(
 
 const DELAYS = [0, 3, 8, 15, 30, 60, 120];
 
-describe("kill -9 at random moments", { timeout: 120_000 }, () => {
+describe("kill -9 at random moments", { timeout: loadBudget(120_000) }, () => {
   it("while a worktree is made: made again, one worktree, on its branch", async () => {
     // Enough files that making the worktree takes a while.
     for (let folder = 0; folder < 20; folder += 1) {

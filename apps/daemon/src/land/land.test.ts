@@ -2,6 +2,7 @@ import { execFileSync, spawn } from "node:child_process";
 import { chmod, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
 import { submitDispatch } from "../submit";
 import {
@@ -69,7 +70,7 @@ async function refusal(promise: Promise<unknown>): Promise<LandRefusal> {
 const events = async (name: string, id: string) =>
   (await auditOf(world.layout)).filter((event) => event.event === name && event.dispatch_id === id);
 
-describe("landing a dispatch's branch on the person's word", { timeout: 60_000 }, () => {
+describe("landing a dispatch's branch on the person's word", { timeout: loadBudget(60_000) }, () => {
   it("fast-forwards the checked-out base, removes worktree and branch, and does it once", async () => {
     const completion = await runDispatch("dispatch-land-ff", "a.txt");
     const tip = git("rev-parse", "gstack/dispatch-land-ff");

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { parseValue, SERVICE_API_ROUTES } from "@gstack/contracts";
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { parse } from "yaml";
+import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
 import { dispatchFor, makeWorld, type TestWorld, testDaemon, waitFor } from "../test-support";
 import { ClawvisorLocal, type ServiceManifest } from "./clawvisor-local.test-support";
@@ -68,7 +69,7 @@ async function startService(dir: string): Promise<ClawvisorLocal> {
   return service;
 }
 
-describe("gstack-dispatch install --clawvisor", { timeout: 60_000 }, () => {
+describe("gstack-dispatch install --clawvisor", { timeout: loadBudget(60_000) }, () => {
   it("prints the service.yaml with --dry-run and writes nothing", async () => {
     const printed = await runCli(["install", "--clawvisor", "--dry-run", "--root", world.root]);
     expect(printed.code).toBe(0);
@@ -101,7 +102,7 @@ describe("gstack-dispatch install --clawvisor", { timeout: 60_000 }, () => {
   });
 });
 
-describe("the gstack-coding service as clawvisor-local runs it", { timeout: 60_000 }, () => {
+describe("the gstack-coding service as clawvisor-local runs it", { timeout: loadBudget(60_000) }, () => {
   it("passes its health check and answers daemon_crashed while the daemon is not running", async () => {
     const { dir } = await installService();
     const running = await startService(dir);

@@ -3,6 +3,7 @@ import { chmod, mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { type DispatchInput, parseValue, writeDispatchFile } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon, DaemonOptions } from "../daemon";
 import { completionOf, dispatchFor, makeWorld, type TestWorld, testDaemon, waitFor } from "../test-support";
 import { type ApiTarget, apiRequest } from "./client";
@@ -53,7 +54,7 @@ function headOf(repo: string): string {
   return execFileSync("git", ["-C", repo, "rev-parse", "HEAD"], { encoding: "utf8" }).trim();
 }
 
-describe("the service API on the Unix socket", { timeout: 60_000 }, () => {
+describe("the service API on the Unix socket", { timeout: loadBudget(60_000) }, () => {
   it("serves only its user (mode 0600) and says where it listens in the heartbeat", async () => {
     await startDaemon();
     const info = await stat(world.layout.dispatch.apiSocket);
@@ -218,7 +219,7 @@ describe("the service API on the Unix socket", { timeout: 60_000 }, () => {
   });
 });
 
-describe("bad input over the socket", { timeout: 60_000 }, () => {
+describe("bad input over the socket", { timeout: loadBudget(60_000) }, () => {
   it("gives each mistake a clear error and keeps serving", async () => {
     await startDaemon();
     const cases: Array<[string, string, string | undefined, number, string]> = [
@@ -306,7 +307,7 @@ describe("bad input over the socket", { timeout: 60_000 }, () => {
   });
 });
 
-describe("the service API over TCP", { timeout: 60_000 }, () => {
+describe("the service API over TCP", { timeout: loadBudget(60_000) }, () => {
   it("needs the bearer token from .api-token and compares it whole", async () => {
     await mkdir(world.root, { recursive: true });
     await writeFile(world.layout.apiToken, "a-token-of-enough-length-1234\n", { mode: 0o600 });

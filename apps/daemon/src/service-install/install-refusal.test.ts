@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promis
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../../vitest.load-budget";
 
 const cli = join(import.meta.dirname, "..", "cli.ts");
 let base: string;
@@ -53,35 +54,39 @@ const hasSystemctl = await new Promise<boolean>((resolve) =>
   execFile("systemctl", ["--version"], (error) => resolve(!error)),
 );
 
-describe.skipIf(!hasSystemctl)("gstack-dispatch install when systemd refuses", { timeout: 60_000 }, () => {
-  it("exits non-zero with systemd's own words and leaves nothing behind", async () => {
-    const result = await installWithoutBus();
-    expect(result.code).toBe(1);
-    const lines = result.stderr.split("\n").filter((line) => line.startsWith("gstack-dispatch:"));
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toContain("systemd refused: `systemctl --user daemon-reload` said: ");
-    expect(lines[0]).toMatch(/Failed to connect to (the )?bus/i);
-    expect(lines[0]).toContain("nothing was installed");
-    expect(lines[0]).toContain("loginctl enable-linger");
-    expect(result.stdout).toBe("");
-    // No unit, no default.target.wants link, not even the folders made for them.
-    expect(await filesUnder(join(base, "home"))).toEqual([]);
-  });
+describe.skipIf(!hasSystemctl)(
+  "gstack-dispatch install when systemd refuses",
+  { timeout: loadBudget(60_000) },
+  () => {
+    it("exits non-zero with systemd's own words and leaves nothing behind", async () => {
+      const result = await installWithoutBus();
+      expect(result.code).toBe(1);
+      const lines = result.stderr.split("\n").filter((line) => line.startsWith("gstack-dispatch:"));
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toContain("systemd refused: `systemctl --user daemon-reload` said: ");
+      expect(lines[0]).toMatch(/Failed to connect to (the )?bus/i);
+      expect(lines[0]).toContain("nothing was installed");
+      expect(lines[0]).toContain("loginctl enable-linger");
+      expect(result.stdout).toBe("");
+      // No unit, no default.target.wants link, not even the folders made for them.
+      expect(await filesUnder(join(base, "home"))).toEqual([]);
+    });
 
-  it("puts back the unit an earlier install wrote", async () => {
-    const folder = join(base, "home", ".config", "systemd", "user");
-    await mkdir(folder, { recursive: true });
-    const earlier = "[Unit]\nDescription=an earlier gstack dispatch unit\n";
-    await writeFile(join(folder, "gstack-dispatch.service"), earlier);
-    const result = await installWithoutBus();
-    expect(result.code).toBe(1);
-    expect(result.stderr).toContain("the earlier unit is back in place");
-    expect(await readFile(join(folder, "gstack-dispatch.service"), "utf8")).toBe(earlier);
-    expect(await filesUnder(join(base, "home"))).toEqual([
-      ".config",
-      ".config/systemd",
-      ".config/systemd/user",
-      ".config/systemd/user/gstack-dispatch.service",
-    ]);
-  });
-});
+    it("puts back the unit an earlier install wrote", async () => {
+      const folder = join(base, "home", ".config", "systemd", "user");
+      await mkdir(folder, { recursive: true });
+      const earlier = "[Unit]\nDescription=an earlier gstack dispatch unit\n";
+      await writeFile(join(folder, "gstack-dispatch.service"), earlier);
+      const result = await installWithoutBus();
+      expect(result.code).toBe(1);
+      expect(result.stderr).toContain("the earlier unit is back in place");
+      expect(await readFile(join(folder, "gstack-dispatch.service"), "utf8")).toBe(earlier);
+      expect(await filesUnder(join(base, "home"))).toEqual([
+        ".config",
+        ".config/systemd",
+        ".config/systemd/user",
+        ".config/systemd/user/gstack-dispatch.service",
+      ]);
+    });
+  },
+);

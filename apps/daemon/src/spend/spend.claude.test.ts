@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { scripted } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../../vitest.load-budget";
 import { type ClaudeWorld, makeClaudeWorld } from "../claude-world";
 import { submitDispatch } from "../submit";
 import { auditOf, completionOf, waitFor } from "../test-support";
@@ -13,7 +14,7 @@ beforeEach(async () => {
 
 afterEach(() => world.cleanup());
 
-describe("a real Claude Code agent with a spend cap", { timeout: 90_000 }, () => {
+describe("a real Claude Code agent with a spend cap", { timeout: loadBudget(90_000) }, () => {
   it("is stopped when its cost reaches the cap mid-run, and the dispatch ends budget_exhausted saying what was spent", async () => {
     await world.start({
       script: [

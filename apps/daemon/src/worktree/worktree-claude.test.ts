@@ -2,6 +2,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { scripted } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../../vitest.load-budget";
 import { type ClaudeWorld, makeClaudeWorld } from "../claude-world";
 import { submitDispatch } from "../submit";
 import { auditOf, completionOf, waitFor } from "../test-support";
@@ -49,7 +50,9 @@ function dispatch(id: string, extra: Record<string, unknown> = {}) {
   };
 }
 
-describe("a dispatch in a worktree of its own, with the real Claude Code CLI", { timeout: 120_000 }, () => {
+describe("a dispatch in a worktree of its own, with the real Claude Code CLI", {
+  timeout: loadBudget(120_000),
+}, () => {
   it("commits on its own branch while the person's checkout stays byte for byte as it was", async () => {
     const before = checkoutSnapshot(world.repo);
     await start({

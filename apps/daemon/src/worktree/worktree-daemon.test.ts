@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
 import { readState, writeState } from "../session-state";
 import { formatStatus, readStatus } from "../status";
@@ -38,7 +39,7 @@ async function startDaemon(settings: Record<string, unknown> = {}) {
   await daemon.start();
 }
 
-describe("the daemon and dispatch worktrees", { timeout: 60_000 }, () => {
+describe("the daemon and dispatch worktrees", { timeout: loadBudget(60_000) }, () => {
   it("refuses an option-like branch name at intake, naming the field and the rule", async () => {
     await startDaemon();
     await submitDispatch(

@@ -5,6 +5,7 @@ import { markedRunProcesses } from "@gstack/agent-runner";
 import { freePort, type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, startScriptedModel } from "@gstack/scripted-model";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { loadBudget } from "../../../../vitest.load-budget";
 import {
   agentTurn,
   type GstackWorld,
@@ -164,12 +165,12 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
       openclawBody({ sessionKey: hangKey, conversation: ["HANG now"] }),
       client.signal,
     ).catch(() => undefined);
-    await vi.waitUntil(() => claudeModel.hangingCount() > 0, { timeout: 120_000, interval: 100 });
+    await vi.waitUntil(() => claudeModel.hangingCount() > 0, { timeout: loadBudget(120_000), interval: 100 });
     expect(markedRunProcesses({ OPENCLAW_SESSION: hangKey }).length).toBeGreaterThan(0);
     client.abort();
     await pending;
     await vi.waitUntil(() => markedRunProcesses({ OPENCLAW_SESSION: hangKey }).length === 0, {
-      timeout: 30_000,
+      timeout: loadBudget(30_000),
       interval: 100,
     });
 
@@ -221,7 +222,7 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
       const otherGateway = other;
       const logged = () => readFile(otherLog, "utf8").catch(() => "");
       await vi.waitUntil(async () => (await logged()).includes(`port ${port} is served by gateway process`), {
-        timeout: 120_000,
+        timeout: loadBudget(120_000),
         interval: 250,
       });
       expect(otherGateway.running()).toBe(true);

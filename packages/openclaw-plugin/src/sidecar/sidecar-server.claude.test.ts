@@ -8,6 +8,7 @@ import { gstackLayout } from "@gstack/contracts";
 import { freePort } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, startScriptedModel } from "@gstack/scripted-model";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { loadBudget } from "../../../../vitest.load-budget";
 import { resolveContractorSettings } from "./contractor-settings";
 import { claudeProjectFolderName, SessionMap } from "./session-map";
 import { type RunningSidecar, releaseSidecar, startSidecarOnce } from "./sidecar-service";
@@ -214,7 +215,7 @@ describe("the contractor sidecar in front of the real Claude Code CLI", () => {
       openclawBody({ sessionKey: key, conversation: ["HANG please"] }),
       client.signal,
     ).catch((error: unknown) => error);
-    await vi.waitUntil(() => model.hangingCount() > 0, { timeout: 90_000, interval: 100 });
+    await vi.waitUntil(() => model.hangingCount() > 0, { timeout: loadBudget(90_000), interval: 100 });
     const pids = sidecar.handler.turnPids();
     expect(pids).toHaveLength(1);
     const busy = await postChat(
@@ -226,7 +227,10 @@ describe("the contractor sidecar in front of the real Claude Code CLI", () => {
     expect(busy.error?.code).toBe("session_busy");
     client.abort();
     await pending;
-    await vi.waitUntil(() => sidecar.handler.busySessions().length === 0, { timeout: 30_000, interval: 50 });
+    await vi.waitUntil(() => sidecar.handler.busySessions().length === 0, {
+      timeout: loadBudget(30_000),
+      interval: 50,
+    });
     expect(processGroupAlive(pids[0] as number)).toBe(false);
   });
 
