@@ -18,11 +18,15 @@ function gitEnvironment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Runs git in `cwd`; never throws for a failing command (see `ok`). */
+/**
+ * Runs git in `cwd`; never throws for a failing command (see `ok`). `detached` puts git in a
+ * process group of its own, for a short step that takes a lock in the person's repository: a
+ * kill of the daemon's group then lets it finish and let go of its lock.
+ */
 export function runGit(
   cwd: string,
   args: readonly string[],
-  options: { env?: Record<string, string>; timeoutMs?: number } = {},
+  options: { env?: Record<string, string>; timeoutMs?: number; detached?: boolean } = {},
 ): Promise<GitOutput> {
   return new Promise((resolve) => {
     execFile(
@@ -33,6 +37,7 @@ export function runGit(
         env: gitEnvironment(options.env),
         timeout: options.timeoutMs ?? 120_000,
         maxBuffer: 64 * 1024 * 1024,
+        ...(options.detached ? { detached: true } : {}),
       },
       (error, stdout, stderr) => {
         const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
