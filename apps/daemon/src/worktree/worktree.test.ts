@@ -145,6 +145,33 @@ describe("a dispatch's worktree", () => {
     expect(git(repo, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(2);
   });
 
+  it("finds a worktree made earlier and clears only the stale index lock of its own git folder", async () => {
+    const planned = await planWorktree(request());
+    expect(await materializeWorktree(planned)).toBe(true);
+    const own = git(planned.path, "rev-parse", "--absolute-git-dir");
+    // What a killed agent's git can leave; and a lock in the person's checkout, theirs.
+    await writeFile(join(own, "index.lock"), "");
+    const personsLock = join(repo, ".git", "index.lock");
+    await writeFile(personsLock, "");
+    expect(await materializeWorktree(planned)).toBe(false);
+    expect(
+      await stat(join(own, "index.lock")).then(
+        () => true,
+        () => false,
+      ),
+    ).toBe(false);
+    expect(
+      await stat(personsLock).then(
+        () => true,
+        () => false,
+      ),
+    ).toBe(true);
+    await rm(personsLock);
+    // A worktree that is not on the recorded branch is not taken for it.
+    git(planned.path, "checkout", "-q", "-b", "elsewhere");
+    await expect(materializeWorktree(planned)).rejects.toThrow(/is on 'elsewhere'/);
+  });
+
   it("makes a worktree cut short before its registration was complete again, touching no other", async () => {
     const other = await planWorktree(request({ dispatchId: "dispatch-other" }));
     await materializeWorktree(other);

@@ -215,6 +215,15 @@ export const CHECKING_OUT = "gstack: checking out";
  * Returns true when it made the worktree now.
  */
 export async function materializeWorktree(record: WorktreeRecord): Promise<boolean> {
+  const own = await madeAsRecorded(record);
+  if (own !== undefined) {
+    // An index lock a killed agent's git left in the worktree's own git folder: nothing of the
+    // daemon's runs there while a run is being started (an earlier attempt's agent has ended,
+    // or recovery confirmed it gone), so it is stale, and would fail the agent's next commit.
+    await rm(join(own, "index.lock"), { force: true });
+    await mkdir(record.cwd, { recursive: true });
+    return false;
+  }
   const registered = (await listWorktrees(record.repo)).find(
     (entry) => resolve(entry.path) === resolve(record.path),
   );
@@ -257,6 +266,31 @@ export async function materializeWorktree(record: WorktreeRecord): Promise<boole
   if (!added.ok) await failed(record, createdBranch, added.stderr);
   await checkOutFiles(record, createdBranch);
   return true;
+}
+
+/**
+ * The quick look for a worktree made earlier (a resumed or retried run): reads the few files
+ * `git worktree list` itself reads, without starting git. True only when the worktree's `.git`
+ * names its own git folder, that folder points back at it, its HEAD is the recorded branch and
+ * it is not locked (a creation still unfinished is): then its git folder is returned. Anything
+ * else goes the long way, through git.
+ */
+async function madeAsRecorded(record: WorktreeRecord): Promise<string | undefined> {
+  const dotGit = join(record.path, ".git");
+  const pointer = /^gitdir: (.+)$/m.exec(await readFile(dotGit, "utf8").catch(() => ""))?.[1]?.trim();
+  if (!pointer) return undefined;
+  const own = resolve(record.path, pointer);
+  const [back, head, locked] = await Promise.all([
+    readFile(join(own, "gitdir"), "utf8").catch(() => ""),
+    readFile(join(own, "HEAD"), "utf8").catch(() => ""),
+    exists(join(own, "locked")),
+  ]);
+  if (locked || head.trim() !== `ref: refs/heads/${record.branch}`) return undefined;
+  const backTo = resolve(own, back.trim());
+  const pointsBack =
+    backTo === resolve(dotGit) ||
+    (await realpath(dirname(backTo)).catch(() => "")) === (await realpath(record.path).catch(() => "-"));
+  return pointsBack ? own : undefined;
 }
 
 /** Step 3 of making a worktree: its files, then the lock let go. */
