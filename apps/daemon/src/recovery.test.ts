@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Dispatch, isoWeekOf, parseValue, processAlive, writeFileAtomic } from "@gstack/contracts";
@@ -73,6 +74,16 @@ async function leftBehind(
 }
 
 /** Runs recovery and records what it hands on, with no runner or intake behind it. */
+/** True while a process runs (a zombie, which can do nothing more, does not count). */
+function runningProcess(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !["Z", "X"].includes(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0] ?? "");
+  } catch {
+    return false;
+  }
+}
+
 async function recoverRecording() {
   const adopted: SessionState[] = [];
   const taken: Array<{ name: string; settled: boolean }> = [];
@@ -201,6 +212,43 @@ describe("recovery of a state folder", () => {
     await waitFor(() => (processAlive(pid) ? undefined : true), 5000);
     const killed = (await auditOf(context.layout)).find((event) => event.event === "orphan_killed");
     expect(killed).toMatchObject({ dispatch_id: "dispatch-orphaned", pid, detail: { pgid: pid } });
+  });
+
+  it("hands a dispatch back to run only once every process of its old agent's group is gone", async () => {
+    // A leader and a helper in its group that both ignore SIGTERM, so only SIGKILL stops them.
+    const orphan = spawn(
+      process.execPath,
+      [
+        "-e",
+        `process.on("SIGTERM", () => {});
+const helper = require("node:child_process").spawn(process.execPath, ["-e", "process.on('SIGTERM', () => {}); setInterval(() => {}, 1000)"], { stdio: "ignore" });
+console.log(helper.pid);
+setInterval(() => {}, 1000);`,
+      ],
+      { detached: true, stdio: ["ignore", "pipe", "ignore"] },
+    );
+    children.push(orphan);
+    const pid = orphan.pid as number;
+    const helper = Number(
+      await new Promise<string>((resolve) => orphan.stdout?.once("data", (chunk) => resolve(String(chunk)))),
+    );
+    await leftBehind("dispatch-stubborn", {
+      status: "running",
+      pid,
+      pgid: pid,
+      started_at: new Date().toISOString(),
+    });
+    const runningInGroup: number[][] = [];
+    await recover({
+      context,
+      completion,
+      adopt: () => runningInGroup.push([pid, helper].filter(runningProcess)),
+      adoptWaiting: () => {},
+      adopted: () => false,
+      takeClaimed: async () => {},
+      saveQueue: async () => {},
+    });
+    expect(runningInGroup).toEqual([[]]);
   });
 
   it("leaves alone a recorded pid that no longer leads the recorded group", async () => {

@@ -80,22 +80,37 @@ export async function recover(parts: RecoveryParts): Promise<void> {
   // Agents a crashed daemon left running are stopped before anything runs again: by the pid and
   // group a session recorded, then by the run marker, which also finds an agent whose pid was
   // never recorded (the daemon was killed between its spawn and that write) and what it started.
+  // Nothing runs again for a dispatch until its old agent is confirmed gone: a new attempt in the
+  // same worktree beside the old agent could do the work twice.
+  const stillAlive = new Set<string>();
   for (const state of unfinished) {
     if (state.pid === undefined || (state.status !== "running" && state.status !== "retrying")) continue;
-    const group = await stopRecordedAgent(state);
-    if (group !== undefined) {
-      await audit("orphan_killed", { dispatch_id: state.id, pid: state.pid, detail: { pgid: group } });
-      log(`killed the orphaned agent of ${state.id} (process group ${group})`);
+    const stopped = await stopRecordedAgent(state);
+    if (stopped !== undefined) {
+      await audit("orphan_killed", {
+        dispatch_id: state.id,
+        pid: state.pid,
+        detail: { pgid: stopped.group },
+      });
+      log(`killed the orphaned agent of ${state.id} (process group ${stopped.group})`);
+      if (!stopped.gone) stillAlive.add(state.id);
     }
   }
   const marked = await stopMarkedAgents(layout.root, new Set(unfinished.map((state) => state.id)));
-  for (const [id, pids] of marked) {
+  for (const [id, pids] of marked.stopped) {
     await audit("orphan_killed", { dispatch_id: id, detail: { found_by: "run marker", pids } });
     log(
       `killed ${pids.length} orphaned agent process${pids.length === 1 ? "" : "es"} of ${id} (found by the run marker)`,
     );
   }
+  for (const id of marked.alive) stillAlive.add(id);
+  for (const id of stillAlive) {
+    log(
+      `${id}: its old agent is still alive after SIGKILL; the dispatch is left as it is and taken up at the next start`,
+    );
+  }
   for (const state of unfinished) {
+    if (stillAlive.has(state.id)) continue;
     const dispatch = await readRecoveredDispatch(parts, state);
     if (!dispatch) continue;
     if (state.status === "awaiting") {

@@ -12,7 +12,7 @@ import { createCompletionDelivery } from "./deliver/outbox-delivery";
 
 /**
  * A small real agent for tests: reads the prompt, and does what the task line says.
- * `commit NAME` writes NAME and commits it (unless NAME exists); `sleep MS` waits; `hang` starts a child and
+ * `commit NAME` writes NAME and commits it (unless HEAD holds it already); `sleep MS` waits; `hang` starts a child and
  * waits forever; `rate-limit-once` / `too-long-once` fail like Claude Code on attempt 1;
  * `fail` ends with a logic error; `commit-then-rate-limit NAME` commits NAME-{attempt} on each attempt
  * and fails the first as rate-limited. Every prompt is appended to prompts.log beside the state root.
@@ -31,9 +31,11 @@ const [verb, arg] = task.split(" ");
 const report = (extra) => console.log("done\\n## What shipped\\n- " + task + "\\n## Decisions made\\n- none\\n## Learnings logged\\n- tool: The repo uses plain node for tests\\n" + (extra ?? "") + "\\n## Needs human judgment\\n- Nothing");
 const resultLine = (fields) => console.log(JSON.stringify({ type: "result", subtype: "success", is_error: true, ...fields }));
 if (verb === "commit") {
-  // A resumed run finds its earlier commit and does not make it again.
-  if (!fs.existsSync(arg)) {
-    fs.writeFileSync(arg, "hello\\n");
+  // A resumed run finds its earlier commit and does not make it again; a file an attempt cut
+  // short wrote but never committed is committed now (is it in HEAD's tree?).
+  const committed = execFileSync("git", ["ls-tree", "--name-only", "HEAD", "--", arg], { encoding: "utf8" }).trim() !== "";
+  if (!committed) {
+    if (!fs.existsSync(arg)) fs.writeFileSync(arg, "hello\\n");
     execFileSync("git", ["add", arg]);
     execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "add " + arg]);
   }

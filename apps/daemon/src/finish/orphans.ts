@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
 import { markedRunProcesses } from "@gstack/agent-runner";
 import { processAlive } from "@gstack/contracts";
 
@@ -13,16 +14,49 @@ function processGroupOf(pid: number): Promise<number | undefined> {
   });
 }
 
+/** How long recovery waits for a killed orphan to be gone before it gives up on that dispatch. */
+export const CONFIRM_DEAD_MS = 30_000;
+
+/**
+ * True while a process of group `group` is alive. Zombies do not count (they can do nothing
+ * more, and are reaped when their parent gets to it); without /proc, kill(0) is asked.
+ */
+function groupAlive(group: number): boolean {
+  let entries: string[];
+  try {
+    entries = readdirSync("/proc").filter((entry) => /^\d+$/.test(entry));
+  } catch {
+    try {
+      process.kill(-group, 0);
+      return true;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === "EPERM";
+    }
+  }
+  return entries.some((entry) => {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+    } catch {
+      return false;
+    }
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return Number(fields[2]) === group && fields[0] !== "Z" && fields[0] !== "X";
+  });
+}
+
 /**
  * Stops the agent a crashed daemon left running, by the pid and process group its session
  * recorded: only when that pid is alive and still leads the recorded group (a pid reused by
- * another program never does). SIGTERM to the group, up to 3 s, then SIGKILL. Returns the group
- * it stopped, or undefined when there was nothing of this session's to stop.
+ * another program never does). SIGTERM to the group, up to 3 s, then SIGKILL, and then waits
+ * until no process of the group is alive (a process inside a write can outlive SIGKILL for a
+ * moment), up to {@link CONFIRM_DEAD_MS}. Returns the group and whether it is confirmed gone, or
+ * undefined when there was nothing of this session's to stop.
  */
 export async function stopRecordedAgent(recorded: {
   pid?: number;
   pgid?: number;
-}): Promise<number | undefined> {
+}): Promise<{ group: number; gone: boolean } | undefined> {
   const pid = recorded.pid;
   if (pid === undefined || pid <= 1 || !processAlive(pid)) return undefined;
   const group = await processGroupOf(pid);
@@ -34,7 +68,8 @@ export async function stopRecordedAgent(recorded: {
   try {
     process.kill(-group, "SIGKILL");
   } catch {}
-  return group;
+  for (let waited = 0; waited < CONFIRM_DEAD_MS && groupAlive(group); waited += 20) await sleep(20);
+  return { group, gone: !groupAlive(group) };
 }
 
 /**
@@ -43,13 +78,15 @@ export async function stopRecordedAgent(recorded: {
  * together with the `GSTACK_HOME` and `GSTACK_DISPATCH_ID` the daemon gave the run (Linux),
  * so one whose pid was never recorded (the daemon was killed between the spawn and the write)
  * and its descendants in sessions of their own are found too. SIGTERM, up to `graceMs`, then
- * SIGKILL, looking again each round. Returns the pids found, by dispatch id.
+ * SIGKILL, looking again each round until none is found (a process inside a write can outlive
+ * SIGKILL for a moment), up to {@link CONFIRM_DEAD_MS}. Returns the pids found, by dispatch id,
+ * and the ids of dispatches with a process still alive then, which must not run again yet.
  */
 export async function stopMarkedAgents(
   root: string,
   ids: ReadonlySet<string>,
   graceMs = 3000,
-): Promise<Map<string, number[]>> {
+): Promise<{ stopped: Map<string, number[]>; alive: Set<string> }> {
   const find = () =>
     markedRunProcesses({ GSTACK_HOME: root }, ["GSTACK_DISPATCH_ID"]).filter((found) =>
       ids.has(found.values.GSTACK_DISPATCH_ID ?? ""),
@@ -66,19 +103,20 @@ export async function stopMarkedAgents(
       } catch {}
     }
   };
-  if (ids.size === 0) return stopped;
+  const none = new Set<string>();
+  if (ids.size === 0) return { stopped, alive: none };
   let found = find();
-  if (found.length === 0) return stopped;
+  if (found.length === 0) return { stopped, alive: none };
   signal(found, "SIGTERM");
   for (let waited = 0; waited < graceMs; waited += 100) {
     await sleep(100);
     found = find();
-    if (found.length === 0) return stopped;
+    if (found.length === 0) return { stopped, alive: none };
   }
-  for (let round = 0; round < 20 && found.length > 0; round += 1) {
+  for (let waited = 0; waited < CONFIRM_DEAD_MS && found.length > 0; waited += 50) {
     signal(found, "SIGKILL");
-    await sleep(100);
+    await sleep(50);
     found = find();
   }
-  return stopped;
+  return { stopped, alive: new Set(found.map((process) => process.values.GSTACK_DISPATCH_ID as string)) };
 }

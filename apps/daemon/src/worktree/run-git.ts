@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 
 /** What one git command said. */
 export interface GitOutput {
@@ -18,12 +18,17 @@ function gitEnvironment(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return env;
 }
 
-/** Runs git in `cwd`; never throws for a failing command (see `ok`). */
+/**
+ * Runs git in `cwd`; never throws for a failing command (see `ok`). `detached` puts git in a
+ * process group of its own, for a short step that takes a lock in the person's repository: a
+ * kill of the daemon's group then lets it finish and let go of its lock.
+ */
 export function runGit(
   cwd: string,
   args: readonly string[],
-  options: { env?: Record<string, string>; timeoutMs?: number } = {},
+  options: { env?: Record<string, string>; timeoutMs?: number; detached?: boolean } = {},
 ): Promise<GitOutput> {
+  if (options.detached) return runDetached(cwd, args, options);
   return new Promise((resolve) => {
     execFile(
       "git",
@@ -39,6 +44,34 @@ export function runGit(
         resolve({ ok: !error, code, stdout: String(stdout), stderr: String(stderr || error?.message || "") });
       },
     );
+  });
+}
+
+/** `runGit` in a process group of its own (execFile does not pass `detached` on to spawn). */
+function runDetached(
+  cwd: string,
+  args: readonly string[],
+  options: { env?: Record<string, string>; timeoutMs?: number },
+): Promise<GitOutput> {
+  return new Promise((resolve) => {
+    const child = spawn("git", [...args], {
+      cwd,
+      env: gitEnvironment(options.env),
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
+    const out: Buffer[] = [];
+    const err: Buffer[] = [];
+    child.stdout.on("data", (chunk: Buffer) => out.push(chunk));
+    child.stderr.on("data", (chunk: Buffer) => err.push(chunk));
+    const timer = setTimeout(() => child.kill("SIGKILL"), options.timeoutMs ?? 120_000);
+    const finish = (code: number, message = "") => {
+      clearTimeout(timer);
+      const stderr = Buffer.concat(err).toString() || message;
+      resolve({ ok: code === 0, code, stdout: Buffer.concat(out).toString(), stderr });
+    };
+    child.on("error", (error) => finish(1, error.message));
+    child.on("close", (code, signal) => finish(code ?? 1, signal ? `git was stopped by ${signal}` : ""));
   });
 }
 

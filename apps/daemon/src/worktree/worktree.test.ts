@@ -6,7 +6,7 @@ import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { initRepository } from "../test-support";
 import { branchNameProblem } from "./branch-name";
-import { materializeWorktree, planWorktree, WorktreeRefusal, worktreePath } from "./worktree";
+import { CHECKING_OUT, materializeWorktree, planWorktree, WorktreeRefusal, worktreePath } from "./worktree";
 
 let base: string;
 let repo: string;
@@ -105,6 +105,96 @@ describe("a dispatch's worktree", () => {
     await writeFile(join(planned.path, "partial"), "x");
     expect(await materializeWorktree(planned)).toBe(true);
     expect(git(planned.path, "rev-parse", "--abbrev-ref", "HEAD")).toBe("gstack/dispatch-w");
+  });
+
+  it("finishes a worktree whose checkout was cut short, clearing the stale lock in its own git folder", async () => {
+    await writeFile(join(repo, "kept.txt"), "kept\n");
+    git(repo, "add", "kept.txt");
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "kept");
+    const planned = await planWorktree(request());
+    // What a kill between registering and checking out leaves: the branch, the worktree
+    // registered and locked by the daemon's reason, no files, the index lock of its own folder.
+    git(repo, "branch", planned.branch, planned.base_sha);
+    await mkdir(join(planned.path, ".."), { recursive: true });
+    git(
+      repo,
+      "worktree",
+      "add",
+      "-q",
+      "--no-checkout",
+      "--lock",
+      "--reason",
+      CHECKING_OUT,
+      planned.path,
+      planned.branch,
+    );
+    const own = git(planned.path, "rev-parse", "--absolute-git-dir");
+    await writeFile(join(own, "index.lock"), "");
+    const personsLock = join(repo, ".git", "index.lock");
+    await writeFile(personsLock, "");
+    expect(await materializeWorktree(planned)).toBe(true);
+    expect(git(planned.path, "status", "--porcelain")).toBe("");
+    expect(git(planned.path, "rev-parse", "--abbrev-ref", "HEAD")).toBe(planned.branch);
+    expect(await stat(join(planned.path, "kept.txt")).then(() => true)).toBe(true);
+    expect(git(repo, "worktree", "list", "--porcelain")).not.toContain("locked");
+    // The person's own lock is never taken for the daemon's.
+    expect(await stat(personsLock).then(() => true)).toBe(true);
+    await rm(personsLock);
+    // Asked again: found made, nothing redone.
+    expect(await materializeWorktree(planned)).toBe(false);
+    expect(git(repo, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(2);
+  });
+
+  it("finds a worktree made earlier and clears only the stale index lock of its own git folder", async () => {
+    const planned = await planWorktree(request());
+    expect(await materializeWorktree(planned)).toBe(true);
+    const own = git(planned.path, "rev-parse", "--absolute-git-dir");
+    // What a killed agent's git can leave; and a lock in the person's checkout, theirs.
+    await writeFile(join(own, "index.lock"), "");
+    const personsLock = join(repo, ".git", "index.lock");
+    await writeFile(personsLock, "");
+    expect(await materializeWorktree(planned)).toBe(false);
+    expect(
+      await stat(join(own, "index.lock")).then(
+        () => true,
+        () => false,
+      ),
+    ).toBe(false);
+    expect(
+      await stat(personsLock).then(
+        () => true,
+        () => false,
+      ),
+    ).toBe(true);
+    await rm(personsLock);
+    // A worktree that is not on the recorded branch is not taken for it.
+    git(planned.path, "checkout", "-q", "-b", "elsewhere");
+    await expect(materializeWorktree(planned)).rejects.toThrow(/is on 'elsewhere'/);
+  });
+
+  it("makes a worktree cut short before its registration was complete again, touching no other", async () => {
+    const other = await planWorktree(request({ dispatchId: "dispatch-other" }));
+    await materializeWorktree(other);
+    const planned = await planWorktree(request());
+    git(repo, "branch", planned.branch, planned.base_sha);
+    await mkdir(join(planned.path, ".."), { recursive: true });
+    git(
+      repo,
+      "worktree",
+      "add",
+      "-q",
+      "--no-checkout",
+      "--lock",
+      "--reason",
+      CHECKING_OUT,
+      planned.path,
+      planned.branch,
+    );
+    await rm(join(planned.path, ".git"));
+    expect(await materializeWorktree(planned)).toBe(true);
+    expect(git(planned.path, "status", "--porcelain")).toBe("");
+    expect(git(repo, "worktree", "list", "--porcelain").match(/^worktree /gm)).toHaveLength(3);
+    expect(await materializeWorktree(other)).toBe(false);
   });
 
   it("starts from a named base: a tag, and refuses one that does not exist", async () => {

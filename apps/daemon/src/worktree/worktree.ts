@@ -1,5 +1,5 @@
-import { mkdir, realpath, rm, stat, statfs } from "node:fs/promises";
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { mkdir, readdir, readFile, realpath, rm, stat, statfs } from "node:fs/promises";
+import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { branchNameProblem, defaultBranch } from "./branch-name";
 import { firstLine, gitText, runGit } from "./run-git";
 
@@ -195,55 +195,178 @@ export async function planWorktree(request: WorktreeRequest): Promise<WorktreeRe
   };
 }
 
+/** The reason a worktree the daemon is still checking out is locked with. */
+export const CHECKING_OUT = "gstack: checking out";
+
 /**
- * Makes the planned worktree, or finds it made: a folder left half made by a crash is removed
- * and made again; a branch that already exists (an earlier attempt's) is checked out as it is.
+ * Makes the planned worktree, or finds it made, in steps that a kill -9 of the daemon's process
+ * group at any moment leaves either done or safe to do again:
+ * 1. the branch is created (create-only) by a git in a process group of its own, so a kill
+ *    lets it finish and let go of the ref's lock in the person's repository;
+ * 2. `git worktree add --no-checkout --lock` registers the worktree on that branch, locked
+ *    (by the daemon's own reason) until its files are out; it takes locks only in the
+ *    worktree's own git folder;
+ * 3. the files are checked out with `git read-tree --reset -u HEAD` inside the worktree (its
+ *    own index only; no ref is touched), then the worktree is unlocked.
+ * A worktree found still locked so is finished from step 3 (a stale `index.lock` in its own git
+ * folder, which only the daemon writes, is cleared first); one whose registration was cut short
+ * is removed (its folder and its own record only) and made again. A branch that already exists
+ * (an earlier attempt's, or the one the dispatch named) is checked out as it is.
  * Returns true when it made the worktree now.
  */
 export async function materializeWorktree(record: WorktreeRecord): Promise<boolean> {
-  const registered = (await listWorktrees(record.repo)).find(
-    (entry) => resolve(entry.path) === resolve(record.path),
-  );
-  // `git worktree add` keeps its worktree locked as "initializing" until the checkout is done:
-  // one still locked so was cut short.
-  if (registered && !registered.initializing && (await exists(join(record.path, ".git")))) {
-    if (registered.branch !== record.branch) {
-      throw new Error(
-        `the worktree ${record.path} is on '${registered.branch ?? "a detached HEAD"}', not '${record.branch}'`,
-      );
-    }
+  const own = await madeAsRecorded(record);
+  if (own !== undefined) {
+    // An index lock a killed agent's git left in the worktree's own git folder: nothing of the
+    // daemon's runs there while a run is being started (an earlier attempt's agent has ended,
+    // or recovery confirmed it gone), so it is stale, and would fail the agent's next commit.
+    await rm(join(own, "index.lock"), { force: true });
     await mkdir(record.cwd, { recursive: true });
     return false;
   }
-  // Left behind by an interrupted creation: clear it and git's record of it. (Only then: a
-  // prune while another dispatch's worktree is being added could take that one's record.)
+  const registered = (await listWorktrees(record.repo)).find(
+    (entry) => resolve(entry.path) === resolve(record.path),
+  );
+  if (registered && (await exists(join(record.path, ".git")))) {
+    if (registered.lockReason === CHECKING_OUT && registered.branch === record.branch) {
+      await checkOutFiles(record, false);
+      return true;
+    }
+    if (!registered.initializing && registered.lockReason !== CHECKING_OUT) {
+      if (registered.branch !== record.branch) {
+        throw new Error(
+          `the worktree ${record.path} is on '${registered.branch ?? "a detached HEAD"}', not '${record.branch}'`,
+        );
+      }
+      await mkdir(record.cwd, { recursive: true });
+      return false;
+    }
+  }
+  // Registration cut short (or a folder without one): clear this worktree's own record and
+  // folder only; a global prune could take the record of a worktree another process is adding.
   if (registered || (await exists(record.path))) {
-    if (registered) await runGit(record.repo, ["worktree", "remove", "--force", "--force", record.path]);
+    for (const admin of await adminFolders(record)) {
+      await rm(admin, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+    }
     await rm(record.path, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
-    await runGit(record.repo, ["worktree", "prune"]);
   }
   await mkdir(dirname(record.path), { recursive: true });
-  const branchExists = (
-    await runGit(record.repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${record.branch}`])
-  ).ok;
-  const args = branchExists
-    ? ["worktree", "add", "--quiet", record.path, record.branch]
-    : ["worktree", "add", "--quiet", "-b", record.branch, record.path, record.base_sha];
-  const added = await runGit(record.repo, args);
-  if (!added.ok) {
-    await rm(record.path, { recursive: true, force: true });
-    await runGit(record.repo, ["worktree", "prune"]);
-    // `git worktree add -b` makes the branch before the checkout and keeps it when the checkout
-    // fails: one made just now goes too (a retry makes it again from the same base).
-    if (!branchExists) await runGit(record.repo, ["branch", "-D", "--quiet", record.branch]);
-    const error: NodeJS.ErrnoException = new Error(
-      `could not make the worktree ${record.path}: ${firstLine(added.stderr)}`,
-    );
-    if (await outOfSpace(record, added.stderr)) error.code = "ENOSPC";
-    throw error;
-  }
-  await mkdir(record.cwd, { recursive: true });
+  const createdBranch = await ensureBranch(record);
+  const added = await runGit(record.repo, [
+    "worktree",
+    "add",
+    "--quiet",
+    "--no-checkout",
+    "--lock",
+    "--reason",
+    CHECKING_OUT,
+    record.path,
+    record.branch,
+  ]);
+  if (!added.ok) await failed(record, createdBranch, added.stderr);
+  await checkOutFiles(record, createdBranch);
   return true;
+}
+
+/**
+ * The quick look for a worktree made earlier (a resumed or retried run): reads the few files
+ * `git worktree list` itself reads, without starting git. True only when the worktree's `.git`
+ * names its own git folder, that folder points back at it, its HEAD is the recorded branch and
+ * it is not locked (a creation still unfinished is): then its git folder is returned. Anything
+ * else goes the long way, through git.
+ */
+async function madeAsRecorded(record: WorktreeRecord): Promise<string | undefined> {
+  const dotGit = join(record.path, ".git");
+  const pointer = /^gitdir: (.+)$/m.exec(await readFile(dotGit, "utf8").catch(() => ""))?.[1]?.trim();
+  if (!pointer) return undefined;
+  const own = resolve(record.path, pointer);
+  const [back, head, locked] = await Promise.all([
+    readFile(join(own, "gitdir"), "utf8").catch(() => ""),
+    readFile(join(own, "HEAD"), "utf8").catch(() => ""),
+    exists(join(own, "locked")),
+  ]);
+  if (locked || head.trim() !== `ref: refs/heads/${record.branch}`) return undefined;
+  const backTo = resolve(own, back.trim());
+  const pointsBack =
+    backTo === resolve(dotGit) ||
+    (await realpath(dirname(backTo)).catch(() => "")) === (await realpath(record.path).catch(() => "-"));
+  return pointsBack ? own : undefined;
+}
+
+/** Step 3 of making a worktree: its files, then the lock let go. */
+async function checkOutFiles(record: WorktreeRecord, createdBranch: boolean): Promise<void> {
+  const own = await gitText(record.path, ["rev-parse", "--absolute-git-dir"]);
+  // The worktree's own index lock: only the daemon's git writes there, and none runs now for
+  // this worktree (dispatches are prepared one at a time; a killed daemon's group is gone).
+  await rm(join(own, "index.lock"), { force: true });
+  const checkout = await runGit(record.path, ["read-tree", "--reset", "-u", "HEAD"]);
+  if (!checkout.ok) await failed(record, createdBranch, checkout.stderr);
+  const unlocked = await runGit(record.repo, ["worktree", "unlock", record.path]);
+  if (!unlocked.ok)
+    throw new Error(`could not unlock the worktree ${record.path}: ${firstLine(unlocked.stderr)}`);
+  await mkdir(record.cwd, { recursive: true });
+}
+
+/**
+ * Creates the dispatch's branch at its base unless it exists. Create-only, in a process group
+ * of its own: a kill of the daemon's group lets it finish. A retry that meets the ref still
+ * locked (that git is still finishing) waits for it. Returns true when it created the branch.
+ */
+async function ensureBranch(record: WorktreeRecord): Promise<boolean> {
+  const ref = `refs/heads/${record.branch}`;
+  const deadline = Date.now() + 30_000;
+  for (let wait = 10; ; wait = Math.min(wait * 2, 500)) {
+    if ((await runGit(record.repo, ["rev-parse", "--verify", "--quiet", ref])).ok) return false;
+    const made = await runGit(record.repo, ["update-ref", "--no-deref", ref, record.base_sha, ""], {
+      detached: true,
+    });
+    if (made.ok) return true;
+    if (Date.now() > deadline) {
+      throw new Error(
+        `could not create the branch '${record.branch}' in ${record.repo}: ${firstLine(made.stderr)}`,
+      );
+    }
+    await new Promise((done) => setTimeout(done, wait));
+  }
+}
+
+/** Undoes a creation that failed (its folder, its record, a branch made for it) and throws. */
+async function failed(record: WorktreeRecord, createdBranch: boolean, stderr: string): Promise<never> {
+  await runGit(record.repo, ["worktree", "remove", "--force", "--force", record.path]);
+  for (const admin of await adminFolders(record)) await rm(admin, { recursive: true, force: true });
+  await rm(record.path, { recursive: true, force: true });
+  // A branch made just now goes too (a retry makes it again from the same base).
+  if (createdBranch) {
+    await runGit(record.repo, ["update-ref", "-d", `refs/heads/${record.branch}`, record.base_sha], {
+      detached: true,
+    });
+  }
+  const error: NodeJS.ErrnoException = new Error(
+    `could not make the worktree ${record.path}: ${firstLine(stderr)}`,
+  );
+  if (await outOfSpace(record, stderr)) error.code = "ENOSPC";
+  throw error;
+}
+
+/** git's own folders for the worktree at `record.path` (those whose `gitdir` points there). */
+async function adminFolders(record: WorktreeRecord): Promise<string[]> {
+  const common = await runGit(record.repo, ["rev-parse", "--path-format=absolute", "--git-common-dir"]);
+  if (!common.ok) return [];
+  const root = join(common.stdout.trim(), "worktrees");
+  const names = await readdir(root).catch(() => [] as string[]);
+  const wanted = [
+    resolve(record.path, ".git"),
+    await realpath(dirname(record.path)).then(
+      (parent) => join(parent, basename(record.path), ".git"),
+      () => resolve(record.path, ".git"),
+    ),
+  ];
+  const found: string[] = [];
+  for (const name of names) {
+    const pointer = await readFile(join(root, name, "gitdir"), "utf8").catch(() => undefined);
+    if (pointer !== undefined && wanted.includes(resolve(pointer.trim()))) found.push(join(root, name));
+  }
+  return found;
 }
 
 /**
@@ -277,6 +400,8 @@ export interface WorktreeEntry {
   prunable: boolean;
   /** Locked by `git worktree add` while it checks the files out. */
   initializing: boolean;
+  /** Why the worktree is locked, when it is. */
+  lockReason?: string;
 }
 
 /** The worktrees of the repository at `repo`, its main checkout first. */
@@ -297,7 +422,10 @@ export async function listWorktrees(repo: string): Promise<WorktreeEntry[]> {
     else if (current && field.startsWith("branch refs/heads/")) current.branch = field.slice(18);
     else if (current && field === "bare") current.bare = true;
     else if (current && field.startsWith("prunable")) current.prunable = true;
-    else if (current && field === "locked initializing") current.initializing = true;
+    else if (current && field === "locked initializing") {
+      current.initializing = true;
+      current.lockReason = "initializing";
+    } else if (current && field.startsWith("locked")) current.lockReason = field.slice(7);
   }
   return entries;
 }
