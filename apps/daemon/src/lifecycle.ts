@@ -1,4 +1,4 @@
-import { chmod, mkdir, open } from "node:fs/promises";
+import { chmod, mkdir, open, stat } from "node:fs/promises";
 import { type DispatchSettings, writeFileAtomic } from "@gstack/contracts";
 import type { DaemonContext } from "./daemon-context";
 import { releaseDaemonLock, takeDaemonLock } from "./daemon-lock";
@@ -84,12 +84,19 @@ export class Lifecycle {
     context.settings = { ...loaded.settings, ...this.parts.settings } as DispatchSettings;
     for (const warning of loaded.warnings) context.log(`warning: ${warning}`);
     const overrides = this.parts.settings;
+    // The list last read, with the identity of the file it came from: a launch reads the file
+    // again only when that changed (another inode, size, or change time to the nanosecond).
+    let lastRead: { identity: string; repos: readonly string[] } | undefined;
     context.currentTrustedRepos = async () => {
       if (overrides?.trusted_repos) return overrides.trusted_repos;
       // An edit of config.yaml takes effect at the next launch. One that cannot be read (a save
       // under way, a mistake) leaves the list the daemon started with, and says so.
       try {
-        return (await loadSettings(context.layout)).settings.trusted_repos;
+        const identity = await fileIdentity(context.layout.config);
+        if (lastRead?.identity === identity) return lastRead.repos;
+        const repos = (await loadSettings(context.layout)).settings.trusted_repos;
+        lastRead = { identity, repos };
+        return repos;
       } catch (error) {
         context.log(`warning: ${(error as Error).message.split("\n")[0]}; using trusted_repos as at start`);
         return context.settings.trusted_repos;
@@ -272,5 +279,16 @@ async function overwriteInPlace(path: string, text: string): Promise<void> {
     // The next beat tries again.
   } finally {
     await handle?.close();
+  }
+}
+
+/** What changes whenever a file is replaced or written: its device and inode, size and times. */
+async function fileIdentity(path: string): Promise<string> {
+  try {
+    const info = await stat(path, { bigint: true });
+    return `${info.dev}:${info.ino}:${info.size}:${info.mtimeNs}:${info.ctimeNs}`;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return "absent";
+    throw error;
   }
 }
