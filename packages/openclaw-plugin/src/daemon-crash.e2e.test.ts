@@ -22,6 +22,7 @@ import {
   pluginPackageDir,
   scriptedOpenClawConfig,
   startOpenClawGateway,
+  waitFor,
 } from "./openclaw-world";
 import { reportMarker } from "./report-outbox";
 
@@ -37,20 +38,6 @@ let model: ScriptedModel;
 let home: OpenClawHome;
 let gateway: OpenClawGateway;
 const children: ChildProcess[] = [];
-
-async function waitFor<T>(
-  probe: () => Promise<T | undefined> | T | undefined,
-  timeoutMs: number,
-  what: string,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
 
 interface ChildDaemon {
   child: ChildProcess;

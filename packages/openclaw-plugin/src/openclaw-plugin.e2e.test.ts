@@ -3,7 +3,7 @@ import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { signCallback } from "@gstack/contracts";
-import { Daemon, submitDispatch } from "@gstack/daemon";
+import { submitDispatch } from "@gstack/daemon";
 import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,13 +17,14 @@ import {
   makeOpenClawHome,
   packPlugin,
   pluginPackageDir,
+  runCodingDaemonUntilDone,
   scriptedOpenClawConfig,
+  startCodingDaemon,
   startOpenClawGateway,
+  waitFor,
 } from "./openclaw-world";
 import { reportMarker } from "./report-outbox";
 
-/** The real Claude Code CLI the daemon's own end-to-end tests use. */
-const claude = join(pluginPackageDir, "..", "..", "apps", "daemon", "node_modules", ".bin", "claude");
 const SESSION = "agent:main:main";
 const CALLBACK_SECRET = "callback-secret-for-tests-0123456789abcdef";
 
@@ -159,44 +160,8 @@ function lastConversation(): string {
   return JSON.stringify(openclawModel.agentRequests().at(-1)?.body?.messages ?? []);
 }
 
-async function waitFor<T>(
-  probe: () => Promise<T | undefined> | T | undefined,
-  timeoutMs: number,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
-async function runDaemonUntilDone(id: string, file: string, shipped: string): Promise<void> {
-  const coder = await startScriptedModel({ script: coderScript(file, shipped) });
-  const coderHome = await mkdtemp(join(tmpdir(), "gstack-coder-home-"));
-  const daemon = new Daemon({
-    root: world.root,
-    openclawWorkspace: false,
-    claudeBinary: claude,
-    agentEnv: { ...coder.claudeEnv(coderHome), CLAUDE_CODE_MAX_RETRIES: "0" },
-    settings: { trusted_repos: [world.base] },
-  });
-  try {
-    await daemon.start();
-    await waitFor(
-      () =>
-        stat(world.layout.dispatch.completedJson(id)).then(
-          () => true,
-          () => undefined,
-        ),
-      120_000,
-    );
-  } finally {
-    await daemon.stop(0);
-    await coder.close();
-    await rm(coderHome, { recursive: true, force: true });
-  }
+function runDaemonUntilDone(id: string, file: string, shipped: string): Promise<void> {
+  return runCodingDaemonUntilDone(world, coderScript(file, shipped), id);
 }
 
 // Each test runs real gateways, daemons and Claude Code CLIs, and some wait 45 s on purpose.
@@ -443,23 +408,14 @@ describe("the gstack plugin in the real OpenClaw gateway", { timeout: loadBudget
     // Another machine: its own gstack root and repository; nothing reaches the plugin through
     // the completed/ folder it follows, only through the daemon's POST to the route.
     const remote = await makeGstackWorld();
-    const coder = await startScriptedModel({ script: coderScript("remote-route.txt", "remote-route.txt") });
-    const coderHome = await mkdtemp(join(tmpdir(), "gstack-coder-home-"));
     const id = "dispatch-from-a-remote-daemon";
-    const daemon = new Daemon({
-      root: remote.root,
-      openclawWorkspace: false,
-      claudeBinary: claude,
-      agentEnv: { ...coder.claudeEnv(coderHome), CLAUDE_CODE_MAX_RETRIES: "0" },
-      settings: {
-        trusted_repos: [remote.base],
-        openclaw_callback_url: `${gateway.url}/gstack/completion`,
-      },
-    });
+    let coding: Awaited<ReturnType<typeof startCodingDaemon>> | undefined;
     try {
       await writeFile(remote.layout.callbackSecret, CALLBACK_SECRET, { mode: 0o600 });
       await chmod(remote.layout.callbackSecret, 0o600);
-      await daemon.start();
+      coding = await startCodingDaemon(remote, coderScript("remote-route.txt", "remote-route.txt"), {
+        openclaw_callback_url: `${gateway.url}/gstack/completion`,
+      });
       await submitDispatch(remote.layout, {
         id,
         dispatched_by: "openclaw",
@@ -480,9 +436,7 @@ describe("the gstack plugin in the real OpenClaw gateway", { timeout: loadBudget
       );
       expect(turnsAbout("Is remote-route.txt the right name?")).toHaveLength(1);
     } finally {
-      await daemon.stop(0);
-      await coder.close();
-      await rm(coderHome, { recursive: true, force: true });
+      await coding?.stop();
       await remote.remove();
     }
   });

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -227,13 +227,16 @@ export function planThenExecuteScript(file: string, planNeedle: string, shippedN
   ];
 }
 
-/** The real daemon running the real Claude Code CLI against a scripted model, until stopped. */
+/**
+ * The real daemon running the real Claude Code CLI against a scripted model (its script, or the
+ * model's options), until stopped.
+ */
 export async function startCodingDaemon(
   world: GstackWorld,
-  script: ScriptedStep[],
+  script: ScriptedStep[] | Parameters<typeof startScriptedModel>[0],
   settings: Record<string, unknown> = {},
 ) {
-  const coder = await startScriptedModel({ script });
+  const coder = await startScriptedModel(Array.isArray(script) ? { script } : script);
   const coderHome = await mkdtemp(join(tmpdir(), "gstack-coder-home-"));
   const daemon = new Daemon({
     root: world.root,
@@ -252,6 +255,28 @@ export async function startCodingDaemon(
       await rm(coderHome, { recursive: true, force: true });
     },
   };
+}
+
+/** Runs the coding daemon until dispatch `id` has its completion file, then stops it. */
+export async function runCodingDaemonUntilDone(
+  world: GstackWorld,
+  script: Parameters<typeof startCodingDaemon>[1],
+  id: string,
+): Promise<void> {
+  const coding = await startCodingDaemon(world, script);
+  try {
+    await waitFor(
+      () =>
+        stat(world.layout.dispatch.completedJson(id)).then(
+          () => true,
+          () => undefined,
+        ),
+      120_000,
+      `the completion of ${id}`,
+    );
+  } finally {
+    await coding.stop();
+  }
 }
 
 export { makeOpenClawHome, startOpenClawGateway };

@@ -1,7 +1,6 @@
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Daemon } from "@gstack/daemon";
 import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterAll, beforeAll, expect, it } from "vitest";
@@ -16,10 +15,11 @@ import {
   makeOpenClawHome,
   packPlugin,
   planThenExecuteScript,
-  pluginPackageDir,
+  runCodingDaemonUntilDone,
   scriptedOpenClawConfig,
   startCodingDaemon,
   startOpenClawGateway,
+  waitFor,
 } from "./openclaw-world";
 import { reportMarker } from "./report-outbox";
 
@@ -111,8 +111,6 @@ export default {
 }
 
 const SESSION = "agent:main:person";
-/** The real Claude Code CLI the daemon's own end-to-end tests use. */
-const claude = join(pluginPackageDir, "..", "..", "apps", "daemon", "node_modules", ".bin", "claude");
 
 async function sentMessages(): Promise<{ to: string; text: string }[]> {
   const text = await readFile(sentFile, "utf8").catch(() => "");
@@ -122,22 +120,10 @@ async function sentMessages(): Promise<{ to: string; text: string }[]> {
     .map((line) => JSON.parse(line));
 }
 
-async function waitFor<T>(
-  probe: () => Promise<T | undefined> | T | undefined,
-  timeoutMs: number,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
-async function runDaemonUntilDone(id: string): Promise<void> {
-  const coder = await startScriptedModel({
-    script: [
+function runDaemonUntilDone(id: string): Promise<void> {
+  return runCodingDaemonUntilDone(
+    world,
+    [
       scripted.write("quiet.txt", "quiet\n"),
       scripted.bash("git add quiet.txt"),
       scripted.bash("git commit -m 'Add quiet.txt'"),
@@ -145,30 +131,8 @@ async function runDaemonUntilDone(id: string): Promise<void> {
         "Added quiet.txt.\n## What shipped\n- quiet.txt QUIET-SHIPPED\n## Needs human judgment\n- none",
       ),
     ],
-  });
-  const coderHome = await mkdtemp(join(tmpdir(), "gstack-coder-home-"));
-  const daemon = new Daemon({
-    root: world.root,
-    openclawWorkspace: false,
-    claudeBinary: claude,
-    agentEnv: { ...coder.claudeEnv(coderHome), CLAUDE_CODE_MAX_RETRIES: "0" },
-    settings: { trusted_repos: [world.base] },
-  });
-  try {
-    await daemon.start();
-    await waitFor(
-      () =>
-        stat(world.layout.dispatch.completedJson(id)).then(
-          () => true,
-          () => undefined,
-        ),
-      120_000,
-    );
-  } finally {
-    await daemon.stop(0);
-    await coder.close();
-    await rm(coderHome, { recursive: true, force: true });
-  }
+    id,
+  );
 }
 
 beforeAll(async () => {

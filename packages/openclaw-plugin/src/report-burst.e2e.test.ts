@@ -1,25 +1,25 @@
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Daemon, submitDispatch } from "@gstack/daemon";
+import { submitDispatch } from "@gstack/daemon";
 import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterAll, beforeAll, expect, it } from "vitest";
 import { newestUserText } from "./openclaw-scripts";
 import {
   type GstackWorld,
+  gatewayEnv,
   installPlugin,
   makeGstackWorld,
   makeOpenClawHome,
   packPlugin,
-  pluginPackageDir,
   scriptedOpenClawConfig,
+  startCodingDaemon,
   startOpenClawGateway,
+  waitFor,
 } from "./openclaw-world";
 import { reportMarker } from "./report-outbox";
 
-/** The real Claude Code CLI the daemon's own end-to-end tests use. */
-const claude = join(pluginPackageDir, "..", "..", "apps", "daemon", "node_modules", ".bin", "claude");
 const SESSION = "agent:main:burst";
 const COUNT = 25;
 /** OpenClaw keeps at most this many queued events per session. */
@@ -30,19 +30,6 @@ let world: GstackWorld;
 let model: ScriptedModel;
 let home: OpenClawHome;
 let gateway: OpenClawGateway;
-
-async function waitFor<T>(
-  probe: () => Promise<T | undefined> | T | undefined,
-  timeoutMs: number,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
 
 beforeAll(async () => {
   scratch = await mkdtemp(join(tmpdir(), "gstack-burst-"));
@@ -64,21 +51,12 @@ afterAll(async () => {
 
 it(`shows ${COUNT} reports from one session, each once, in turns of at most ten`, async () => {
   // A trivial coder: the real Claude Code CLI answering each task with one line.
-  const coder = await startScriptedModel({ finalText: "Looked at it; nothing to change." });
-  const coderHome = await mkdtemp(join(tmpdir(), "gstack-coder-home-"));
-  const daemon = new Daemon({
-    root: world.root,
-    openclawWorkspace: false,
-    claudeBinary: claude,
-    agentEnv: { ...coder.claudeEnv(coderHome), CLAUDE_CODE_MAX_RETRIES: "0" },
-    settings: { trusted_repos: [world.base] },
-  });
   const ids = Array.from(
     { length: COUNT },
     (_, index) => `dispatch-burst-${String(index + 1).padStart(2, "0")}`,
   );
+  const coding = await startCodingDaemon(world, { finalText: "Looked at it; nothing to change." });
   try {
-    await daemon.start();
     for (const id of ids) {
       await submitDispatch(world.layout, {
         id,
@@ -96,9 +74,7 @@ it(`shows ${COUNT} reports from one session, each once, in turns of at most ten`
       );
     await waitFor(async () => (await Promise.all(ids.map(delivered))).every(Boolean) || undefined, 900_000);
   } finally {
-    await daemon.stop(0);
-    await coder.close();
-    await rm(coderHome, { recursive: true, force: true });
+    await coding.stop();
   }
 
   const history = await runOpenClaw(
@@ -112,7 +88,7 @@ it(`shows ${COUNT} reports from one session, each once, in turns of at most ten`
     ],
     {
       home: home.home,
-      env: { OPENCLAW_GATEWAY_URL: `ws://127.0.0.1:${gateway.port}`, OPENCLAW_GATEWAY_TOKEN: gateway.token },
+      env: gatewayEnv(gateway),
       timeoutMs: 60_000,
     },
   );
