@@ -1,17 +1,11 @@
-import { open, readdir, readFile, stat } from "node:fs/promises";
+import { open, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { defineCommand } from "citty";
 import { DaemonError } from "../errors";
+import { exists } from "../exists";
 import { describeStreamLine } from "../finish/session-log";
 import { commandMeta } from "./command-meta";
 import { fail, layoutOf, rootArg } from "./common";
-
-async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false,
-  );
-}
 
 /** The stream files of a session, attempt by attempt (`stream-1.jsonl`, `stream-2.jsonl`, …). */
 async function streamFiles(sessionDir: string): Promise<string[]> {

@@ -3,19 +3,13 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { defineCommand } from "citty";
 import { DaemonError } from "../errors";
+import { entryExists } from "../exists";
 import { CLAWVISOR_SERVICE_ID } from "../service-api/clawvisor-service";
 import { installedPrefix } from "../service-install/installed-package";
 import { runStep, stepText } from "../service-install/run-step";
 import { deactivationSteps, serviceFiles } from "../service-install/service-files";
 import { commandMeta } from "./command-meta";
 import { fail, layoutOf, rootArg } from "./common";
-
-async function exists(path: string): Promise<boolean> {
-  return lstat(path).then(
-    () => true,
-    () => false,
-  );
-}
 
 /** Commands in `bin` that belong to the installed package: npm's links into it, or the scripts that start it. */
 async function commandsOf(bin: string, packageDir: string): Promise<string[]> {
@@ -57,20 +51,20 @@ export const uninstall = defineCommand({
 
       // The service: stop and unload it (each step may fail when it was never loaded), then its files.
       const files = serviceFiles(platform, { ...process.env, HOME: home });
-      if (await exists(files.unit)) {
+      if (await entryExists(files.unit)) {
         for (const step of deactivationSteps(files, process.getuid?.() ?? 0)) {
           const result = await runStep(step);
           say(result.ok ? `ran: ${stepText(step)}` : `skipped: ${stepText(step)} (${result.cause})`);
         }
       }
       for (const path of [...files.links, files.unit]) {
-        if (await exists(path)) {
+        if (await entryExists(path)) {
           await rm(path, { force: true });
           say(`removed ${path}`);
         }
       }
       const clawvisor = join(home, ".clawvisor", "local", "services", CLAWVISOR_SERVICE_ID);
-      if (await exists(clawvisor)) {
+      if (await entryExists(clawvisor)) {
         await rm(clawvisor, { recursive: true, force: true });
         say(`removed ${clawvisor}`);
       }
@@ -93,7 +87,7 @@ export const uninstall = defineCommand({
           installed.shareDir,
         ];
         for (const path of paths) {
-          if (!(await exists(path))) continue;
+          if (!(await entryExists(path))) continue;
           await rm(path, { recursive: true, force: true });
           say(`removed ${path}`);
         }

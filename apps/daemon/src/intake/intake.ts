@@ -13,6 +13,7 @@ import {
   writeFileAtomic,
 } from "@gstack/contracts";
 import picomatch from "picomatch";
+import { entryExists } from "../exists";
 import { branchNameProblem } from "../worktree/branch-name";
 
 /** Dispatch files larger than this are refused before they are read. */
@@ -430,7 +431,7 @@ export async function rejectFile(
   const stem =
     refusal.id && isSafeName(refusal.id) ? refusal.id : `rejected-${refusal.ts.replace(/[^0-9]/g, "")}`;
   let name = stem;
-  while (await exists(join(rejectedDir, `${name}.reason.json`)))
+  while (await entryExists(join(rejectedDir, `${name}.reason.json`)))
     name = `${stem}-${randomBytes(3).toString("hex")}`;
   let kept: string | undefined = filePath;
   if (filePath) {
@@ -446,13 +447,4 @@ export async function rejectFile(
     `${JSON.stringify({ file: basename(refusal.original), kept_at: kept, ...refusal }, null, 2)}\n`,
   );
   return name;
-}
-
-async function exists(path: string): Promise<boolean> {
-  try {
-    await lstat(path);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -1,22 +1,16 @@
-import { lstat, mkdir, readFile, rm, rmdir } from "node:fs/promises";
+import { mkdir, readFile, rm, rmdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { writeFileAtomic } from "@gstack/contracts";
 import { DaemonError } from "../errors";
+import { entryExists } from "../exists";
 import { runStep, stepText } from "./run-step";
 import { activationSteps, refusalHint, type ServiceFiles } from "./service-files";
-
-async function exists(path: string): Promise<boolean> {
-  return lstat(path).then(
-    () => true,
-    () => false,
-  );
-}
 
 /** The folders `mkdir -p` would create for `folder`, outermost first. */
 async function missingFolders(folder: string): Promise<string[]> {
   const missing: string[] = [];
   let current = folder;
-  while (!(await exists(current))) {
+  while (!(await entryExists(current))) {
     missing.unshift(current);
     const parent = dirname(current);
     if (parent === current) break;
@@ -39,7 +33,7 @@ export async function activateService(
   const previous = await readFile(files.unit, "utf8").catch(() => undefined);
   const newFolders = await missingFolders(dirname(files.unit));
   const linkFolders = (await Promise.all(files.links.map((link) => missingFolders(dirname(link))))).flat();
-  const linksBefore = await Promise.all(files.links.map(exists));
+  const linksBefore = await Promise.all(files.links.map(entryExists));
   await mkdir(dirname(files.unit), { recursive: true });
   await writeFileAtomic(files.unit, unitText, { mode: 0o644 });
   const done = [`wrote ${files.unit}`];

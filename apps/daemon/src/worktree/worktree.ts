@@ -1,5 +1,6 @@
-import { mkdir, readdir, readFile, realpath, rm, stat, statfs } from "node:fs/promises";
+import { mkdir, readdir, readFile, realpath, rm, statfs } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { exists } from "../exists";
 import { branchNameProblem, defaultBranch } from "./branch-name";
 import { firstLine, gitText, runGit } from "./run-git";
 
@@ -467,15 +468,4 @@ export async function removeWorktree(repo: string, path: string): Promise<void> 
     await rm(path, { recursive: true, force: true });
     await runGit(repo, ["worktree", "prune"]);
   }
-}
-
-export async function gitHead(folder: string): Promise<string> {
-  return gitText(folder, ["rev-parse", "HEAD"]);
-}
-
-async function exists(path: string): Promise<boolean> {
-  return stat(path).then(
-    () => true,
-    () => false,
-  );
 }
