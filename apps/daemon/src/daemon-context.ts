@@ -1,3 +1,4 @@
+import { open } from "node:fs/promises";
 import {
   type AuditEvent,
   type AuditEventName,
@@ -62,4 +63,31 @@ export function auditLog(layout: GstackLayout, now: () => Date, log: (line: stri
       log(`could not write the audit log: ${error.message}`),
     );
   };
+}
+
+/**
+ * Whether the audit log holds an event that `matches`, read line by line (a torn or foreign line
+ * is skipped). Used at start-up only, where an event a crash may have cut off is written again.
+ */
+export async function auditHolds(
+  layout: GstackLayout,
+  matches: (event: Record<string, unknown>) => boolean,
+  hint?: string,
+): Promise<boolean> {
+  const handle = await open(layout.dispatch.audit, "r").catch(() => undefined);
+  if (!handle) return false;
+  try {
+    for await (const line of handle.readLines({ encoding: "utf8", autoClose: false })) {
+      if (hint !== undefined && !line.includes(hint)) continue;
+      try {
+        const event: unknown = JSON.parse(line);
+        if (event && typeof event === "object" && matches(event as Record<string, unknown>)) return true;
+      } catch {
+        // Not an event: skipped.
+      }
+    }
+    return false;
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
 }

@@ -73,7 +73,6 @@ async function leftBehind(
   return { state, dispatch: parseValue("dispatch", document) };
 }
 
-/** Runs recovery and records what it hands on, with no runner or intake behind it. */
 /** True while a process runs (a zombie, which can do nothing more, does not count). */
 function runningProcess(pid: number): boolean {
   try {
@@ -84,6 +83,7 @@ function runningProcess(pid: number): boolean {
   }
 }
 
+/** Runs recovery and records what it hands on, with no runner or intake behind it. */
 async function recoverRecording() {
   const adopted: SessionState[] = [];
   const taken: Array<{ name: string; settled: boolean }> = [];
@@ -288,6 +288,48 @@ setInterval(() => {}, 1000);`,
     ]);
     expect(await readdir(claimed)).not.toContain(".offer-42-abcdef");
     expect(await readFile(join(claimed, "dispatch-has-state.json"), "utf8")).toContain("dispatch-has-state");
+  });
+});
+
+describe("recovery of a dispatch that waits for a person", () => {
+  const waiting = (round: number): Partial<SessionState> => ({
+    status: "awaiting",
+    awaiting: {
+      kind: "plan",
+      since: "2026-11-20T10:00:00.000Z",
+      expires_at: "2026-11-23T10:00:00.000Z",
+      round,
+      summary: "## Plan\n1. Add plan.txt.",
+      how_to_answer: "gstack-dispatch answer dispatch-waits approve",
+    },
+  });
+  const waits = async () =>
+    (await auditOf(context.layout)).filter(
+      (event) => event.event === "awaiting" && event.dispatch_id === "dispatch-waits",
+    );
+
+  it("writes the wait's audit event a kill cut off after the waiting state, once across restarts", async () => {
+    await leftBehind("dispatch-waits", waiting(2));
+    // Round 1's event and another dispatch's round 2 do not stand for this wait.
+    await context.audit("awaiting", { dispatch_id: "dispatch-waits", detail: { kind: "plan", round: 1 } });
+    await context.audit("awaiting", { dispatch_id: "dispatch-other", detail: { kind: "plan", round: 2 } });
+    const { adopted } = await recoverRecording();
+    expect(adopted.map((state) => state.id)).toEqual(["dispatch-waits"]);
+    expect((await waits()).map((event) => (event.detail as { round: number }).round)).toEqual([1, 2]);
+    await recoverRecording();
+    await recoverRecording();
+    expect(await waits()).toHaveLength(2);
+  });
+
+  it("writes nothing more for a wait whose event is in the audit log", async () => {
+    await leftBehind("dispatch-waits", waiting(1));
+    // A line that is not an event (naming the dispatch, as a hand edit might) is read past.
+    await writeFile(context.layout.dispatch.audit, '{"dispatch_id":"dispatch-waits", torn\n');
+    await context.audit("awaiting", { dispatch_id: "dispatch-waits", detail: { kind: "plan", round: 1 } });
+    await recoverRecording();
+    const lines = (await readFile(context.layout.dispatch.audit, "utf8")).split("\n");
+    expect(lines.filter((line) => line.includes('"event":"awaiting"'))).toHaveLength(1);
+    expect(lines[0]).toBe('{"dispatch_id":"dispatch-waits", torn');
   });
 });
 

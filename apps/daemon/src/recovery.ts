@@ -1,7 +1,7 @@
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { type Dispatch, parseJson, parseValue, writeFileAtomic } from "@gstack/contracts";
-import type { DaemonContext } from "./daemon-context";
+import { auditHolds, type DaemonContext } from "./daemon-context";
 import { exists } from "./exists";
 import {
   type CompletionStepContext,
@@ -114,6 +114,7 @@ export async function recover(parts: RecoveryParts): Promise<void> {
     const dispatch = await readRecoveredDispatch(parts, state);
     if (!dispatch) continue;
     if (state.status === "awaiting") {
+      await auditWaitOnce(layout, audit, state);
       parts.adoptWaiting(state, dispatch);
       await audit("recovered", {
         dispatch_id: state.id,
@@ -296,5 +297,31 @@ function lostDispatch(state: SessionState): Dispatch {
     project: state.project || "unknown",
     project_dir: state.project_dir || "/",
     target_agent: ["claude", "codex", "cursor", "gemini"].includes(state.agent) ? state.agent : "claude",
+  });
+}
+
+/**
+ * The `awaiting` event of a wait, written when a crash came between the waiting state and its
+ * event (the state is written first), so the audit log holds each round's wait once.
+ */
+async function auditWaitOnce(
+  layout: RecoveryParts["context"]["layout"],
+  audit: RecoveryParts["context"]["audit"],
+  state: SessionState,
+): Promise<void> {
+  const record = state.awaiting;
+  if (!record) return;
+  const held = await auditHolds(
+    layout,
+    (event) =>
+      event.event === "awaiting" &&
+      event.dispatch_id === state.id &&
+      (event.detail as { round?: unknown } | undefined)?.round === record.round,
+    `"${state.id}"`,
+  );
+  if (held) return;
+  await audit("awaiting", {
+    dispatch_id: state.id,
+    detail: { kind: record.kind, round: record.round, expires_at: record.expires_at, written: "at start-up" },
   });
 }
