@@ -1,6 +1,6 @@
 import type { z } from "zod";
 import { activityEntrySchema, timelineEventSchema } from "./schemas/activity";
-import { awaitingNoticeSchema } from "./schemas/awaiting-notice";
+import { awaitingCallbackSchema, awaitingNoticeSchema } from "./schemas/awaiting-notice";
 import { completionCallbackSchema } from "./schemas/callback";
 import { callbackErrorSchema, restrictionTemplateSchema, standingTaskSchema } from "./schemas/clawvisor";
 import { completionSchema } from "./schemas/completion";
@@ -65,6 +65,7 @@ export const documentSchemas = {
   "answer-request": answerRequestSchema,
   "answer-answer": answerAnswerSchema,
   "awaiting-notice": awaitingNoticeSchema,
+  "awaiting-callback": awaitingCallbackSchema,
 } as const satisfies Record<string, z.ZodType>;
 
 export type DocumentKind = keyof typeof documentSchemas;

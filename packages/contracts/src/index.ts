@@ -49,8 +49,13 @@ export type { ChangeSeverity, JsonSchema, SchemaChange } from "./schema-compatib
 export { compareSchemaSets, compareSchemas, hasBreakingChange } from "./schema-compatibility";
 export type { ActivityEntry, TimelineEvent } from "./schemas/activity";
 export { activityEntrySchema, timelineEventSchema } from "./schemas/activity";
-export type { AwaitingNotice } from "./schemas/awaiting-notice";
-export { awaitingGateItemSchema, awaitingNoticeSchema } from "./schemas/awaiting-notice";
+export type { AwaitingCallback, AwaitingNotice } from "./schemas/awaiting-notice";
+export {
+  AWAITING_CALLBACK_TYPE,
+  awaitingCallbackSchema,
+  awaitingGateItemSchema,
+  awaitingNoticeSchema,
+} from "./schemas/awaiting-notice";
 export type { CompletionCallback, ReplyTo } from "./schemas/callback";
 export { COMPLETION_CALLBACK_TYPE, completionCallbackSchema, replyToSchema } from "./schemas/callback";
 export type {

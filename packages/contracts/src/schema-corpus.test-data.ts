@@ -854,6 +854,49 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       },
     },
   },
+  "awaiting-callback": {
+    valid: {
+      plan: {
+        type: "gstack.dispatch.awaiting",
+        dispatch_id: "dispatch-a",
+        sent_at: "2026-11-23T10:00:01Z",
+        notice: {
+          dispatch_id: "dispatch-a",
+          status: "awaiting",
+          kind: "plan",
+          since: "2026-11-23T10:00:00Z",
+          expires_at: "2026-11-26T10:00:00Z",
+          round: 1,
+          summary: "## Plan\n1. Add plan.txt",
+          how_to_answer: "gstack-dispatch answer dispatch-a approve",
+          reply_to: { runtime: "openclaw", session_key: "agent:main:main" },
+        },
+        delivered_by: "build-box",
+      },
+    },
+    invalid: {
+      "completion type": {
+        type: "gstack.dispatch.completion",
+        dispatch_id: "dispatch-a",
+        sent_at: "2026-11-23T10:00:01Z",
+        notice: {
+          dispatch_id: "dispatch-a",
+          status: "awaiting",
+          kind: "plan",
+          since: "2026-11-23T10:00:00Z",
+          expires_at: "2026-11-26T10:00:00Z",
+          round: 1,
+          summary: "s",
+          how_to_answer: "h",
+        },
+      },
+      "notice missing": {
+        type: "gstack.dispatch.awaiting",
+        dispatch_id: "dispatch-a",
+        sent_at: "2026-11-23T10:00:01Z",
+      },
+    },
+  },
   "service-health": {
     valid: {
       running: { ok: true, daemon: "running", api_version: 1, pid: 4242, mode: "local-only" },

@@ -45,3 +45,27 @@ export const awaitingNoticeSchema = lazySchema((z) =>
     .describe("A dispatch that waits for a person's answer, for its session."),
 );
 export type AwaitingNotice = z.output<typeof awaitingNoticeSchema>;
+
+/** The `type` of a waiting-notice callback body. */
+export const AWAITING_CALLBACK_TYPE = "gstack.dispatch.awaiting";
+
+/**
+ * The body a daemon POSTs to a gstack-aware receiver (the OpenClaw plugin's signed route, the
+ * same URL as completions) each time a dispatch starts to wait: the `awaiting-notice` of that
+ * round, signed exactly like a completion callback. Its `type` tells it from a
+ * `completion-callback`; `notice.dispatch_id` is `dispatch_id`.
+ */
+export const awaitingCallbackSchema = lazySchema((z) =>
+  z
+    .looseObject({
+      type: z.literal(AWAITING_CALLBACK_TYPE),
+      dispatch_id: dispatchIdSchema,
+      sent_at: timestampSchema.describe(
+        "When this attempt was sent; the signature also covers its own timestamp.",
+      ),
+      notice: awaitingNoticeSchema,
+      delivered_by: nonEmptyString.optional().describe("The daemon host that sent it."),
+    })
+    .describe("A dispatch's waiting notice, POSTed by the daemon to a gstack-aware receiver."),
+);
+export type AwaitingCallback = z.output<typeof awaitingCallbackSchema>;
