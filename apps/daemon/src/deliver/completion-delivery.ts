@@ -1,4 +1,4 @@
-import type { AuditEvent, AuditEventName, Completion, Dispatch } from "@gstack/contracts";
+import type { AuditEvent, AuditEventName, AwaitingNotice, Completion, Dispatch } from "@gstack/contracts";
 
 /**
  * How a finished dispatch's completion leaves the machine: the seam between the daemon's
@@ -20,6 +20,12 @@ export interface CompletionDelivery {
   checkCallbackUrl(url: string): { ok: true } | { ok: false; reason: string };
   /** Records the delivery of a completion durably in `sessionDir`, then starts delivering it. */
   enqueue(delivery: PendingDelivery): Promise<void>;
+  /**
+   * Records a waiting notice (one round of a plan or gate) durably and POSTs it, signed, to the
+   * OpenClaw plugin's route when `openclaw_callback_url` is set; kept until a 2xx or the end of
+   * the wait. Optional: a delivery without it leaves waiting notices to the local folder.
+   */
+  enqueueAwaiting?(notice: AwaitingNotice): Promise<void>;
   /** Starts delivering every pending outbox found on disk (start-up and each heartbeat). */
   replay(): Promise<void>;
   /** Endpoints and deliveries, for `gstack-dispatch status` and the heartbeat. */

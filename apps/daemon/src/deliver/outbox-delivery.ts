@@ -10,6 +10,7 @@ import {
   writeFileAtomic,
 } from "@gstack/contracts";
 import { readCallbackToken } from "../token";
+import { createAwaitingDelivery } from "./awaiting-delivery";
 import type {
   CompletionDelivery,
   DeliveryContext,
@@ -119,6 +120,17 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
   let stopping = false;
   let statusChain: Promise<void> = Promise.resolve();
   let loadedFailed: Promise<void> | undefined;
+  // Waiting notices go to the plugin's route too, on the same schedule and clock.
+  const awaiting = createAwaitingDelivery({
+    layout,
+    settings,
+    context,
+    schedule,
+    now,
+    fetch: fetchImplementation,
+    random,
+    ...(options.postTimeoutMs !== undefined ? { postTimeoutMs: options.postTimeoutMs } : {}),
+  });
 
   function loadFailed(): Promise<void> {
     loadedFailed ??= readFile(layout.dispatch.deliveryStatus, "utf8")
@@ -474,8 +486,11 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
       void run(sessionDir);
     },
 
+    enqueueAwaiting: (notice) => awaiting.enqueue(notice),
+
     async replay() {
       if (stopping) return;
+      await awaiting.replay();
       await loadFailed();
       let names: string[] = [];
       try {
@@ -500,6 +515,7 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
 
     async stop(graceMs: number) {
       stopping = true;
+      const awaitingStopped = awaiting.stop(graceMs);
       for (const { timer } of timers.values()) clearTimeout(timer);
       timers.clear();
       let timer: NodeJS.Timeout | undefined;
@@ -510,6 +526,7 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
         }),
       ]);
       if (timer) clearTimeout(timer);
+      await awaitingStopped;
       await statusChain;
     },
   };

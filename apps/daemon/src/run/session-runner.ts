@@ -791,10 +791,16 @@ export class SessionRunner {
     await writeAwaitingReport(context.layout, state.id, state.project, record);
     await writeState(context.layout, state);
     // Then the notice for the session that asked, which a reader checks against the state.
-    await writeAwaitingNotice(
-      context.layout,
-      awaitingNotice(state.id, state.project, record, session.dispatch.reply_to),
-    ).catch((error: Error) => context.log(`could not write ${state.id}'s waiting notice: ${error.message}`));
+    const notice = awaitingNotice(state.id, state.project, record, session.dispatch.reply_to);
+    await writeAwaitingNotice(context.layout, notice).catch((error: Error) =>
+      context.log(`could not write ${state.id}'s waiting notice: ${error.message}`),
+    );
+    // And to the plugin's signed route, for a plugin on another host (kept until it gets through).
+    await context.delivery
+      ?.enqueueAwaiting?.(notice)
+      .catch((error: Error) =>
+        context.log(`could not record ${state.id}'s waiting notice for delivery: ${error.message}`),
+      );
     await context.audit("awaiting", {
       dispatch_id: state.id,
       detail: { kind: record.kind, round: record.round, expires_at: record.expires_at },
@@ -900,12 +906,12 @@ export class SessionRunner {
       // Written again: a daemon stopped between the waiting state and its notice wrote none.
       const record = state.awaiting;
       if (state.status === "awaiting" && record) {
-        void writeAwaitingNotice(
-          this.context.layout,
-          awaitingNotice(state.id, state.project, record, dispatch.reply_to),
-        ).catch((error: Error) =>
-          this.context.log(`could not write ${state.id}'s waiting notice: ${error.message}`),
-        );
+        const notice = awaitingNotice(state.id, state.project, record, dispatch.reply_to);
+        void writeAwaitingNotice(this.context.layout, notice)
+          .then(() => this.context.delivery?.enqueueAwaiting?.(notice))
+          .catch((error: Error) =>
+            this.context.log(`could not write ${state.id}'s waiting notice: ${error.message}`),
+          );
       }
     }
     return session;
