@@ -95,8 +95,17 @@ describe("the gstack_answer tool", { timeout: loadBudget(120_000) }, () => {
     expect(textOf(again)).toMatch(/Nothing was changed: dispatch .* has already ended \(completed\)/);
   });
 
-  it("says the daemon is not running, sending nothing", async () => {
-    const result = await runAnswerTool(settings, { dispatch_id: "dispatch-a", answer: "approve" });
-    expect(textOf(result)).toContain("the gstack daemon is not running");
+  it("without a daemon on this host, sends nothing and says to answer on the daemon's machine", async () => {
+    const result = await runAnswerTool(settings, { dispatch_id: "dispatch-a", answer: "approve", round: 2 });
+    expect(result.details).toMatchObject({ ok: false, rule: "no_daemon_here" });
+    expect(textOf(result)).toContain("gstack_answer reaches only a daemon on this host");
+    expect(textOf(result)).toContain("gstack-dispatch answer dispatch-a approve --round 2");
+    expect(textOf(result)).toContain("gstack-dispatch run");
+    const revise = await runAnswerTool(settings, {
+      dispatch_id: "dispatch-a",
+      answer: "revise",
+      text: "don't touch the tests",
+    });
+    expect(textOf(revise)).toContain(`gstack-dispatch answer dispatch-a revise 'don'\\''t touch the tests'`);
   });
 });

@@ -49,6 +49,18 @@ export function answerTool(settings: PluginSettings) {
   };
 }
 
+/** The `gstack-dispatch answer` line that gives the same answer on the daemon's host. */
+export function cliAnswer(request: z.output<typeof inputSchema>): string {
+  const quoted = (text: string) => `'${text.replaceAll("'", `'\\''`)}'`;
+  const words =
+    request.answer === "approve"
+      ? "approve"
+      : request.answer === "reply"
+        ? quoted(request.text ?? "<reply>")
+        : `${request.answer} ${quoted(request.text ?? (request.answer === "revise" ? "<what to change>" : "<why>"))}`;
+  return `gstack-dispatch answer ${request.dispatch_id} ${words}${request.round !== undefined ? ` --round ${request.round}` : ""}`;
+}
+
 /** Passes the person's answer to the running daemon's service API, which checks it and acts once. */
 export async function runAnswerTool(settings: PluginSettings, params: unknown): Promise<ToolAnswer> {
   const input = parseToolInput(inputSchema, params, "gstack_answer");
@@ -57,8 +69,8 @@ export async function runAnswerTool(settings: PluginSettings, params: unknown): 
   const api = await reachDaemonApi(settings.layout).catch(() => undefined);
   if (!api) {
     return failure(
-      "Nothing was sent: the gstack daemon is not running. Ask the person to start it (gstack-dispatch run, or the installed service), then answer again.",
-      { dispatch_id: request.dispatch_id },
+      `Nothing was sent: no gstack daemon answers on this host (its service API, ${settings.layout.dispatch.apiSocket}, is not there), and gstack_answer reaches only a daemon on this host. If the daemon runs on another machine, the person answers on that machine: ${cliAnswer(request)}. If it runs here, ask the person to start it (gstack-dispatch run, or the installed service), then answer again.`,
+      { dispatch_id: request.dispatch_id, rule: "no_daemon_here" },
     );
   }
   const response = await apiRequest(api, "POST", "/v1/answer", { body: JSON.stringify(request) });

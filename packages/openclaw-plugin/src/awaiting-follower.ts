@@ -35,42 +35,68 @@ export async function stillWaiting(settings: PluginSettings, notice: AwaitingNot
   }
 }
 
+/** What became of a waiting notice handed to the inbox. */
+export type AwaitingOutcome =
+  | "delivered"
+  | "already-delivered"
+  | "no-session"
+  /** The dispatch's completion is already in the outbox or delivered: its wait is over. */
+  | "finished"
+  /** A later round of the same dispatch is already in the outbox or delivered. */
+  | "stale-round";
+
+/** The round of a waiting notice's slot (`<id>.awaiting-<round>`), or undefined for another slot. */
+function roundOfSlot(id: string, slot: string): number | undefined {
+  const prefix = `${id}.awaiting-`;
+  if (!slot.startsWith(prefix)) return undefined;
+  const round = Number(slot.slice(prefix.length));
+  return Number.isInteger(round) && round >= 1 ? round : undefined;
+}
+
 /**
  * Takes waiting notices into the outbox, once per dispatch and round: a round already waiting
- * there or recorded as delivered is not taken again, and calls for the same round are
- * serialised in this process. "no-session" when nothing names a session for the dispatch.
+ * there or recorded as delivered is not taken again, nor a round older than one taken, nor any
+ * round once the dispatch's completion was taken; calls for the same dispatch are serialised in
+ * this process. "no-session" when nothing names a session for the dispatch. The folder follower
+ * and the signed callback route both come here, so a session sees the same text either way.
  */
 export function awaitingInbox(
   settings: PluginSettings,
-  ledger: Pick<DeliveredLedger, "has">,
-  outbox: Pick<ReportOutbox, "add" | "has">,
+  ledger: Pick<DeliveredLedger, "has" | "list">,
+  outbox: Pick<ReportOutbox, "add" | "has" | "slots">,
 ) {
   const sent = sentDispatches(settings.stateDir);
-  const inFlight = new Map<string, Promise<string>>();
+  const inFlight = new Map<string, Promise<AwaitingOutcome>>();
   return {
-    deliver(notice: AwaitingNotice): Promise<"delivered" | "already-delivered" | "no-session"> {
+    deliver(
+      notice: AwaitingNotice,
+      via: "awaiting-folder" | "awaiting-callback" = "awaiting-folder",
+    ): Promise<AwaitingOutcome> {
+      const id = notice.dispatch_id;
       const slot = awaitingSlot(notice);
-      const previous = inFlight.get(slot) ?? Promise.resolve("");
+      const previous = inFlight.get(id) ?? Promise.resolve("already-delivered" as const);
       const next = previous
         .catch(() => undefined)
-        .then(async () => {
-          if (outbox.has(slot) || (await ledger.has(slot))) return "already-delivered" as const;
-          const replyTo: ReplyTo | undefined =
-            notice.reply_to ?? (await sent.recall(notice.dispatch_id))?.reply_to;
-          if (!replyTo) return "no-session" as const;
+        .then(async (): Promise<AwaitingOutcome> => {
+          if (outbox.has(slot) || (await ledger.has(slot))) return "already-delivered";
+          if (outbox.has(id) || (await ledger.has(id))) return "finished";
+          const taken = [...outbox.slots(), ...(await ledger.list())];
+          if (taken.some((other) => (roundOfSlot(id, other) ?? 0) > notice.round)) return "stale-round";
+          const replyTo: ReplyTo | undefined = notice.reply_to ?? (await sent.recall(id))?.reply_to;
+          if (!replyTo) return "no-session";
           const outcome = await outbox.add({
             key: awaitingKey(notice),
-            dispatch_id: notice.dispatch_id,
+            dispatch_id: id,
             slot,
             session_key: replyTo.session_key,
             text: awaitingMessage(notice),
-            via: "awaiting-folder",
+            via,
           });
-          return outcome === "queued" ? ("delivered" as const) : ("already-delivered" as const);
+          return outcome === "queued" ? "delivered" : "already-delivered";
         });
-      inFlight.set(slot, next);
+      inFlight.set(id, next);
       void next.finally(() => {
-        if (inFlight.get(slot) === next) inFlight.delete(slot);
+        if (inFlight.get(id) === next) inFlight.delete(id);
       });
       return next;
     },

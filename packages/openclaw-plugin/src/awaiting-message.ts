@@ -55,7 +55,7 @@ export function awaitingMessage(notice: AwaitingNotice): string {
     );
   }
   lines.push(
-    `On the daemon's machine the same: ${notice.how_to_answer}`,
+    `gstack_answer reaches only a gstack daemon on this host; when the daemon runs on another machine, the person answers on that machine: ${notice.how_to_answer}`,
     `Unanswered, it ends cancelled at ${notice.expires_at}. The final report comes here once it has run.`,
     reportMarker(awaitingKey(notice)),
   );

@@ -1,11 +1,13 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import {
+  AWAITING_CALLBACK_TYPE,
   CALLBACK_SIGNATURE_HEADER,
   CALLBACK_TIMESTAMP_HEADER,
   CALLBACK_TOLERANCE_SECONDS,
   checkValue,
   verifyCallback,
 } from "@gstack/contracts";
+import type { AwaitingInbox } from "./awaiting-follower";
 import type { CompletionInbox } from "./completion-follower";
 import { readSecretFile } from "./gstack-settings";
 import type { PluginSettings } from "./plugin-settings";
@@ -17,13 +19,18 @@ export const MAX_CALLBACK_BYTES = 256 * 1024;
  * The handler of the signed completion route. It answers every request itself with a
  * JSON `{ok, error?}` body: 405 for a method other than POST, 413 for a body over 256 KiB,
  * 401 for a missing, malformed, stale or wrong signature, 409 for a request seen before,
- * 400 for a body that is not a completion callback, 503 when no secret is configured, and
- * 200 once the completion is in its session (or was already).
+ * 400 for a body that is neither a completion callback nor a waiting-notice callback (with
+ * `field` and `rule`), 503 when no secret is configured, and 200 once the completion or notice
+ * is in its session's outbox (or was already). A waiting notice (`type` `gstack.dispatch.awaiting`)
+ * goes through `waiting`, the inbox the `dispatch/awaiting/` follower uses: 409 with `rule`
+ * `finished` when the dispatch's completion was already taken, `stale_round` when a later round
+ * was, 422 when it names no session.
  */
 export function completionCallbackHandler(
   settings: PluginSettings,
   inbox: CompletionInbox,
   now: () => Date = () => new Date(),
+  waiting?: Pick<AwaitingInbox, "deliver">,
 ) {
   // Signatures seen inside the timestamp window; older ones are refused as stale anyway.
   const seen = new Map<string, number>();
@@ -69,10 +76,22 @@ export function completionCallbackHandler(
     } catch {
       return reply(400, { ok: false, error: "the body is not JSON" });
     }
+    const type =
+      typeof parsed === "object" && parsed !== null ? (parsed as { type?: unknown }).type : undefined;
+    if (type === AWAITING_CALLBACK_TYPE) {
+      if (!waiting)
+        return reply(400, { ok: false, error: "this route takes no waiting notices", field: "type" });
+      return takeNotice(parsed, waiting, reply);
+    }
     const callback = checkValue("completion-callback", parsed, { source: "completion callback" });
     if (!callback.ok) {
       const issue = callback.error.issues[0];
-      return reply(400, { ok: false, error: `${issue?.path || "body"}: ${issue?.message ?? "invalid"}` });
+      return reply(400, {
+        ok: false,
+        error: `${issue?.path || "body"}: ${issue?.message ?? "invalid"}`,
+        field: issue?.path || "body",
+        rule: issue?.rule ?? "invalid",
+      });
     }
     const value = callback.value;
     try {
@@ -97,6 +116,66 @@ export function completionCallbackHandler(
       });
     }
   };
+}
+
+type Reply = (status: number, body: Record<string, unknown>) => boolean;
+
+/** A signed `awaiting-callback`: checked, then handed to the waiting-notice inbox. */
+async function takeNotice(
+  parsed: unknown,
+  waiting: Pick<AwaitingInbox, "deliver">,
+  reply: Reply,
+): Promise<boolean> {
+  const callback = checkValue("awaiting-callback", parsed, { source: "waiting notice callback" });
+  if (!callback.ok) {
+    const issue = callback.error.issues[0];
+    return reply(400, {
+      ok: false,
+      error: `${issue?.path || "body"}: ${issue?.message ?? "invalid"}`,
+      field: issue?.path || "body",
+      rule: issue?.rule ?? "invalid",
+    });
+  }
+  const { notice, dispatch_id: id } = callback.value;
+  if (notice.dispatch_id !== id) {
+    return reply(400, {
+      ok: false,
+      error: `notice.dispatch_id: names ${notice.dispatch_id}, but the callback is for ${id}`,
+      field: "notice.dispatch_id",
+      rule: "same_dispatch",
+    });
+  }
+  let outcome: Awaited<ReturnType<AwaitingInbox["deliver"]>>;
+  try {
+    outcome = await waiting.deliver(notice, "awaiting-callback");
+  } catch (error) {
+    return reply(503, {
+      ok: false,
+      error: error instanceof Error ? error.message.split("\n")[0] : String(error),
+    });
+  }
+  if (outcome === "finished") {
+    return reply(409, {
+      ok: false,
+      rule: "finished",
+      error: `dispatch ${id} has ended and its report was taken; its waiting notice (round ${notice.round}) is not posted`,
+    });
+  }
+  if (outcome === "stale-round") {
+    return reply(409, {
+      ok: false,
+      rule: "stale_round",
+      error: `dispatch ${id} already has a later round than ${notice.round}; round ${notice.round} is not posted`,
+    });
+  }
+  if (outcome === "no-session") {
+    return reply(422, {
+      ok: false,
+      rule: "no_session",
+      error: `dispatch ${id} names no OpenClaw session (no reply_to) and this plugin did not send it`,
+    });
+  }
+  return reply(200, { ok: true, dispatch_id: id, round: notice.round, outcome });
 }
 
 function header(request: IncomingMessage, name: string): string | undefined {

@@ -6,7 +6,7 @@ import { childPath } from "@gstack/contracts";
 export interface DeliveryRecord {
   dispatch_id: string;
   session_key: string;
-  via: "completed-folder" | "callback" | "awaiting-folder";
+  via: "completed-folder" | "callback" | "awaiting-folder" | "awaiting-callback";
   /** The report's key (dispatch and outcome), as the session's history shows it. */
   key?: string;
   /** For a waiting notice: its slot (`<dispatch id>.awaiting-<round>`), the name it is recorded under. */

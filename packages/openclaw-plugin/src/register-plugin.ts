@@ -149,7 +149,7 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
     path: settings.callbackPath,
     auth: "plugin",
     match: "exact",
-    handler: completionCallbackHandler(settings, inbox),
+    handler: completionCallbackHandler(settings, inbox, undefined, waiting),
   });
 
   for (const tool of tools) {

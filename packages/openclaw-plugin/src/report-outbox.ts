@@ -20,7 +20,7 @@ export interface OutboxEntry {
   session_key: string;
   /** The readable report, as the session will hold it. */
   text: string;
-  via: "completed-folder" | "callback" | "awaiting-folder";
+  via: "completed-folder" | "callback" | "awaiting-folder" | "awaiting-callback";
   queued_at: string;
   /** Set while a turn on it was started and not yet confirmed. */
   posted_at?: string;
@@ -266,6 +266,10 @@ export function reportOutbox(options: OutboxOptions) {
     /** True when the report kept in this slot (a dispatch id, or a waiting notice's slot) is waiting here. */
     has(slot: string): boolean {
       return entries.has(slot);
+    },
+    /** The slots of every report waiting here. */
+    slots(): string[] {
+      return [...entries.keys()];
     },
     /** Keeps a report until its session shows it, and starts delivering it. */
     async add(entry: Omit<OutboxEntry, "attempts" | "queued_at">): Promise<"queued" | "already-queued"> {
