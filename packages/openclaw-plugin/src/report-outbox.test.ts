@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -91,6 +92,28 @@ const report = (id: string, sessionKey = "agent:main:main") => ({
 });
 
 describe("the report outbox", () => {
+  it("keeps a report added before start and delivers it from the service's context, not the caller's", async () => {
+    // OpenClaw serves plugin routes before it starts plugin services: a report taken by a route
+    // then must not be delivered inside that request's context (its gateway scope).
+    const scope = new AsyncLocalStorage<string>();
+    const seenIn: (string | undefined)[] = [];
+    const channel = new FakeSessions();
+    const post = channel.post.bind(channel);
+    channel.post = async (input) => {
+      seenIn.push(scope.getStore());
+      return await post(input);
+    };
+    const box = open(channel);
+    await scope.run("route request", () => box.add(report("d-early")));
+    expect(await readdir(box.folder)).toEqual(["d-early.json"]);
+    expect(channel.posts).toHaveLength(0);
+    await scope.run("service", () => box.start());
+    await vi.waitUntil(() => channel.posts.length === 1, WAIT);
+    channel.finish("run-1");
+    await vi.waitUntil(async () => await ledger.has("d-early"), WAIT);
+    expect(seenIn).toEqual(["service"]);
+  });
+
   it("records a report as delivered only once its turn ended and the history holds it", async () => {
     const box = open();
     await box.start();

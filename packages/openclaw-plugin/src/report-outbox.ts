@@ -247,12 +247,17 @@ export function reportOutbox(options: OutboxOptions) {
 
   const kick = (sessionKey: string) => {
     if (closed) return;
+    // Before `start` the report is only kept: OpenClaw serves plugin routes before it starts
+    // plugin services, and a delivery begun inside a route's request would keep that request's
+    // gateway scope (no operator rights) for all its retries. `start` delivers what is kept.
+    if (!serviceContext) return;
     if (running.has(sessionKey)) {
       again.add(sessionKey);
       return;
     }
     const launch = () => drain(sessionKey);
-    const work = (serviceContext ? serviceContext.runInAsyncScope(launch) : launch())
+    const work = serviceContext
+      .runInAsyncScope(launch)
       .catch((error) => warn(`delivery to ${sessionKey} stopped`, error))
       .finally(() => {
         running.delete(sessionKey);
