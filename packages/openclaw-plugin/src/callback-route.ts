@@ -84,15 +84,7 @@ export function completionCallbackHandler(
       return takeNotice(parsed, waiting, reply);
     }
     const callback = checkValue("completion-callback", parsed, { source: "completion callback" });
-    if (!callback.ok) {
-      const issue = callback.error.issues[0];
-      return reply(400, {
-        ok: false,
-        error: `${issue?.path || "body"}: ${issue?.message ?? "invalid"}`,
-        field: issue?.path || "body",
-        rule: issue?.rule ?? "invalid",
-      });
-    }
+    if (!callback.ok) return refuseInvalid(reply, callback.error.issues[0]);
     const value = callback.value;
     try {
       const outcome = await inbox.deliver({
@@ -120,6 +112,19 @@ export function completionCallbackHandler(
 
 type Reply = (status: number, body: Record<string, unknown>) => boolean;
 
+/** A 400 naming the first failed field and its rule. */
+function refuseInvalid(
+  reply: Reply,
+  issue: { path?: string; message?: string; rule?: string } | undefined,
+): boolean {
+  return reply(400, {
+    ok: false,
+    error: `${issue?.path || "body"}: ${issue?.message ?? "invalid"}`,
+    field: issue?.path || "body",
+    rule: issue?.rule ?? "invalid",
+  });
+}
+
 /** A signed `awaiting-callback`: checked, then handed to the waiting-notice inbox. */
 async function takeNotice(
   parsed: unknown,
@@ -127,15 +132,7 @@ async function takeNotice(
   reply: Reply,
 ): Promise<boolean> {
   const callback = checkValue("awaiting-callback", parsed, { source: "waiting notice callback" });
-  if (!callback.ok) {
-    const issue = callback.error.issues[0];
-    return reply(400, {
-      ok: false,
-      error: `${issue?.path || "body"}: ${issue?.message ?? "invalid"}`,
-      field: issue?.path || "body",
-      rule: issue?.rule ?? "invalid",
-    });
-  }
+  if (!callback.ok) return refuseInvalid(reply, callback.error.issues[0]);
   const { notice, dispatch_id: id } = callback.value;
   if (notice.dispatch_id !== id) {
     return reply(400, {
