@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -224,6 +225,59 @@ export function planThenExecuteScript(file: string, planNeedle: string, shippedN
         "- None",
       ].join("\n"),
     ),
+  ];
+}
+
+/** What a scripted coder writes as one gstack unattended run (gstack's run directory contract). */
+export interface GstackRunShape {
+  /** The run id; each decision's id is `<run>-<label>`. */
+  run: string;
+  status: "complete" | "gate_pending" | "incomplete" | "interrupted" | "refused";
+  gate_rev: number;
+  /** Rows of decisions.jsonl without `schema_version`, `run` and `id`, which are filled in from `label`. */
+  decisions: ({ label: string } & Record<string, unknown>)[];
+}
+
+/**
+ * The Write steps with which a scripted coder makes a gstack run directory at `dir` (absolute):
+ * decisions.jsonl and plan.md, then run.json listing both with their sha256, as gstack writes it.
+ */
+export function gstackRunWrites(dir: string, shape: GstackRunShape): ScriptedStep[] {
+  const decisions = shape.decisions
+    .map(({ label, ...row }) =>
+      JSON.stringify({
+        schema_version: 1,
+        run: shape.run,
+        id: `${shape.run}-${label}`,
+        gate_rev: shape.gate_rev,
+        ...row,
+      }),
+    )
+    .map((line) => `${line}\n`)
+    .join("");
+  const files: Record<string, string> = {
+    "decisions.jsonl": decisions,
+    "plan.md": "## Implementation plan\n\n1. Escape the search query.\n",
+  };
+  const artifacts = Object.fromEntries(
+    Object.entries(files).map(([name, text]) => [
+      name,
+      { path: name, sha256: createHash("sha256").update(text).digest("hex") },
+    ]),
+  );
+  const manifest = {
+    schema_version: 1,
+    run: shape.run,
+    status: shape.status,
+    required_phases: [],
+    phases: {},
+    artifacts,
+    session_kind: "unattended",
+    gate_rev: shape.gate_rev,
+  };
+  return [
+    ...Object.entries(files).map(([name, text]) => scripted.write(join(dir, name), text)),
+    scripted.write(join(dir, "run.json"), `${JSON.stringify(manifest, null, 2)}\n`),
   ];
 }
 
