@@ -9,12 +9,13 @@ import { Daemon } from "@gstack/daemon";
 import {
   makeOpenClawHome,
   type OpenClawGateway,
+  type OpenClawGatewayOptions,
   type OpenClawHome,
   runOpenClaw,
-  startOpenClawGateway,
+  startOpenClawGateway as startTestbedGateway,
 } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, type ScriptedStep, scripted, startScriptedModel } from "@gstack/scripted-model";
-import { waitUntil } from "../../../vitest.load-budget";
+import { loadBudget, waitUntil } from "../../../vitest.load-budget";
 import { DISPATCH_MARKER } from "./openclaw-scripts";
 import { type HistoryMessage, historyMessage } from "./session-delivery";
 
@@ -110,10 +111,14 @@ export function scriptedOpenClawConfig(model: ScriptedModel, pluginConfig: Recor
 export async function installPlugin(home: OpenClawHome, tarball: string): Promise<void> {
   const install = await runOpenClaw(["plugins", "install", tarball, "--force", "--accept-capabilities"], {
     home: home.home,
+    timeoutMs: loadBudget(120_000),
   });
   if (install.code !== 0)
     throw new Error(`openclaw plugins install failed:\n${install.stdout}\n${install.stderr}`);
-  const enable = await runOpenClaw(["plugins", "enable", "gstack"], { home: home.home });
+  const enable = await runOpenClaw(["plugins", "enable", "gstack"], {
+    home: home.home,
+    timeoutMs: loadBudget(120_000),
+  });
   if (enable.code !== 0)
     throw new Error(`openclaw plugins enable failed:\n${enable.stdout}\n${enable.stderr}`);
 }
@@ -125,12 +130,14 @@ export async function agentTurn(
   sessionKey: string,
   message: string,
 ) {
+  // The turn's own limit and the command's grow with the load, the command's outlasting the turn's.
+  const turnSeconds = Math.ceil(loadBudget(120_000) / 1000);
   return await runOpenClaw(
-    ["agent", "--session-key", sessionKey, "--message", message, "--json", "--timeout", "120"],
+    ["agent", "--session-key", sessionKey, "--message", message, "--json", "--timeout", String(turnSeconds)],
     {
       home: home.home,
       env: { OPENCLAW_GATEWAY_URL: `ws://127.0.0.1:${gateway.port}`, OPENCLAW_GATEWAY_TOKEN: gateway.token },
-      timeoutMs: 180_000,
+      timeoutMs: turnSeconds * 1000 + loadBudget(60_000),
     },
   );
 }
@@ -166,7 +173,7 @@ export async function chatHistory(
 ): Promise<HistoryMessage[]> {
   const call = await runOpenClaw(
     ["gateway", "call", "chat.history", "--params", JSON.stringify({ sessionKey, limit: 500 }), "--json"],
-    { home: home.home, env: gatewayEnv(gateway), timeoutMs: 60_000 },
+    { home: home.home, env: gatewayEnv(gateway), timeoutMs: loadBudget(60_000) },
   );
   if (call.code !== 0) throw new Error(`chat.history failed:\n${call.stdout}\n${call.stderr}`);
   const answer = JSON.parse(call.stdout) as { messages?: unknown[] };
@@ -333,4 +340,12 @@ export async function runCodingDaemonUntilDone(
   }
 }
 
-export { makeOpenClawHome, startOpenClawGateway };
+/**
+ * Starts the real gateway (openclaw-testbed's) with a start-up wait that grows with the load:
+ * on a busy two-core machine its start alone can pass the testbed's fixed two minutes.
+ */
+export function startOpenClawGateway(options: OpenClawGatewayOptions): Promise<OpenClawGateway> {
+  return startTestbedGateway({ startTimeoutMs: loadBudget(120_000), ...options });
+}
+
+export { makeOpenClawHome };
