@@ -25,7 +25,7 @@ export const answerParameters = {
       type: "integer",
       minimum: 1,
       description:
-        "The plan round the person answered (from the report); an answer to an older plan is refused.",
+        "The plan round or gate revision the person answered (from the report); an answer to an older one is refused.",
     },
   },
 } as const;

@@ -206,11 +206,31 @@ describe("awaitingMessage", () => {
       }),
     );
     expect(text).toContain("stopped at a gstack gate and waits for the person's decisions (gate revision 3)");
-    expect(text).toContain("1. d1: Which port. Options: d1a) 80; d1b) 8080 (recommended: 8080).");
+    expect(text).toContain("1. d1: Which port. Options: d1a) 80; d1b) 8080 (recommended: d1b).");
     expect(text).toContain("2. d2: Keep the cache. Options: d2a) yes; d2b) no (no recommendation).");
-    expect(text).toContain("answer reply, round 3, text in gstack's grammar");
+    expect(text).toContain(
+      "answer reply, round 3, text in gstack's grammar: all (every recommendation), tokens such as d1b (decision d1, option b), or all except d1b.",
+    );
     expect(text).toContain("gstack-dispatch answer dispatch-g all | d1b …");
     expect(text).not.toContain("ignored when items are given");
     expect(text).toContain(reportMarker(awaitingKey({ dispatch_id: "dispatch-g", round: 3 })));
+  });
+
+  it("gives its examples from the decisions that wait, and quotes a recommendation that is no option", () => {
+    const text = awaitingMessage(
+      notice("dispatch-h", 1, {
+        kind: "gate",
+        summary: "",
+        how_to_answer: "gstack-dispatch answer dispatch-h all | d2b …",
+        items: [
+          { label: "d2", title: "Drop the cache", options: ["Keep it", "Drop it"], recommended: "Keep it" },
+          { label: "p1", title: "Approve the plan", options: ["Approve"], recommended: "Approve later" },
+        ],
+      }),
+    );
+    expect(text).toContain("1. d2: Drop the cache. Options: d2a) Keep it; d2b) Drop it (recommended: d2a).");
+    expect(text).toContain('2. p1: Approve the plan. Options: p1a) Approve (recommended: "Approve later").');
+    expect(text).toContain("tokens such as d2b (decision d2, option b), or all except d2b.");
+    expect(text).not.toContain("d1b");
   });
 });

@@ -13,6 +13,28 @@ export function awaitingSlot(notice: Pick<AwaitingNotice, "dispatch_id" | "round
 
 const letter = (index: number) => String.fromCharCode(97 + index);
 
+type GateItem = NonNullable<AwaitingNotice["items"]>[number];
+
+/**
+ * The recommendation as the token that chooses it (`d2a`), which `all` takes; a recommendation
+ * that is none of the item's options is quoted as gstack wrote it.
+ */
+function recommendationOf(item: GateItem): string {
+  if (item.recommended === null) return "no recommendation";
+  const at = item.options.indexOf(item.recommended);
+  return at >= 0 ? `recommended: ${item.label}${letter(at)}` : `recommended: "${item.recommended}"`;
+}
+
+/**
+ * A token of this gate for the grammar's examples: the first pending decision's second option
+ * (`d2b`), so an example copied as it stands names a decision that waits.
+ */
+function exampleToken(items: readonly GateItem[]): string {
+  const first = items[0];
+  if (!first) return "d1b";
+  return `${first.label}${letter(Math.min(1, Math.max(0, first.options.length - 1)))}`;
+}
+
 /**
  * The text a person and the session's agent read when a dispatch waits: what it waits on (the
  * plan, or the gate's numbered decisions), exactly how to answer with `gstack_answer` (and the
@@ -42,15 +64,15 @@ export function awaitingMessage(notice: AwaitingNotice): string {
     if (notice.items && notice.items.length > 0) {
       for (const [index, item] of notice.items.entries()) {
         const options = item.options.map((option, at) => `${item.label}${letter(at)}) ${option}`).join("; ");
-        const recommended =
-          item.recommended === null ? "no recommendation" : `recommended: ${item.recommended}`;
+        const recommended = recommendationOf(item);
         lines.push(`${index + 1}. ${item.label}: ${item.title}. Options: ${options} (${recommended}).`);
       }
     } else lines.push(notice.summary.trim());
+    const example = exampleToken(notice.items ?? []);
     lines.push(
       "",
       "How to answer (only with the person's own answer, never on their behalf):",
-      `- reply: gstack_answer with dispatch_id ${id}, answer reply, round ${notice.round}, text in gstack's grammar: all (every recommendation), tokens such as d1b (decision d1, option b), or all except d1b. A bare yes or no is refused.`,
+      `- reply: gstack_answer with dispatch_id ${id}, answer reply, round ${notice.round}, text in gstack's grammar: all (every recommendation), tokens such as ${example} (decision ${example.slice(0, -1)}, option ${example.slice(-1)}), or all except ${example}. A bare yes or no is refused.`,
       `- reject: gstack_answer with dispatch_id ${id}, answer reject, text saying why. The dispatch ends cancelled.`,
     );
   }

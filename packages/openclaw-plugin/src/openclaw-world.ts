@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -8,12 +9,13 @@ import { Daemon } from "@gstack/daemon";
 import {
   makeOpenClawHome,
   type OpenClawGateway,
+  type OpenClawGatewayOptions,
   type OpenClawHome,
   runOpenClaw,
-  startOpenClawGateway,
+  startOpenClawGateway as startTestbedGateway,
 } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, type ScriptedStep, scripted, startScriptedModel } from "@gstack/scripted-model";
-import { waitUntil } from "../../../vitest.load-budget";
+import { loadBudget, waitUntil } from "../../../vitest.load-budget";
 import { DISPATCH_MARKER } from "./openclaw-scripts";
 import { type HistoryMessage, historyMessage } from "./session-delivery";
 
@@ -109,10 +111,14 @@ export function scriptedOpenClawConfig(model: ScriptedModel, pluginConfig: Recor
 export async function installPlugin(home: OpenClawHome, tarball: string): Promise<void> {
   const install = await runOpenClaw(["plugins", "install", tarball, "--force", "--accept-capabilities"], {
     home: home.home,
+    timeoutMs: loadBudget(120_000),
   });
   if (install.code !== 0)
     throw new Error(`openclaw plugins install failed:\n${install.stdout}\n${install.stderr}`);
-  const enable = await runOpenClaw(["plugins", "enable", "gstack"], { home: home.home });
+  const enable = await runOpenClaw(["plugins", "enable", "gstack"], {
+    home: home.home,
+    timeoutMs: loadBudget(120_000),
+  });
   if (enable.code !== 0)
     throw new Error(`openclaw plugins enable failed:\n${enable.stdout}\n${enable.stderr}`);
 }
@@ -124,12 +130,14 @@ export async function agentTurn(
   sessionKey: string,
   message: string,
 ) {
+  // The turn's own limit and the command's grow with the load, the command's outlasting the turn's.
+  const turnSeconds = Math.ceil(loadBudget(120_000) / 1000);
   return await runOpenClaw(
-    ["agent", "--session-key", sessionKey, "--message", message, "--json", "--timeout", "120"],
+    ["agent", "--session-key", sessionKey, "--message", message, "--json", "--timeout", String(turnSeconds)],
     {
       home: home.home,
       env: { OPENCLAW_GATEWAY_URL: `ws://127.0.0.1:${gateway.port}`, OPENCLAW_GATEWAY_TOKEN: gateway.token },
-      timeoutMs: 180_000,
+      timeoutMs: turnSeconds * 1000 + loadBudget(60_000),
     },
   );
 }
@@ -165,7 +173,7 @@ export async function chatHistory(
 ): Promise<HistoryMessage[]> {
   const call = await runOpenClaw(
     ["gateway", "call", "chat.history", "--params", JSON.stringify({ sessionKey, limit: 500 }), "--json"],
-    { home: home.home, env: gatewayEnv(gateway), timeoutMs: 60_000 },
+    { home: home.home, env: gatewayEnv(gateway), timeoutMs: loadBudget(60_000) },
   );
   if (call.code !== 0) throw new Error(`chat.history failed:\n${call.stdout}\n${call.stderr}`);
   const answer = JSON.parse(call.stdout) as { messages?: unknown[] };
@@ -227,6 +235,59 @@ export function planThenExecuteScript(file: string, planNeedle: string, shippedN
   ];
 }
 
+/** What a scripted coder writes as one gstack unattended run (gstack's run directory contract). */
+export interface GstackRunShape {
+  /** The run id; each decision's id is `<run>-<label>`. */
+  run: string;
+  status: "complete" | "gate_pending" | "incomplete" | "interrupted" | "refused";
+  gate_rev: number;
+  /** Rows of decisions.jsonl without `schema_version`, `run` and `id`, which are filled in from `label`. */
+  decisions: ({ label: string } & Record<string, unknown>)[];
+}
+
+/**
+ * The Write steps with which a scripted coder makes a gstack run directory at `dir` (absolute):
+ * decisions.jsonl and plan.md, then run.json listing both with their sha256, as gstack writes it.
+ */
+export function gstackRunWrites(dir: string, shape: GstackRunShape): ScriptedStep[] {
+  const decisions = shape.decisions
+    .map(({ label, ...row }) =>
+      JSON.stringify({
+        schema_version: 1,
+        run: shape.run,
+        id: `${shape.run}-${label}`,
+        gate_rev: shape.gate_rev,
+        ...row,
+      }),
+    )
+    .map((line) => `${line}\n`)
+    .join("");
+  const files: Record<string, string> = {
+    "decisions.jsonl": decisions,
+    "plan.md": "## Implementation plan\n\n1. Escape the search query.\n",
+  };
+  const artifacts = Object.fromEntries(
+    Object.entries(files).map(([name, text]) => [
+      name,
+      { path: name, sha256: createHash("sha256").update(text).digest("hex") },
+    ]),
+  );
+  const manifest = {
+    schema_version: 1,
+    run: shape.run,
+    status: shape.status,
+    required_phases: [],
+    phases: {},
+    artifacts,
+    session_kind: "unattended",
+    gate_rev: shape.gate_rev,
+  };
+  return [
+    ...Object.entries(files).map(([name, text]) => scripted.write(join(dir, name), text)),
+    scripted.write(join(dir, "run.json"), `${JSON.stringify(manifest, null, 2)}\n`),
+  ];
+}
+
 /**
  * The real daemon running the real Claude Code CLI against a scripted model (its script, or the
  * model's options), until stopped.
@@ -279,4 +340,12 @@ export async function runCodingDaemonUntilDone(
   }
 }
 
-export { makeOpenClawHome, startOpenClawGateway };
+/**
+ * Starts the real gateway (openclaw-testbed's) with a start-up wait that grows with the load:
+ * on a busy two-core machine its start alone can pass the testbed's fixed two minutes.
+ */
+export function startOpenClawGateway(options: OpenClawGatewayOptions): Promise<OpenClawGateway> {
+  return startTestbedGateway({ startTimeoutMs: loadBudget(120_000), ...options });
+}
+
+export { makeOpenClawHome };
