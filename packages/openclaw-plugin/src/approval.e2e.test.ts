@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { type Completion, parseJson } from "@gstack/contracts";
 import type { OpenClawGateway, OpenClawHome } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, startScriptedModel } from "@gstack/scripted-model";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../vitest.load-budget";
 import { awaitingKey } from "./awaiting-message";
 import { completionKey } from "./completion-message";
@@ -14,6 +14,7 @@ import {
   agentTurn,
   chatHistory,
   dispatchFromChat,
+  failureReport,
   type GstackWorld,
   installPlugin,
   makeGstackWorld,
@@ -68,6 +69,10 @@ afterAll(async () => {
   await home?.remove();
   await world?.remove();
   if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+beforeEach(({ onTestFailed }) => {
+  onTestFailed(async () => console.error(await failureReport(gateway, world)));
 });
 
 /** Model requests of the OpenClaw agent whose turn is about `needle`. */

@@ -288,6 +288,54 @@ export function gstackRunWrites(dir: string, shape: GstackRunShape): ScriptedSte
   ];
 }
 
+/** The coding daemons' last log lines in this test file, printed when a test fails. */
+const daemonLines: string[] = [];
+function keepDaemonLine(line: string): void {
+  daemonLines.push(`${new Date().toISOString()} ${line}`);
+  if (daemonLines.length > 200) daemonLines.shift();
+}
+
+/**
+ * What a person debugging a failed end-to-end test needs first: the plugin's and the gateway's
+ * warnings, the coding daemon's log, and where each dispatch of the world stands (its state,
+ * waiting notice, completion). Called from `onTestFailed`.
+ */
+export async function failureReport(gateway: OpenClawGateway | undefined, world: GstackWorld | undefined) {
+  const parts: string[] = [];
+  if (gateway) {
+    const output = await gateway.output().catch((error: Error) => `(no output: ${error.message})`);
+    const lines = output.split("\n").filter((line) => /gstack|error|warn|fail/i.test(line));
+    parts.push(
+      `gateway (${gateway.running() ? "running" : "stopped"}), last matching lines:`,
+      ...lines.slice(-60),
+    );
+  }
+  parts.push("coding daemon log:", ...daemonLines.slice(-80));
+  if (world) {
+    const sessions = world.layout.dispatch.sessions;
+    for (const id of await readdir(sessions).catch(() => [] as string[])) {
+      const state = await readFile(join(sessions, id, "state.json"), "utf8").catch(() => "(no state)");
+      const { status, attempt, awaiting } = JSON.parse(state.startsWith("{") ? state : "{}") as {
+        status?: string;
+        attempt?: number;
+        awaiting?: { round?: number; answer?: unknown };
+      };
+      const notice = await stat(world.layout.dispatch.awaitingJson(id)).then(
+        () => "notice on disk",
+        () => "no notice",
+      );
+      const completed = await stat(world.layout.dispatch.completedJson(id)).then(
+        () => "completed",
+        () => "no completion",
+      );
+      parts.push(
+        `dispatch ${id}: ${status ?? "?"} attempt ${attempt ?? "?"}${awaiting ? ` awaiting round ${awaiting.round}${awaiting.answer ? " (answered)" : ""}` : ""}, ${notice}, ${completed}`,
+      );
+    }
+  }
+  return parts.join("\n");
+}
+
 /**
  * The real daemon running the real Claude Code CLI against a scripted model (its script, or the
  * model's options), until stopped.
@@ -302,6 +350,7 @@ export async function startCodingDaemon(
   const daemon = new Daemon({
     root: world.root,
     openclawWorkspace: false,
+    log: keepDaemonLine,
     claudeBinary: claudeCli,
     agentEnv: { ...coder.claudeEnv(coderHome), CLAUDE_CODE_MAX_RETRIES: "0" },
     settings: { trusted_repos: [world.base], ...settings },

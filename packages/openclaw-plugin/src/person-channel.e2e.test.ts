@@ -3,11 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { DISPATCH_MARKER, newestUserText, openclawAgentResponder, TOOL_MARKER } from "./openclaw-scripts";
 import {
   agentTurn,
   dispatchFromChat,
+  failureReport,
   type GstackWorld,
   gatewayEnv,
   installPlugin,
@@ -172,6 +173,10 @@ afterAll(async () => {
   await home?.remove();
   await world?.remove();
   if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+beforeEach(({ onTestFailed }) => {
+  onTestFailed(async () => console.error(await failureReport(gateway, world)));
 });
 
 it("sends the report to the person's channel once, though the agent answers NO_REPLY", async () => {

@@ -7,7 +7,7 @@ import { apiRequest, reachDaemonApi, submitDispatch } from "@gstack/daemon";
 import type { OpenClawGateway, OpenClawHome } from "@gstack/openclaw-testbed";
 import type { ScriptedModel } from "@gstack/scripted-model";
 import { startScriptedModel } from "@gstack/scripted-model";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../vitest.load-budget";
 import { awaitingKey } from "./awaiting-message";
 import { completionKey } from "./completion-message";
@@ -15,6 +15,7 @@ import { newestUserText, openclawAgentResponder, TOOL_MARKER } from "./openclaw-
 import {
   agentTurn,
   chatHistory,
+  failureReport,
   type GstackWorld,
   installPlugin,
   makeGstackWorld,
@@ -73,6 +74,10 @@ afterAll(async () => {
   await gatewayHost?.remove();
   await daemonHost?.remove();
   if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+beforeEach(({ onTestFailed }) => {
+  onTestFailed(async () => console.error(await failureReport(gateway, daemonHost)));
 });
 
 /** Model requests of the OpenClaw agent whose turn is about `needle`. */

@@ -4,9 +4,10 @@ import { join } from "node:path";
 import { submitDispatch } from "@gstack/daemon";
 import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
-import { afterAll, beforeAll, expect, it } from "vitest";
+import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import { newestUserText } from "./openclaw-scripts";
 import {
+  failureReport,
   type GstackWorld,
   gatewayEnv,
   installPlugin,
@@ -47,6 +48,10 @@ afterAll(async () => {
   await home?.remove();
   await world?.remove();
   if (scratch) await rm(scratch, { recursive: true, force: true });
+});
+
+beforeEach(({ onTestFailed }) => {
+  onTestFailed(async () => console.error(await failureReport(gateway, world)));
 });
 
 it(`shows ${COUNT} reports from one session, each once, in turns of at most ten`, async () => {
