@@ -99,7 +99,7 @@ describe("completion delivery across a kill -9", () => {
       context: { audit: async () => {}, log: () => {} },
     });
     await early.replay();
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await early.settled();
     await early.stop(1000);
     expect(server.requests).toHaveLength(0);
     // ... while one that starts when the attempt is due delivers it ...
@@ -113,7 +113,7 @@ describe("completion delivery across a kill -9", () => {
     await restarted.replay();
     await waitFor(() => (events.includes("callback_sent") ? true : undefined));
     await restarted.replay();
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await restarted.settled();
     await restarted.stop(1000);
     expect(server.requests).toHaveLength(1);
     expect(server.requests[0]?.headers["idempotency-key"]).toBe(id);

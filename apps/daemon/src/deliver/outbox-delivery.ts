@@ -498,6 +498,11 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
 
     status,
 
+    async settled() {
+      // A round may end by starting another (a timer due now): wait until none is left.
+      while (running.size > 0) await Promise.allSettled([...running.values()]);
+    },
+
     async stop(graceMs: number) {
       stopping = true;
       for (const { timer } of timers.values()) clearTimeout(timer);
