@@ -253,16 +253,29 @@ setInterval(() => {}, 1000);`,
 
   it("leaves alone a recorded pid that no longer leads the recorded group", async () => {
     // A live process of another group: as if the pid had been reused by another program.
-    const stranger = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], {
-      detached: true,
-      stdio: "ignore",
-    });
+    // It answers each line on stdin, so the test can ask whether it still runs.
+    const stranger = spawn(
+      process.execPath,
+      ["-e", `process.stdin.on("data", () => process.stdout.write("here\\n"));`],
+      { detached: true, stdio: ["pipe", "pipe", "ignore"] },
+    );
     children.push(stranger);
     const pid = stranger.pid as number;
+    const exited = new Promise<string>((resolve) => stranger.once("exit", () => resolve("exited")));
+    const ask = () => {
+      const answered = new Promise<string>((resolve) =>
+        stranger.stdout?.once("data", () => resolve("answered")),
+      );
+      stranger.stdin?.write("?\n");
+      return Promise.race([answered, exited]);
+    };
+    expect(await ask()).toBe("answered");
     await leftBehind("dispatch-reused", { status: "running", pid, pgid: pid + 100_000 });
     await recoverRecording();
-    await new Promise((done) => setTimeout(done, 200));
-    expect(processAlive(pid)).toBe(true);
+    // A signal recovery sent is pending before this question, and a process handles pending
+    // signals before it reads again: an answer proves none ended it, however busy the machine.
+    expect(await ask()).toBe("answered");
+    expect(runningProcess(pid)).toBe(true);
     expect((await auditOf(context.layout)).some((event) => event.event === "orphan_killed")).toBe(false);
   });
 
