@@ -334,6 +334,31 @@ describe("recovery of a dispatch that waits for a person", () => {
     expect(await waits()).toHaveLength(2);
   });
 
+  it("writes the answered event of an answer a kill cut off after its acceptance, once across restarts", async () => {
+    const left = waiting(2);
+    if (!left.awaiting) throw new Error("no wait");
+    left.awaiting.answer = { kind: "approve", accepted_at: "2026-11-20T11:00:00.000Z" };
+    await leftBehind("dispatch-waits", left);
+    // The wait's own event is there; round 1's answer does not stand for round 2's.
+    await context.audit("awaiting", { dispatch_id: "dispatch-waits", detail: { kind: "plan", round: 2 } });
+    await context.audit("answered", {
+      dispatch_id: "dispatch-waits",
+      detail: { answer: "revise", round: 1 },
+    });
+    const answers = async () =>
+      (await auditOf(context.layout)).filter(
+        (event) => event.event === "answered" && event.dispatch_id === "dispatch-waits",
+      );
+    await recoverRecording();
+    expect((await answers()).map((event) => event.detail)).toEqual([
+      { answer: "revise", round: 1 },
+      { answer: "approve", round: 2, written: "at start-up" },
+    ]);
+    await recoverRecording();
+    expect(await answers()).toHaveLength(2);
+    expect(await waits()).toHaveLength(1);
+  });
+
   it("writes nothing more for a wait whose event is in the audit log", async () => {
     await leftBehind("dispatch-waits", waiting(1));
     // A line that is not an event (naming the dispatch, as a hand edit might) is read past.
