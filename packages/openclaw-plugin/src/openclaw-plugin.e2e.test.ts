@@ -97,7 +97,7 @@ beforeAll(async () => {
     agents: { defaults: { ...config.agents.defaults, heartbeat: { every: "0m" } } },
   });
   await installPlugin(home, tarball);
-  gateway = await startOpenClawGateway({ home: home.home });
+  gateway = await startGateway();
   startups.push(gateway.startupMs);
 });
 
@@ -167,6 +167,14 @@ function lastConversation(): string {
   return JSON.stringify(openclawModel.agentRequests().at(-1)?.body?.messages ?? []);
 }
 
+/**
+ * The gateway on the shared home, given time to start as the machine's load allows (the
+ * testbed's own default is a fixed 120 s, which a machine at load 13 on two cores ran past).
+ */
+function startGateway(): Promise<OpenClawGateway> {
+  return startOpenClawGateway({ home: home.home, startTimeoutMs: loadBudget(120_000) });
+}
+
 function runDaemonUntilDone(id: string, file: string, shipped: string): Promise<void> {
   return runCodingDaemonUntilDone(world, coderScript(file, shipped), id);
 }
@@ -234,13 +242,13 @@ describe("the gstack plugin in the real OpenClaw gateway", { timeout: loadBudget
     await runDaemonUntilDone(id, "second.txt", "second.txt SHIPPED-WHILE-DOWN");
     expect(turnsAbout("SHIPPED-WHILE-DOWN")).toHaveLength(0);
 
-    gateway = await startOpenClawGateway({ home: home.home });
+    gateway = await startGateway();
     startups.push(gateway.startupMs);
     await waitFor(() => turnsAbout("SHIPPED-WHILE-DOWN")[0], 90_000);
 
     // A second restart finds it in the delivered-ledger and posts nothing again.
     await gateway.stop();
-    gateway = await startOpenClawGateway({ home: home.home });
+    gateway = await startGateway();
     startups.push(gateway.startupMs);
     await agentTurn(home, gateway, SESSION, "Anything new?");
     expect(turnsAbout("SHIPPED-WHILE-DOWN")).toHaveLength(1);
@@ -296,7 +304,7 @@ describe("the gstack plugin in the real OpenClaw gateway", { timeout: loadBudget
     await gateway.kill();
     await held;
 
-    gateway = await startOpenClawGateway({ home: home.home });
+    gateway = await startGateway();
     startups.push(gateway.startupMs);
     await waitFor(
       () => stat(join(home.stateDir, "gstack", "delivered", `${id}.json`)).catch(() => undefined),
@@ -322,7 +330,7 @@ describe("the gstack plugin in the real OpenClaw gateway", { timeout: loadBudget
       await stat(join(home.stateDir, "gstack", "delivered", `${id}.json`)).catch(() => undefined),
     ).toBeUndefined();
 
-    gateway = await startOpenClawGateway({ home: home.home });
+    gateway = await startGateway();
     startups.push(gateway.startupMs);
     await waitFor(
       () => stat(join(home.stateDir, "gstack", "delivered", `${id}.json`)).catch(() => undefined),
