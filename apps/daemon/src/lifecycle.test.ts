@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
+import { loadBudget } from "../../../vitest.load-budget";
 import type { DaemonContext } from "./daemon-context";
 import { Lifecycle, type LifecycleParts } from "./lifecycle";
 import { auditOf, makeWorld, roomContext, type TestWorld } from "./test-support";
@@ -30,7 +31,7 @@ class HeldSessions {
 }
 
 let world: TestWorld;
-let context: DaemonContext;
+let context: DaemonContext & { lines: string[] };
 let sessions: HeldSessions;
 let steps: string[];
 let lifecycle: Lifecycle;
@@ -127,11 +128,18 @@ describe("Lifecycle", () => {
     await next.stop(0);
   });
 
+  /** Until the stop waits for its running sessions (its log says so). */
+  const graceBegun = () =>
+    vi.waitUntil(() => context.lines.some((line) => line.startsWith("grace: waiting")), {
+      timeout: loadBudget(10_000),
+      interval: 5,
+    });
+
   it("gives running sessions their grace, and ends it once the last one leaves", async () => {
     await lifecycle.start();
     sessions.active = 1;
     const stopping = lifecycle.stop(60_000);
-    await new Promise((done) => setTimeout(done, 100));
+    await graceBegun();
     expect(context.stopping).toBe(true);
     sessions.active = 0;
     lifecycle.sessionLeft();
@@ -139,11 +147,20 @@ describe("Lifecycle", () => {
     expect(sessions.interrupted).toBe(0);
   });
 
+  it("cuts the grace short on a second stop without grace that comes before the grace begins", async () => {
+    await lifecycle.start();
+    sessions.active = 1;
+    // Both at once: the second arrives while the first still closes the doors. An hour's grace,
+    // so only the cut can end this stop within the test's time.
+    await Promise.all([lifecycle.stop(3_600_000), lifecycle.stop(0)]);
+    expect(sessions.interrupted).toBe(1);
+  });
+
   it("cuts the grace short on a second stop without grace (a second SIGTERM)", async () => {
     await lifecycle.start();
     sessions.active = 2;
     const first = lifecycle.stop(60_000);
-    await new Promise((done) => setTimeout(done, 50));
+    await graceBegun();
     const second = lifecycle.stop(0);
     await Promise.all([first, second]);
     expect(sessions.interrupted).toBe(1);

@@ -52,6 +52,8 @@ export class Lifecycle {
   private stopWaiters: Array<() => void> = [];
   /** Ends the grace period of a stop in progress at once. */
   private cutGrace?: (() => void) | undefined;
+  /** A stop without grace came while stopping (a second SIGTERM), before or during the grace. */
+  private graceCut = false;
 
   constructor(private readonly parts: LifecycleParts) {
     this.startedAt = parts.context.now();
@@ -216,7 +218,11 @@ export class Lifecycle {
   async stop(graceMs?: number): Promise<void> {
     const { context, sessions, doors } = this.parts;
     if (context.stopping) {
-      if (graceMs === 0) this.cutGrace?.();
+      if (graceMs === 0) {
+        // Remembered too, for a second stop that comes before the grace has begun.
+        this.graceCut = true;
+        this.cutGrace?.();
+      }
       return this.stopped;
     }
     context.stopping = true;
@@ -241,7 +247,9 @@ export class Lifecycle {
       const timer = new Promise<"late">((resolve) => {
         graceTimer = setTimeout(() => resolve("late"), grace);
         this.cutGrace = () => resolve("late");
+        if (this.graceCut) resolve("late");
       });
+      context.log(`grace: waiting up to ${Math.round(grace / 1000)} s for ${sessions.active} running`);
       const ended = await Promise.race([allDone, timer]);
       clearTimeout(graceTimer);
       this.cutGrace = undefined;

@@ -253,16 +253,29 @@ setInterval(() => {}, 1000);`,
 
   it("leaves alone a recorded pid that no longer leads the recorded group", async () => {
     // A live process of another group: as if the pid had been reused by another program.
-    const stranger = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], {
-      detached: true,
-      stdio: "ignore",
-    });
+    // It answers each line on stdin, so the test can ask whether it still runs.
+    const stranger = spawn(
+      process.execPath,
+      ["-e", `process.stdin.on("data", () => process.stdout.write("here\\n"));`],
+      { detached: true, stdio: ["pipe", "pipe", "ignore"] },
+    );
     children.push(stranger);
     const pid = stranger.pid as number;
+    const exited = new Promise<string>((resolve) => stranger.once("exit", () => resolve("exited")));
+    const ask = () => {
+      const answered = new Promise<string>((resolve) =>
+        stranger.stdout?.once("data", () => resolve("answered")),
+      );
+      stranger.stdin?.write("?\n");
+      return Promise.race([answered, exited]);
+    };
+    expect(await ask()).toBe("answered");
     await leftBehind("dispatch-reused", { status: "running", pid, pgid: pid + 100_000 });
     await recoverRecording();
-    await new Promise((done) => setTimeout(done, 200));
-    expect(processAlive(pid)).toBe(true);
+    // A signal recovery sent is pending before this question, and a process handles pending
+    // signals before it reads again: an answer proves none ended it, however busy the machine.
+    expect(await ask()).toBe("answered");
+    expect(runningProcess(pid)).toBe(true);
     expect((await auditOf(context.layout)).some((event) => event.event === "orphan_killed")).toBe(false);
   });
 
@@ -319,6 +332,31 @@ describe("recovery of a dispatch that waits for a person", () => {
     await recoverRecording();
     await recoverRecording();
     expect(await waits()).toHaveLength(2);
+  });
+
+  it("writes the answered event of an answer a kill cut off after its acceptance, once across restarts", async () => {
+    const left = waiting(2);
+    if (!left.awaiting) throw new Error("no wait");
+    left.awaiting.answer = { kind: "approve", accepted_at: "2026-11-20T11:00:00.000Z" };
+    await leftBehind("dispatch-waits", left);
+    // The wait's own event is there; round 1's answer does not stand for round 2's.
+    await context.audit("awaiting", { dispatch_id: "dispatch-waits", detail: { kind: "plan", round: 2 } });
+    await context.audit("answered", {
+      dispatch_id: "dispatch-waits",
+      detail: { answer: "revise", round: 1 },
+    });
+    const answers = async () =>
+      (await auditOf(context.layout)).filter(
+        (event) => event.event === "answered" && event.dispatch_id === "dispatch-waits",
+      );
+    await recoverRecording();
+    expect((await answers()).map((event) => event.detail)).toEqual([
+      { answer: "revise", round: 1 },
+      { answer: "approve", round: 2, written: "at start-up" },
+    ]);
+    await recoverRecording();
+    expect(await answers()).toHaveLength(2);
+    expect(await waits()).toHaveLength(1);
   });
 
   it("writes nothing more for a wait whose event is in the audit log", async () => {

@@ -301,8 +301,9 @@ function lostDispatch(state: SessionState): Dispatch {
 }
 
 /**
- * The `awaiting` event of a wait, written when a crash came between the waiting state and its
- * event (the state is written first), so the audit log holds each round's wait once.
+ * The `awaiting` event of a wait, and the `answered` event of an answer accepted to it, each
+ * written when a crash came between the state and its event (the state is written first), so
+ * the audit log holds each round's wait and answer once.
  */
 async function auditWaitOnce(
   layout: RecoveryParts["context"]["layout"],
@@ -319,9 +320,32 @@ async function auditWaitOnce(
       (event.detail as { round?: unknown } | undefined)?.round === record.round,
     `"${state.id}"`,
   );
-  if (held) return;
-  await audit("awaiting", {
+  if (!held) {
+    await audit("awaiting", {
+      dispatch_id: state.id,
+      detail: {
+        kind: record.kind,
+        round: record.round,
+        expires_at: record.expires_at,
+        written: "at start-up",
+      },
+    });
+  }
+  // Likewise an answer: its acceptance is written to the state before its `answered` event, and
+  // the restart acts on it, so the event is written here when a crash came in between.
+  const answer = record.answer;
+  if (!answer) return;
+  const answered = await auditHolds(
+    layout,
+    (event) =>
+      event.event === "answered" &&
+      event.dispatch_id === state.id &&
+      (event.detail as { round?: unknown } | undefined)?.round === record.round,
+    `"${state.id}"`,
+  );
+  if (answered) return;
+  await audit("answered", {
     dispatch_id: state.id,
-    detail: { kind: record.kind, round: record.round, expires_at: record.expires_at, written: "at start-up" },
+    detail: { answer: answer.kind, round: record.round, written: "at start-up" },
   });
 }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { Daemon } from "@gstack/daemon";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { loadBudget } from "../../../vitest.load-budget";
+import { loadBudget, waitUntil } from "../../../vitest.load-budget";
 import { runAnswerTool } from "./answer-tool";
 import { runDispatchTool } from "./dispatch-tool";
 import { type GstackWorld, makeGstackWorld, pluginPackageDir } from "./openclaw-world";
@@ -39,14 +39,15 @@ afterEach(async () => {
   await rm(home, { recursive: true, force: true });
 });
 
-async function waitForFile(path: string, predicate: (text: string) => boolean): Promise<string> {
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    const text = await readFile(path, "utf8").catch(() => "");
-    if (predicate(text)) return text;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${path}`);
-    await new Promise((done) => setTimeout(done, 100));
-  }
+/** Until the file's text satisfies `predicate`, as long as the machine's load allows. */
+function waitForFile(path: string, predicate: (text: string) => boolean): Promise<string> {
+  return waitUntil(
+    async () => {
+      const text = await readFile(path, "utf8").catch(() => "");
+      return predicate(text) ? text : undefined;
+    },
+    { idleMs: 90_000, what: `waiting for ${path}` },
+  );
 }
 
 describe("the gstack_answer tool", { timeout: loadBudget(120_000) }, () => {

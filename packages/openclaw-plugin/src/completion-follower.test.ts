@@ -133,9 +133,31 @@ describe("followCompletedFolder", () => {
 
   it("delivers nothing after it is closed", async () => {
     await start();
-    await follower?.close();
-    await complete("dispatch-late");
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(delivered).toEqual([]);
+    // A second follower of the same folder, left open, with a ledger of its own: once it has
+    // delivered, the closed one has been told of the same file too, had it still listened.
+    const witnessed: string[] = [];
+    const witnessLedger = deliveredLedger(join(base, "witness-state"));
+    const witness = followCompletedFolder(
+      settings,
+      {
+        async deliver({ completion }) {
+          witnessed.push(completion.dispatch_id);
+          return "delivered";
+        },
+      },
+      witnessLedger,
+      { warn: (message) => warnings.push(message) },
+    );
+    try {
+      await witness.ready;
+      await follower?.close();
+      await complete("dispatch-late");
+      await vi.waitUntil(() => witnessed.includes("dispatch-late"), WAIT);
+      // Closing again waits for anything it had under way by then.
+      await follower?.close();
+      expect(delivered).toEqual([]);
+    } finally {
+      await witness.close();
+    }
   });
 });

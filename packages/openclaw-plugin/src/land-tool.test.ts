@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Daemon } from "@gstack/daemon";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { loadBudget } from "../../../vitest.load-budget";
+import { loadBudget, waitUntil } from "../../../vitest.load-budget";
 import { runDispatchTool } from "./dispatch-tool";
 import { runLandTool } from "./land-tool";
 import { type GstackWorld, makeGstackWorld } from "./openclaw-world";
@@ -54,16 +54,14 @@ async function finishedDispatch(): Promise<string> {
     target_agent: "codex",
   });
   const id = String(result.details.dispatch_id);
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const done = await access(world.layout.dispatch.completedJson(id)).then(
-      () => true,
-      () => false,
-    );
-    if (done) return id;
-    if (Date.now() > deadline) throw new Error("timed out waiting for the completion");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  return waitUntil(
+    () =>
+      access(world.layout.dispatch.completedJson(id)).then(
+        () => id,
+        () => undefined,
+      ),
+    { idleMs: 30_000, what: `waiting for the completion of ${id}` },
+  );
 }
 
 describe("the gstack_land tool", { timeout: loadBudget(60_000) }, () => {

@@ -88,9 +88,16 @@ beforeAll(async () => {
       }
     },
   });
-  home = await makeOpenClawHome(scriptedOpenClawConfig(openclawModel, { gstackHome: world.root }));
+  const config = scriptedOpenClawConfig(openclawModel, { gstackHome: world.root });
+  // No scheduled heartbeat at all ("0m"): a report can reach a session only through a turn the
+  // plugin starts itself, never by waiting for the next beat (30 minutes by default). So a
+  // report that arrives proves the immediate path, however long a busy machine takes.
+  home = await makeOpenClawHome({
+    ...config,
+    agents: { defaults: { ...config.agents.defaults, heartbeat: { every: "0m" } } },
+  });
   await installPlugin(home, tarball);
-  gateway = await startOpenClawGateway({ home: home.home });
+  gateway = await startGateway();
   startups.push(gateway.startupMs);
 });
 
@@ -160,6 +167,14 @@ function lastConversation(): string {
   return JSON.stringify(openclawModel.agentRequests().at(-1)?.body?.messages ?? []);
 }
 
+/**
+ * The gateway on the shared home, given time to start as the machine's load allows (the
+ * testbed's own default is a fixed 120 s, which a machine at load 13 on two cores ran past).
+ */
+function startGateway(): Promise<OpenClawGateway> {
+  return startOpenClawGateway({ home: home.home, startTimeoutMs: loadBudget(120_000) });
+}
+
 function runDaemonUntilDone(id: string, file: string, shipped: string): Promise<void> {
   return runCodingDaemonUntilDone(world, coderScript(file, shipped), id);
 }
@@ -227,19 +242,19 @@ describe("the gstack plugin in the real OpenClaw gateway", { timeout: loadBudget
     await runDaemonUntilDone(id, "second.txt", "second.txt SHIPPED-WHILE-DOWN");
     expect(turnsAbout("SHIPPED-WHILE-DOWN")).toHaveLength(0);
 
-    gateway = await startOpenClawGateway({ home: home.home });
+    gateway = await startGateway();
     startups.push(gateway.startupMs);
     await waitFor(() => turnsAbout("SHIPPED-WHILE-DOWN")[0], 90_000);
 
     // A second restart finds it in the delivered-ledger and posts nothing again.
     await gateway.stop();
-    gateway = await startOpenClawGateway({ home: home.home });
+    gateway = await startGateway();
     startups.push(gateway.startupMs);
     await agentTurn(home, gateway, SESSION, "Anything new?");
     expect(turnsAbout("SHIPPED-WHILE-DOWN")).toHaveLength(1);
   });
 
-  it("shows two reports 45 s apart within seconds each, once each, in the session's history", async () => {
+  it("shows two reports 45 s apart, each by a turn of its own with no heartbeat to wait for, once each, in the session's history", async () => {
     const latencies: number[] = [];
     const ids: string[] = [];
     for (const round of [1, 2]) {
@@ -250,6 +265,7 @@ describe("the gstack plugin in the real OpenClaw gateway", { timeout: loadBudget
       ids.push(id);
       await runDaemonUntilDone(id, `apart-${round}.txt`, `apart-${round}.txt ${needle}`);
       const completedAt = (await stat(world.layout.dispatch.completedJson(id))).mtimeMs;
+      // With the heartbeat off, only the plugin's own turn can bring it (see beforeAll).
       const seenAt = await waitFor(() => firstSeen.get(needle) || undefined, 120_000);
       latencies.push(seenAt - completedAt);
       if (round === 1) {
@@ -257,9 +273,8 @@ describe("the gstack plugin in the real OpenClaw gateway", { timeout: loadBudget
         await new Promise((resolve) => setTimeout(resolve, Math.max(0, seenAt + 45_000 - Date.now())));
       }
     }
+    // For the log only: speed is measured in bench/report-latency.bench.ts, not asserted here.
     console.log(`report latencies from the completion file (ms): ${latencies.join(", ")}`);
-    // A heartbeat-scheduled wake would come 30 minutes later; these come within seconds.
-    for (const latency of latencies) expect(latency).toBeLessThan(30_000);
     const transcript = await transcriptText();
     for (const [index, id] of ids.entries()) {
       expect(turnsAbout(`SHIPPED-APART-${index + 1}`)).toHaveLength(1);
@@ -289,7 +304,7 @@ describe("the gstack plugin in the real OpenClaw gateway", { timeout: loadBudget
     await gateway.kill();
     await held;
 
-    gateway = await startOpenClawGateway({ home: home.home });
+    gateway = await startGateway();
     startups.push(gateway.startupMs);
     await waitFor(
       () => stat(join(home.stateDir, "gstack", "delivered", `${id}.json`)).catch(() => undefined),
@@ -315,7 +330,7 @@ describe("the gstack plugin in the real OpenClaw gateway", { timeout: loadBudget
       await stat(join(home.stateDir, "gstack", "delivered", `${id}.json`)).catch(() => undefined),
     ).toBeUndefined();
 
-    gateway = await startOpenClawGateway({ home: home.home });
+    gateway = await startGateway();
     startups.push(gateway.startupMs);
     await waitFor(
       () => stat(join(home.stateDir, "gstack", "delivered", `${id}.json`)).catch(() => undefined),

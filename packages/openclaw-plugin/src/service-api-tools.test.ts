@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Daemon } from "@gstack/daemon";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { loadBudget } from "../../../vitest.load-budget";
+import { loadBudget, waitUntil } from "../../../vitest.load-budget";
 import { runCancelTool } from "./cancel-tool";
 import { runDispatchTool } from "./dispatch-tool";
 import { type GstackWorld, makeGstackWorld } from "./openclaw-world";
@@ -40,14 +40,9 @@ afterEach(async () => {
   await rm(openclawState, { recursive: true, force: true });
 });
 
-async function waitFor<T>(check: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error("timed out waiting");
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+/** Until `check` gives a value, as long as the machine's load allows. */
+function waitFor<T>(check: () => Promise<T | undefined>): Promise<T> {
+  return waitUntil(check, { idleMs: 20_000, what: "waiting for the daemon" });
 }
 
 describe("the dispatch and cancel tools while the daemon runs", { timeout: loadBudget(60_000) }, () => {

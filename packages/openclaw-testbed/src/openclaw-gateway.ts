@@ -48,10 +48,36 @@ export async function freePort(): Promise<number> {
 }
 
 /**
+ * What OpenClaw prints when one of its own fixed start-up timers ran out (its state lease must
+ * beat within 5 s of starting): a busy machine's failure, not the configuration's, so the start
+ * is made again.
+ */
+const STARTUP_TIMER_RAN_OUT = /Gateway failed to start: .*did not become ready/;
+
+/** How many times a start cut short by OpenClaw's own start-up timers is made. */
+const STARTS = 3;
+
+/**
  * Starts the real `openclaw gateway run` on 127.0.0.1 with token auth, in the given home,
- * and waits until it answers HTTP. Output goes to a file (see runOpenClaw for why).
+ * and waits until it answers HTTP. Output goes to a file (see runOpenClaw for why). A gateway
+ * that exits during start-up because one of OpenClaw's own start-up timers ran out (it happens
+ * on a heavily loaded machine) is started again, up to three times in all.
  */
 export async function startOpenClawGateway(options: OpenClawGatewayOptions): Promise<OpenClawGateway> {
+  for (let start = 1; ; start += 1) {
+    try {
+      return await startOnce(options);
+    } catch (error) {
+      if (start >= STARTS || !(error instanceof GatewayExited) || !STARTUP_TIMER_RAN_OUT.test(error.message))
+        throw error;
+    }
+  }
+}
+
+/** The gateway process ended before it answered HTTP; the message carries its output. */
+class GatewayExited extends Error {}
+
+async function startOnce(options: OpenClawGatewayOptions): Promise<OpenClawGateway> {
   const port = options.port ?? (await freePort());
   const token = options.token ?? `gateway-token-${Math.random().toString(36).slice(2)}`;
   const folder = await mkdtemp(join(tmpdir(), "openclaw-gateway-"));
@@ -94,7 +120,9 @@ export async function startOpenClawGateway(options: OpenClawGatewayOptions): Pro
   for (;;) {
     if (exited) {
       await log.close();
-      throw new Error(`openclaw gateway exited during start-up:\n${await output()}`);
+      const printed = await output();
+      await rm(folder, { recursive: true, force: true }).catch(() => undefined);
+      throw new GatewayExited(`openclaw gateway exited during start-up:\n${printed}`);
     }
     try {
       const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) });

@@ -183,6 +183,10 @@ describe("answers across kill -9 of the daemon", { timeout: loadBudget(180_000) 
       body: JSON.stringify({ dispatch_id: id, answer: "approve" }),
     });
     expect(again.body).toMatchObject({ error: "answer_refused", rule: "finished" });
+    // The answer the crash kept from being audited is audited once, by the restart.
+    const audit = await auditOf(world.layout);
+    expect(audit.filter((event) => event.event === "answered" && event.dispatch_id === id)).toHaveLength(1);
+    expect(audit.filter((event) => event.event === "awaiting" && event.dispatch_id === id)).toHaveLength(1);
     await killHard(daemon);
   });
 });

@@ -28,6 +28,12 @@ export interface CompletionDelivery {
   enqueueAwaiting?(notice: AwaitingNotice): Promise<void>;
   /** Starts delivering every pending outbox found on disk (start-up and each heartbeat). */
   replay(): Promise<void>;
+  /**
+   * Resolves once no delivery round is in flight: every outbox `enqueue` or `replay` took up has
+   * been attempted, or found not due and scheduled for later. What a caller reads then is what
+   * that round did (a post sent, or none), not a guess after a wait.
+   */
+  settled(): Promise<void>;
   /** Endpoints and deliveries, for `gstack-dispatch status` and the heartbeat. */
   status(): DeliveryStatus;
   /** Stops retry timers and waits for posts in flight, at most `graceMs`. */

@@ -1,12 +1,13 @@
 import { type ChildProcess, spawn } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { readFile, rm, writeFile } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { resolveDispatchSettings } from "@gstack/contracts";
 import { afterEach, describe, expect, it } from "vitest";
+import { auditLog } from "../daemon-context";
 import { waitFor } from "../test-support";
-import { readOutbox } from "./delivery-outbox";
+import { deliveredMarkerPath, readOutbox } from "./delivery-outbox";
 import {
   type DeliveryWorld,
   freePort,
@@ -99,7 +100,7 @@ describe("completion delivery across a kill -9", () => {
       context: { audit: async () => {}, log: () => {} },
     });
     await early.replay();
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await early.settled();
     await early.stop(1000);
     expect(server.requests).toHaveLength(0);
     // ... while one that starts when the attempt is due delivers it ...
@@ -113,7 +114,7 @@ describe("completion delivery across a kill -9", () => {
     await restarted.replay();
     await waitFor(() => (events.includes("callback_sent") ? true : undefined));
     await restarted.replay();
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await restarted.settled();
     await restarted.stop(1000);
     expect(server.requests).toHaveLength(1);
     expect(server.requests[0]?.headers["idempotency-key"]).toBe(id);
@@ -128,6 +129,62 @@ describe("completion delivery across a kill -9", () => {
       completion: sampleCompletion(id),
       reportMarkdown: SAMPLE_REPORT,
     });
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe("a kill between a delivery's record and its audit event", () => {
+  it("the next process writes the missing callback_sent once and sends nothing again", async () => {
+    world = await makeDeliveryWorld();
+    server = await startReceiver(() => ({ status: 200 }));
+    const url = server.url("/gstack/completion");
+    const id = "dispatch-cut-audit";
+    const settings = resolveDispatchSettings({ dispatch: { openclaw_callback_url: url } }).settings;
+    const context = {
+      audit: auditLog(
+        world.layout,
+        () => new Date(),
+        () => {},
+      ),
+      log: () => {},
+    };
+    const sent = async () =>
+      (await readFile(world.layout.dispatch.audit, "utf8").catch(() => ""))
+        .split("\n")
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as { event: string; dispatch_id?: string; detail?: unknown })
+        .filter((event) => event.event === "callback_sent" && event.dispatch_id === id);
+    const first = createCompletionDelivery({ layout: world.layout, settings, context });
+    await first.enqueue({
+      sessionDir: world.sessionDir(id),
+      dispatch: sampleDispatch(id),
+      completion: sampleCompletion(id),
+      reportMarkdown: SAMPLE_REPORT,
+    });
+    await first.settled();
+    await first.stop(1000);
+    expect(await sent()).toHaveLength(1);
+    // What a kill right after the outbox said `delivered` leaves: no event, no finished marker.
+    const audit = await readFile(world.layout.dispatch.audit, "utf8");
+    await writeFile(
+      world.layout.dispatch.audit,
+      audit
+        .split("\n")
+        .filter((line) => !line.includes('"callback_sent"'))
+        .join("\n"),
+    );
+    await rm(deliveredMarkerPath(world.sessionDir(id)));
+    expect((await readOutbox(world.sessionDir(id)))?.targets[0]?.state).toBe("delivered");
+    expect(await sent()).toHaveLength(0);
+    for (let restart = 0; restart < 2; restart += 1) {
+      const next = createCompletionDelivery({ layout: world.layout, settings, context });
+      await next.replay();
+      await next.settled();
+      await next.stop(1000);
+    }
+    expect((await sent()).map((event) => event.detail)).toEqual([
+      { url, receiver: "gstack-receiver", attempts: 1, written: "after a restart" },
+    ]);
     expect(server.requests).toHaveLength(1);
   });
 });

@@ -70,8 +70,6 @@ async function enqueue(delivery: CompletionDelivery, id: string, dispatchExtra =
   });
 }
 
-const settle = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 describe("createCompletionDelivery", () => {
   it("delivers once, with one Idempotency-Key, to a receiver that is down, then fails, then answers", async () => {
     const port = await freePort();
@@ -84,7 +82,7 @@ describe("createCompletionDelivery", () => {
     const server = await receiver((_, index) => ({ status: index === 0 ? 500 : 200 }), port);
     await waitFor(() => world.events.find((event) => event.event === "callback_sent"));
     await delivery.replay();
-    await settle(300);
+    await delivery.settled();
     expect(server.requests).toHaveLength(2);
     expect(server.requests.map((request) => request.headers["idempotency-key"])).toEqual([
       "dispatch-down-then-up",
@@ -125,7 +123,7 @@ describe("createCompletionDelivery", () => {
       const refused = await waitFor(() => world.events.find((event) => event.event === "callback_refused"));
       expect(refused.reason).toBe(`HTTP ${status}`);
       await delivery.replay();
-      await settle(400);
+      await delivery.settled();
       expect(server.requests).toHaveLength(1);
       expect(delivery.status().failed).toEqual([
         {
@@ -169,12 +167,12 @@ describe("createCompletionDelivery", () => {
     const delivery = deliveryWith({ openclaw_callback_url: server.url("/cb") });
     await Promise.all([enqueue(delivery, "dispatch-twice"), enqueue(delivery, "dispatch-twice")]);
     await waitFor(() => world.events.find((event) => event.event === "callback_sent"));
-    await settle(100);
+    await delivery.settled();
     await enqueue(delivery, "dispatch-twice");
     const again = deliveryWith({ openclaw_callback_url: server.url("/cb") });
     await enqueue(again, "dispatch-twice");
     await again.replay();
-    await settle(200);
+    await Promise.all([delivery.settled(), again.settled()]);
     expect(server.requests).toHaveLength(1);
   });
 
@@ -188,7 +186,7 @@ describe("createCompletionDelivery", () => {
     await waitFor(() => world.events.find((event) => event.event === "callback_failed"));
     const before = await readFile(outboxPath(world.sessionDir("dispatch-kept")), "utf8");
     await enqueue(delivery, "dispatch-kept");
-    await settle(200);
+    await delivery.settled();
     expect(await readFile(outboxPath(world.sessionDir("dispatch-kept")), "utf8")).toBe(before);
     expect(server.requests).toHaveLength(1);
   });

@@ -9,6 +9,7 @@ import {
   signCallback,
   writeFileAtomic,
 } from "@gstack/contracts";
+import { auditHolds } from "../daemon-context";
 import { readCallbackToken } from "../token";
 import { createAwaitingDelivery } from "./awaiting-delivery";
 import type {
@@ -113,6 +114,10 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
       { ...endpoint, reachable: false, detail: "not checked yet" },
     ]),
   );
+  // Targets whose `callback_sent` event is known to be in the audit log (this process wrote it,
+  // or looked): the outbox says `delivered` before that event is written, so a target found
+  // delivered by an earlier process is looked up once, and its event written if a kill cut it off.
+  const sentAudited = new Set<string>();
   const timers = new Map<string, { at: number; timer: NodeJS.Timeout }>();
   const running = new Map<string, Promise<void>>();
   const pendingSessions = new Set<string>();
@@ -331,6 +336,37 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
     context.log(`delivery of ${outbox.dispatch_id} to ${target.url} ended without success: ${reason}`);
   }
 
+  /** The `callback_sent` event of a target an earlier process delivered, when a kill cut it off. */
+  async function auditSentOnce(
+    sessionDir: string,
+    outbox: DeliveryOutbox,
+    target: OutboxTarget,
+  ): Promise<void> {
+    const key = dueKey(sessionDir, target);
+    if (sentAudited.has(key)) return;
+    const held = await auditHolds(
+      layout,
+      (event) =>
+        event.event === "callback_sent" &&
+        event.dispatch_id === outbox.dispatch_id &&
+        (event.detail as { url?: unknown; receiver?: unknown } | undefined)?.url === target.url &&
+        (event.detail as { receiver?: unknown } | undefined)?.receiver === target.kind,
+      `"${outbox.dispatch_id}"`,
+    );
+    if (!held) {
+      await audit("callback_sent", {
+        dispatch_id: outbox.dispatch_id,
+        detail: {
+          url: target.url,
+          receiver: target.kind,
+          attempts: target.attempts,
+          written: "after a restart",
+        },
+      });
+    }
+    sentAudited.add(key);
+  }
+
   async function deliverDue(sessionDir: string): Promise<void> {
     if (stopping) return;
     const outbox = await readOutbox(sessionDir);
@@ -341,6 +377,7 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
     pendingSessions.add(sessionDir);
     for (const target of outbox.targets) {
       if (stopping) break;
+      if (target.state === "delivered") await auditSentOnce(sessionDir, outbox, target);
       if (target.state !== "pending") continue;
       if (remainingMs(sessionDir, target) > 0) continue;
       dueAt.delete(dueKey(sessionDir, target));
@@ -357,6 +394,7 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
           dispatch_id: outbox.dispatch_id,
           detail: { url: target.url, receiver: target.kind, attempts: target.attempts },
         });
+        sentAudited.add(dueKey(sessionDir, target));
         context.log(`completion of ${outbox.dispatch_id} delivered to ${target.url}`);
         continue;
       }
@@ -512,6 +550,11 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
     },
 
     status,
+
+    async settled() {
+      // A round may end by starting another (a timer due now): wait until none is left.
+      while (running.size > 0) await Promise.allSettled([...running.values()]);
+    },
 
     async stop(graceMs: number) {
       stopping = true;

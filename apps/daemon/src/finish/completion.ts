@@ -53,7 +53,9 @@ export interface CompletionPlan {
  * | `plan`             | every step is carried out from the plan                     |
  * | `report`           | the report is rewritten with the same bytes                 |
  * | `learnings`        | learnings of this dispatch already in the file are skipped  |
+ * | `learnings-audit`  | `learnings_recorded` already logged is not logged again     |
  * | `activity`         | an activity line of this dispatch already there is skipped  |
+ * | `activity-audit`   | `activity_recorded` already logged is not logged again      |
  * | `audit`            | a terminal audit event already logged is not logged again   |
  * | `archive`          | the dispatch file is already in the session folder          |
  * | `completion-json`  | `completed/{id}.json` is rewritten with the same bytes      |
@@ -64,7 +66,9 @@ export const COMPLETION_STEPS = [
   "plan",
   "report",
   "learnings",
+  "learnings-audit",
   "activity",
+  "activity-audit",
   "audit",
   "archive",
   "completion-json",
@@ -370,6 +374,10 @@ export async function carryOutCompletion(
     const origin = `"origin":"dispatch:${id}"`;
     if (!(resumed && (await fileContains(path, origin)))) {
       await appendJsonLines(path, plan.learnings);
+    }
+    // Its own step: a crash between the lines and their event leaves the event to the restart.
+    await step("learnings-audit");
+    if (!(resumed && (await auditHas(layout.dispatch.audit, "learnings_recorded", id)))) {
       await context.audit("learnings_recorded", {
         dispatch_id: id,
         detail: { count: plan.learnings.length, project: dispatch.project },
@@ -381,6 +389,9 @@ export async function carryOutCompletion(
   const activityPath = layout.activity.week(isoWeekOf(new Date(plan.activity.ts)));
   if (!(resumed && (await fileContains(activityPath, `"dispatch_id":"${id}"`)))) {
     await appendJsonLines(activityPath, [plan.activity]);
+  }
+  await step("activity-audit");
+  if (!(resumed && (await auditHas(layout.dispatch.audit, "activity_recorded", id)))) {
     await context.audit("activity_recorded", { dispatch_id: id });
   }
   await step("audit");

@@ -81,9 +81,12 @@ describe.runIf(process.platform === "linux")(
       await waitFor(() => (crashing.output().includes("daemon ready") ? true : undefined), 30_000);
       await submitDispatch(world.layout, dispatchFor(world, "dispatch-unrecorded", "work"));
       expect(await crashing.exited).toBe("SIGKILL");
-      const first = JSON.parse(
-        await waitFor(() => readFile(join(world.base, "first-run.json"), "utf8").catch(() => undefined)),
-      ) as { agent: number; helper: number };
+      // Written in place by the agent: read until it is whole, not merely there.
+      const first = await waitFor(() =>
+        readFile(join(world.base, "first-run.json"), "utf8")
+          .then((text) => JSON.parse(text) as { agent: number; helper: number })
+          .catch(() => undefined),
+      );
       leftovers = [first.agent, first.helper];
       // The daemon died before it wrote the pid: nothing on disk names the running agent.
       const state = await readState(world.layout, "dispatch-unrecorded");

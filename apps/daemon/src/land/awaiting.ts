@@ -1,11 +1,11 @@
-import { lstat, readdir, rm } from "node:fs/promises";
+import { lstat, readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { GstackLayout } from "@gstack/contracts";
 import { readAllStates, type SessionState } from "../session-state";
 import { runGit } from "../worktree/run-git";
 import { removeWorktree, worktreesRoot } from "../worktree/worktree";
 import { readMove } from "./checkout-move";
-import { LandRefusal, landDispatch, readLanding } from "./land";
+import { completeRecordedLanding, LandRefusal, landDispatch, readLanding } from "./land";
 
 /** A finished dispatch whose branch waits for the person to land or discard it. */
 export interface AwaitingLanding {
@@ -54,13 +54,31 @@ export function formatAwaiting(waiting: readonly AwaitingLanding[] | undefined):
 /**
  * At start-up: a landing that was cut short while it moved a checked-out branch is finished
  * (the person asked for it; until then the checkout's index stays locked), once and audited.
+ * A landing whose record was written but whose audit event a kill cut off (with the
+ * completion's mark) has those steps carried out, once.
  */
 export async function finishCutLandings(
   layout: GstackLayout,
   options: { now: Date; log?: (line: string) => void },
 ): Promise<void> {
-  for (const state of await readAllStates(layout)) {
-    if (!(await readMove(layout, state.id)) || (await readLanding(layout, state.id))) continue;
+  const states = await readAllStates(layout);
+  const recorded = new Map<string, string>();
+  for (const state of states) {
+    const landing = await readLanding(layout, state.id);
+    if (landing) recorded.set(state.id, landing.landing === "discarded" ? "discarded" : "landed");
+  }
+  const audited = recorded.size > 0 ? await landingEventsAudited(layout) : new Set<string>();
+  for (const [id, event] of recorded) {
+    if (audited.has(`${event} ${id}`)) continue;
+    try {
+      await completeRecordedLanding(layout, id, { now: () => options.now });
+      options.log?.(`finished the record of ${id}'s landing (${event}) that a stop cut short`);
+    } catch (error) {
+      options.log?.(`the landing record of ${id} could not be finished: ${String(error)}`);
+    }
+  }
+  for (const state of states) {
+    if (!(await readMove(layout, state.id)) || recorded.has(state.id)) continue;
     try {
       const landed = await landDispatch(layout, state.id, { now: () => options.now });
       options.log?.(`finished a landing cut short: ${landed.message}`);
@@ -138,4 +156,20 @@ function age(seconds: number): string {
 function size(bytes: number): string {
   if (bytes < 1024 * 1024) return `${Math.ceil(bytes / 1024)} KiB`;
   return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
+/** The `landed` and `discarded` events in the audit log, as "event id", read once. */
+async function landingEventsAudited(layout: GstackLayout): Promise<Set<string>> {
+  const found = new Set<string>();
+  const text = await readFile(layout.dispatch.audit, "utf8").catch(() => "");
+  for (const line of text.split("\n")) {
+    if (!line.includes('"landed"') && !line.includes('"discarded"')) continue;
+    try {
+      const entry = JSON.parse(line) as { event?: unknown; dispatch_id?: unknown };
+      if (typeof entry.dispatch_id === "string") found.add(`${String(entry.event)} ${entry.dispatch_id}`);
+    } catch {
+      // A torn or foreign line: not an event.
+    }
+  }
+  return found;
 }

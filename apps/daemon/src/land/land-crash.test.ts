@@ -17,7 +17,7 @@ import {
   waitFor,
 } from "../test-support";
 import { materializeWorktree, planWorktree } from "../worktree/worktree";
-import { LandRefusal, landDispatch } from "./land";
+import { discardDispatch, LandRefusal, landDispatch } from "./land";
 
 let world: TestWorld;
 let daemon: Daemon | undefined;
@@ -439,5 +439,56 @@ await landDispatch(gstackLayout(${JSON.stringify(world.root)}), ${JSON.stringify
       expect(await landDispatch(world.layout, id)).toMatchObject({ landing: "landed", changed: true });
       await expectLandedOnce(id, tip);
     });
+  });
+});
+
+describe("a kill between a landing's record and its audit event", () => {
+  it("the next start writes the landed event and the completion's mark once; a discard likewise", async () => {
+    daemon = testDaemon(world);
+    await daemon.start();
+    const ids = ["dispatch-record-landed", "dispatch-record-discarded"];
+    for (const id of ids) {
+      await submitDispatch(world.layout, dispatchFor(world, id, `commit ${id}.txt`));
+      await waitFor(() => completionOf(world.layout, id), 30_000);
+      await waitFor(async () =>
+        (await readState(world.layout, id))?.status === "finished" ? true : undefined,
+      );
+    }
+    await daemon.stop(0);
+    daemon = undefined;
+    const [landedId, discardedId] = ids as [string, string];
+    expect(await landDispatch(world.layout, landedId)).toMatchObject({ landing: "landed" });
+    expect(await discardDispatch(world.layout, discardedId, { force: true })).toMatchObject({
+      landing: "discarded",
+    });
+    // What a kill right after each record leaves: no event, and the completion not yet marked.
+    const audit = await readFile(world.layout.dispatch.audit, "utf8");
+    await writeFile(
+      world.layout.dispatch.audit,
+      audit
+        .split("\n")
+        .filter((line) => !/"event":"(landed|discarded)"/.test(line))
+        .join("\n"),
+    );
+    for (const id of ids) {
+      const completion = (await completionOf(world.layout, id)) as Record<string, unknown>;
+      await writeFile(
+        world.layout.dispatch.completedJson(id),
+        `${JSON.stringify({ ...completion, landing: "awaiting" }, null, 2)}\n`,
+      );
+    }
+    const events = async (event: string, id: string) =>
+      (await auditOf(world.layout)).filter((entry) => entry.event === event && entry.dispatch_id === id);
+    expect(await events("landed", landedId)).toHaveLength(0);
+    for (let start = 0; start < 2; start += 1) {
+      daemon = testDaemon(world);
+      await daemon.start();
+      await daemon.stop(0);
+      daemon = undefined;
+    }
+    expect(await events("landed", landedId)).toHaveLength(1);
+    expect(await events("discarded", discardedId)).toHaveLength(1);
+    expect(await completionOf(world.layout, landedId)).toMatchObject({ landing: "landed" });
+    expect(await completionOf(world.layout, discardedId)).toMatchObject({ landing: "discarded" });
   });
 });

@@ -200,11 +200,11 @@ export function discardDispatch(
 }
 
 /** Takes the dispatch's landing lock, checks it can be landed or discarded, and runs `act`. */
-async function withLanding(
+async function withLanding<T>(
   layout: GstackLayout,
   id: string,
-  act: (state: SessionState, tree: WorktreeRecord, done: LandingRecord | undefined) => Promise<LandAnswer>,
-): Promise<LandAnswer> {
+  act: (state: SessionState, tree: WorktreeRecord, done: LandingRecord | undefined) => Promise<T>,
+): Promise<T> {
   layout.dispatch.sessionDir(id);
   const state = await readState(layout, id);
   if (!state) throw new LandRefusal("unknown", `no dispatch ${id} is known here`);
@@ -232,6 +232,21 @@ async function withLanding(
     }
     return act(current, current.worktree, done);
   });
+}
+
+/**
+ * At start-up: the steps after a landing's record (the completion's mark, the `landed` or
+ * `discarded` event) carried out when a kill cut them short and nobody asked again. Does
+ * nothing for a dispatch with no landing record.
+ */
+export function completeRecordedLanding(
+  layout: GstackLayout,
+  id: string,
+  options: { now?: () => Date; audit?: Audit } = {},
+): Promise<LandAnswer | undefined> {
+  return withLanding(layout, id, async (_state, tree, done) =>
+    done ? repeatAnswer(layout, id, tree, done, options) : undefined,
+  );
 }
 
 /**

@@ -42,6 +42,10 @@ ${await readFile(world.agentScript, "utf8")}`,
       started.push(daemon);
       return daemon;
     };
+    const runsOf = async (id: string) =>
+      (await readFile(join(world.base, "runs.log"), "utf8").catch(() => ""))
+        .split("\n")
+        .filter((run) => run === id).length;
     const ready = (daemon: ReturnType<typeof startChildDaemon>) =>
       daemon.output().includes("daemon ready") ? true : undefined;
     let crashed = start();
@@ -49,11 +53,9 @@ ${await readFile(world.agentScript, "utf8")}`,
     for (let round = 0; round < rounds; round += 1) {
       const id = `dispatch-two-${round}`;
       await submitDispatch(world.layout, dispatchFor(world, id, "sleep 400"));
-      await waitFor(async () =>
-        (await auditOf(world.layout)).some((event) => event.event === "spawned" && event.dispatch_id === id)
-          ? true
-          : undefined,
-      );
+      // The agent's own first line, not the daemon's `spawned` event: that is written once the
+      // process exists, which may be before it has run a line, and the next start stops it.
+      await waitFor(async () => ((await runsOf(id)) === 1 ? true : undefined));
       // Killed while the dispatch runs: its lock file stays behind.
       crashed.child.kill("SIGKILL");
       await crashed.exited;

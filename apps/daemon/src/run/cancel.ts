@@ -28,13 +28,18 @@ export async function requestCancel(parts: CancelParts, id: string, reason: stri
   const { context, sessions, intake } = parts;
   // A dispatch submitted just before may still be in intake: let intake settle first.
   if (!sessions.get(id)) await intake.idle();
+  const alreadyFinished = (status: CancelOutcome["status"]): CancelOutcome => {
+    context.log(`cancel ${id}: already finished (${status ?? "status unreadable"})`);
+    return { outcome: "finished", ...(status ? { status } : {}) };
+  };
   const session = sessions.get(id);
-  if (session) return sessions.cancel(session, reason);
-  const finished = await readCompletionStatus(context.layout.dispatch.completedJson(id));
-  if (finished) {
-    context.log(`cancel ${id}: already finished (${finished.status ?? "status unreadable"})`);
-    return { outcome: "finished", ...(finished.status ? { status: finished.status } : {}) };
+  if (session) {
+    const outcome = await sessions.cancel(session, reason);
+    // Ended while finishing: logged as one found finished, whichever way it was found.
+    return outcome.outcome === "finished" ? alreadyFinished(outcome.status) : outcome;
   }
+  const finished = await readCompletionStatus(context.layout.dispatch.completedJson(id));
+  if (finished) return alreadyFinished(finished.status);
   if (!context.stopping && (await intake.isWaiting(id))) {
     intake.rememberCancel(id, "cancel requested before the dispatch was taken");
     context.log(`cancel ${id}: remembered until the dispatch is taken`);

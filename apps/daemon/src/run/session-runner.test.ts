@@ -226,7 +226,10 @@ describe("SessionRunner", () => {
     });
     expect(await answer).toEqual({ outcome: "cancelled", status: "cancelled" });
     expect(await completionOf(world.layout, "dispatch-cancel-retry")).toMatchObject({ status: "cancelled" });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // No retry is left scheduled to start it again (rather than a pause that might end first).
+    expect(session?.retryTimer).toBeUndefined();
+    expect(runner.get("dispatch-cancel-retry")).toBeUndefined();
+    expect(runner.snapshot()).toEqual({ running: [], queued: [] });
     expect(agents.runs).toHaveLength(1);
   });
 
