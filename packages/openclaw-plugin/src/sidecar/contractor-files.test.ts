@@ -1,10 +1,21 @@
-import { chmod, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import {
+  chmod,
+  link,
+  mkdtemp,
+  readFile,
+  rename,
+  rm,
+  stat,
+  symlink,
+  unlink,
+  writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { checkContractor, installContractor, uninstallContractor } from "./contractor-install";
 import { claudeSessionExists, SessionMap } from "./session-map";
-import { authorizationMatches, ensureSidecarKey, readSidecarKey } from "./sidecar-key";
+import { authorizationMatches, ensureSidecarKey, keyFileProblem, readSidecarKey } from "./sidecar-key";
 
 let folder: string;
 beforeEach(async () => {
@@ -87,8 +98,16 @@ describe("the install step", () => {
     expect(config.models.providers["gstack-claude"]).toMatchObject({
       baseUrl: "http://127.0.0.1:18999/v1",
       api: "openai-completions",
-      apiKey: await readSidecarKey(settings.keyFile),
+      apiKey: { source: "file", provider: "gstack-contractor", id: "value" },
     });
+    expect(config.secrets).toEqual({
+      providers: {
+        "gstack-contractor": { source: "file", path: settings.keyFile, mode: "singleValue" },
+      },
+    });
+    const key = await readSidecarKey(settings.keyFile);
+    expect(key).toMatch(/^[0-9a-f]{64}$/);
+    expect(await readFile(configPath, "utf8")).not.toContain(key);
     expect(config.agents.entries["claude-code"].model.primary).toBe("gstack-claude/claude-code");
     // The agent that answered before stays the default, in its own workspace.
     expect(config.agents.entries.main).toEqual({ name: "Main", workspace: join(folder, "workspace") });
@@ -99,7 +118,10 @@ describe("the install step", () => {
       projectDir: "/work/widget",
     });
     const doctor = await checkContractor({ configPath, pluginStateDir });
-    expect(doctor.find((line) => line.line.startsWith("key "))?.ok).toBe(true);
+    expect(doctor.find((line) => line.line.startsWith("key "))).toEqual({
+      ok: true,
+      line: `key ${settings.keyFile} (0600) is the provider's apiKey through the SecretRef secrets.providers.gstack-contractor`,
+    });
     expect(doctor.find((line) => line.line.startsWith("project folder"))?.ok).toBe(false);
 
     expect(await uninstallContractor({ configPath, pluginStateDir })).toEqual([
@@ -107,6 +129,7 @@ describe("the install step", () => {
       "agents.entries.claude-code",
       "agents.ownership",
       "agents.defaults.systemAgent",
+      "secrets.providers.gstack-contractor",
       "plugins.entries.gstack.config.contractor",
     ]);
     expect(JSON.parse(await readFile(configPath, "utf8"))).toEqual(original);
@@ -125,6 +148,94 @@ describe("the install step", () => {
     expect(config.agents.defaults.systemAgent).toEqual({ agentId: "main" });
     await uninstallContractor({ configPath, pluginStateDir });
     expect(JSON.parse(await readFile(configPath, "utf8"))).toEqual(original);
+  });
+
+  it("replaces an older install's plain-text key with the SecretRef, and doctor flags the plain key with its fix", async () => {
+    const configPath = join(folder, "openclaw.json");
+    const pluginStateDir = join(folder, "gstack");
+    const original = {
+      secrets: { providers: { vault: { source: "env" } } },
+      plugins: { entries: { gstack: { enabled: true } } },
+    };
+    await writeFile(configPath, JSON.stringify(original));
+    const settings = await installContractor({ configPath, pluginStateDir, projectDir: folder });
+    const key = (await readSidecarKey(settings.keyFile)) as string;
+    // What an older install wrote: the key itself, and no secret provider.
+    const older = JSON.parse(await readFile(configPath, "utf8"));
+    older.models.providers["gstack-claude"].apiKey = key;
+    delete older.secrets.providers["gstack-contractor"];
+    await writeFile(configPath, JSON.stringify(older, null, 2));
+    // The fourth line, after enabled, provider and agent.
+    const keyLine = async () => (await checkContractor({ configPath, pluginStateDir }))[3];
+    expect(await keyLine()).toEqual({
+      ok: false,
+      line: `models.providers.gstack-claude.apiKey holds the key in plain text (agent-readable, kept in backups): run the install step again (openclaw gstack-contractor install --project <folder>) to replace it with a SecretRef to ${settings.keyFile}`,
+    });
+
+    await installContractor({ configPath, pluginStateDir, projectDir: folder });
+    const text = await readFile(configPath, "utf8");
+    expect(text).not.toContain(key);
+    const migrated = JSON.parse(text);
+    expect(migrated.models.providers["gstack-claude"].apiKey).toEqual({
+      source: "file",
+      provider: "gstack-contractor",
+      id: "value",
+    });
+    expect(migrated.secrets.providers).toEqual({
+      vault: { source: "env" },
+      "gstack-contractor": { source: "file", path: settings.keyFile, mode: "singleValue" },
+    });
+    expect((await keyLine())?.ok).toBe(true);
+    // The key file is the same one: the running sidecar's key did not change.
+    expect(await readSidecarKey(settings.keyFile)).toBe(key);
+
+    await uninstallContractor({ configPath, pluginStateDir });
+    expect(JSON.parse(await readFile(configPath, "utf8"))).toEqual(original);
+  });
+
+  it("doctor refuses a SecretRef that does not lead to the key file, and a key file OpenClaw would not read", async () => {
+    const configPath = join(folder, "openclaw.json");
+    const pluginStateDir = join(folder, "gstack");
+    const settings = await installContractor({ configPath, pluginStateDir, projectDir: folder });
+    const keyLine = async () => (await checkContractor({ configPath, pluginStateDir }))[3];
+    type Config = { secrets?: { providers: Record<string, { path: string }> } };
+    const edit = async (change: (config: Config) => void) => {
+      const config = JSON.parse(await readFile(configPath, "utf8"));
+      change(config);
+      await writeFile(configPath, JSON.stringify(config));
+    };
+    await edit((config) => {
+      (config.secrets as NonNullable<Config["secrets"]>).providers["gstack-contractor"]!.path = join(
+        folder,
+        "elsewhere.key",
+      );
+    });
+    expect((await keyLine())?.line).toBe(
+      `secrets.providers.gstack-contractor reads ${join(folder, "elsewhere.key")}, not the key file ${settings.keyFile}: run the install step again (openclaw gstack-contractor install --project <folder>)`,
+    );
+    await installContractor({ configPath, pluginStateDir, projectDir: folder });
+    await edit((config) => {
+      delete config.secrets;
+    });
+    expect((await keyLine())?.line).toMatch(
+      /^secrets\.providers\.gstack-contractor \(named by models\.providers\.gstack-claude\.apiKey\) is missing or not a file provider: run the install step again/,
+    );
+    await installContractor({ configPath, pluginStateDir, projectDir: folder });
+    expect((await keyLine())?.ok).toBe(true);
+
+    // A second hard link: OpenClaw's file provider refuses it, so doctor and install do too.
+    await link(settings.keyFile, join(folder, "copy.key"));
+    expect(await keyFileProblem(settings.keyFile)).toMatch(/has 2 hard links/);
+    expect(await keyLine()).toMatchObject({ ok: false, line: expect.stringMatching(/has 2 hard links/) });
+    await expect(installContractor({ configPath, pluginStateDir, projectDir: folder })).rejects.toThrow(
+      /has 2 hard links, which OpenClaw's file secret provider refuses/,
+    );
+    await unlink(join(folder, "copy.key"));
+    expect(await keyFileProblem(settings.keyFile)).toBeUndefined();
+    const target = join(folder, "real.key");
+    await rename(settings.keyFile, target);
+    await symlink(target, settings.keyFile);
+    expect(await keyFileProblem(settings.keyFile)).toMatch(/is a symlink/);
   });
 
   it("refuses a config that is not plain JSON, naming the file, and leaves it alone", async () => {

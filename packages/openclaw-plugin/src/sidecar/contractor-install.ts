@@ -1,13 +1,32 @@
 import { access, constants, readFile, stat } from "node:fs/promises";
-import { delimiter, dirname, isAbsolute, join } from "node:path";
+import { homedir } from "node:os";
+import { delimiter, dirname, isAbsolute, join, resolve } from "node:path";
 import { writeJsonAtomic } from "../atomic-json";
 import { type ContractorSettings, resolveContractorSettings } from "./contractor-settings";
-import { ensureSidecarKey, readSidecarKey } from "./sidecar-key";
+import { ensureSidecarKey, keyFileProblem, readSidecarKey } from "./sidecar-key";
 
 /** The plugin's id in `plugins.entries`. */
 export const PLUGIN_ID = "gstack";
 /** The agent the install adds. */
 export const DEFAULT_CONTRACTOR_AGENT = "claude-code";
+/**
+ * The file secret provider (`secrets.providers.<name>`) the install registers for the key file,
+ * so `openclaw.json` holds a SecretRef to the key rather than the key itself.
+ */
+export const CONTRACTOR_SECRET_PROVIDER = "gstack-contractor";
+
+/** The provider's `apiKey` as the install writes it: a SecretRef to the key file. */
+export function contractorKeyRef(): { source: "file"; provider: string; id: "value" } {
+  return { source: "file", provider: CONTRACTOR_SECRET_PROVIDER, id: "value" };
+}
+
+/**
+ * The secret provider entry for the key file. The path is written absolute: OpenClaw expands `~`
+ * against `OPENCLAW_HOME` before `HOME`, which need not be the home the key was made under.
+ */
+function keyFileSecretProvider(keyFile: string): Json {
+  return { source: "file", path: keyFile, mode: "singleValue" };
+}
 
 export interface InstallContractorOptions {
   /** `openclaw.json`. */
@@ -78,8 +97,10 @@ export async function contractorSettingsOf(
 }
 
 /**
- * Writes the contractor into `openclaw.json`: the provider (`models.providers.<id>`, an
- * `openai-completions` endpoint on the sidecar with its key), an agent whose model is it
+ * Writes the contractor into `openclaw.json`: a file secret provider for the key file
+ * (`secrets.providers.gstack-contractor`), the provider (`models.providers.<id>`, an
+ * `openai-completions` endpoint on the sidecar whose `apiKey` is a SecretRef to that secret
+ * provider, replacing the plain-text key an older install wrote), an agent whose model is it
  * (`agents.entries.<agent>`), and the sidecar's settings in the plugin's config (enabled, project
  * folder, port, agent). Everything else in the file stays as it was; running it again updates
  * the same entries. Returns the settings written.
@@ -100,12 +121,17 @@ export async function installContractor(
   if (options.claudeBinary !== undefined) contractor.claudeBinary = options.claudeBinary;
   if (options.env !== undefined) contractor.env = options.env;
   const settings = resolveContractorSettings(contractor, options.pluginStateDir);
-  const key = await ensureSidecarKey(settings.keyFile);
+  await ensureSidecarKey(settings.keyFile);
+  const problem = await keyFileProblem(settings.keyFile);
+  if (problem !== undefined) throw new Error(problem);
 
+  const secretProviders = objectAt(config, ["secrets", "providers"], file);
+  secretProviders[CONTRACTOR_SECRET_PROVIDER] = keyFileSecretProvider(settings.keyFile);
   const providers = objectAt(config, ["models", "providers"], file);
+  // A whole new entry: an older install's plain-text key gives way to the reference.
   providers[settings.providerId] = {
     baseUrl: `http://${settings.host}:${settings.port}/v1`,
-    apiKey: key,
+    apiKey: contractorKeyRef(),
     api: "openai-completions",
     models: [
       {
@@ -247,6 +273,15 @@ export async function uninstallContractor(options: {
       ? plugins[PLUGIN_ID].config
       : undefined;
   restoreDefaultAgent(config, contractor.keptDefault, removed);
+  const secrets = isObject(config.secrets) ? config.secrets : undefined;
+  const secretProviders = secrets && isObject(secrets.providers) ? secrets.providers : undefined;
+  const secretProvider = secretProviders?.[CONTRACTOR_SECRET_PROVIDER];
+  if (secretProviders && isObject(secretProvider) && secretProvider.source === "file") {
+    delete secretProviders[CONTRACTOR_SECRET_PROVIDER];
+    removed.push(`secrets.providers.${CONTRACTOR_SECRET_PROVIDER}`);
+    if (Object.keys(secretProviders).length === 0) delete (secrets as Json).providers;
+    if (Object.keys(secrets as Json).length === 0) delete config.secrets;
+  }
   if (pluginConfig && "contractor" in pluginConfig) {
     delete pluginConfig.contractor;
     removed.push(`plugins.entries.${PLUGIN_ID}.config.contractor`);
@@ -260,6 +295,64 @@ export async function uninstallContractor(options: {
   }
   if (removed.length > 0) await writeJsonAtomic(options.configPath, config);
   return removed;
+}
+
+/** `~` as OpenClaw expands it in a secret provider's path: `OPENCLAW_HOME`, then `HOME`. */
+function openclawUserPath(path: string): string {
+  const trimmed = path.trim();
+  if (!trimmed.startsWith("~")) return resolve(trimmed);
+  const home = process.env.OPENCLAW_HOME?.trim() || process.env.HOME?.trim() || homedir();
+  const base = home.startsWith("~") ? home.replace(/^~/, process.env.HOME?.trim() || homedir()) : home;
+  return resolve(trimmed.replace(/^~(?=$|[\\/])/, base));
+}
+
+/** The doctor's line about the provider's `apiKey`: a SecretRef to the key file passes, anything else says how to fix it. */
+function keyReferenceLine(
+  config: Json,
+  apiKey: unknown,
+  settings: ContractorSettings,
+  key: string,
+): DoctorLine {
+  const field = `models.providers.${settings.providerId}.apiKey`;
+  const fix = "run the install step again (openclaw gstack-contractor install --project <folder>)";
+  if (typeof apiKey === "string") {
+    return apiKey.trim() === key
+      ? {
+          ok: false,
+          line: `${field} holds the key in plain text (agent-readable, kept in backups): ${fix} to replace it with a SecretRef to ${settings.keyFile}`,
+        }
+      : { ok: false, line: `${field} is not the key in ${settings.keyFile}: ${fix}` };
+  }
+  if (!isObject(apiKey) || apiKey.source !== "file" || typeof apiKey.provider !== "string") {
+    return { ok: false, line: `${field} is not a SecretRef to ${settings.keyFile}: ${fix}` };
+  }
+  const secrets =
+    isObject(config.secrets) && isObject(config.secrets.providers) ? config.secrets.providers : {};
+  const secretProvider = secrets[apiKey.provider];
+  const where = `secrets.providers.${apiKey.provider}`;
+  if (
+    !isObject(secretProvider) ||
+    secretProvider.source !== "file" ||
+    typeof secretProvider.path !== "string"
+  ) {
+    return { ok: false, line: `${where} (named by ${field}) is missing or not a file provider: ${fix}` };
+  }
+  if (secretProvider.mode !== "singleValue" || apiKey.id !== "value") {
+    return {
+      ok: false,
+      line: `${where} must have mode "singleValue" and ${field} id "value": ${fix}`,
+    };
+  }
+  if (openclawUserPath(secretProvider.path) !== settings.keyFile) {
+    return {
+      ok: false,
+      line: `${where} reads ${secretProvider.path}, not the key file ${settings.keyFile}: ${fix}`,
+    };
+  }
+  return {
+    ok: true,
+    line: `key ${settings.keyFile} (0600) is the provider's apiKey through the SecretRef ${where}`,
+  };
 }
 
 /** One line of the doctor check. */
@@ -286,7 +379,8 @@ async function onPath(program: string): Promise<boolean> {
 
 /**
  * Checks the contractor's setup, one line per fact: the provider and agent in `openclaw.json`,
- * the key file (0600, the same key as the provider's), the project folder, the Claude Code
+ * the key file (0600, a file OpenClaw's file secret provider accepts, named by the provider's
+ * `apiKey` SecretRef; a plain-text key fails with the fix), the project folder, the Claude Code
  * program, and whether the sidecar answers.
  */
 export async function checkContractor(options: {
@@ -340,15 +434,13 @@ export async function checkContractor(options: {
   let key: string | undefined;
   try {
     key = await readSidecarKey(settings.keyFile);
+    const problem = key === undefined ? undefined : await keyFileProblem(settings.keyFile);
     lines.push(
       key === undefined
-        ? { ok: false, line: `no key at ${settings.keyFile}` }
-        : key === provider?.apiKey
-          ? { ok: true, line: `key ${settings.keyFile} (0600) matches the provider's apiKey` }
-          : {
-              ok: false,
-              line: `key ${settings.keyFile} differs from models.providers.${settings.providerId}.apiKey: run the install step again`,
-            },
+        ? { ok: false, line: `no key at ${settings.keyFile}: run the install step again` }
+        : problem !== undefined
+          ? { ok: false, line: problem }
+          : keyReferenceLine(config, provider?.apiKey, settings, key),
     );
   } catch (error) {
     lines.push({ ok: false, line: (error as Error).message });

@@ -1,5 +1,5 @@
 import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
-import { mkdir, open, readFile, stat } from "node:fs/promises";
+import { lstat, mkdir, open, readFile, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 
 /**
@@ -48,6 +48,26 @@ export async function readSidecarKey(path: string): Promise<string | undefined> 
   if (key.length < 16)
     throw new Error(`${path} holds no key (at least 16 characters); delete it to make a new one`);
   return key;
+}
+
+/**
+ * Why OpenClaw's file secret provider would refuse the key file, or undefined when it would read
+ * it: it must be a regular file (not a symlink) with one hard link, owned by this user and
+ * neither readable nor writable by group or others. The folder is not checked.
+ */
+export async function keyFileProblem(path: string): Promise<string | undefined> {
+  const info = await lstat(path);
+  if (info.isSymbolicLink())
+    return `${path} is a symlink, which OpenClaw's file secret provider refuses; put the key file itself there`;
+  if (!info.isFile()) return `${path} is not a regular file`;
+  if (info.nlink > 1)
+    return `${path} has ${info.nlink} hard links, which OpenClaw's file secret provider refuses; copy it to a new 0600 file in its place`;
+  if ((info.mode & 0o077) !== 0)
+    return `${path} is readable by others (mode ${(info.mode & 0o777).toString(8)}); run chmod 600 ${path}`;
+  const uid = process.getuid?.();
+  if (uid !== undefined && info.uid !== uid)
+    return `${path} belongs to uid ${info.uid}, not to the user running OpenClaw (uid ${uid}); OpenClaw's file secret provider refuses it`;
+  return undefined;
 }
 
 const digest = (text: string) => createHash("sha256").update(text).digest();
