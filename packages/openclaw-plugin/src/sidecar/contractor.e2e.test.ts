@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { markedRunProcesses } from "@gstack/agent-runner";
@@ -51,6 +51,14 @@ const claudeSessionOf = async (key: string) =>
 const claudeRequestAbout = (mark: string) =>
   claudeModel.agentRequests().find((request) => claudeNewestText(request).includes(mark));
 
+const keyFile = () => join(home.stateDir, "gstack", "contractor.key");
+
+/** Every file under `folder`, at any depth. */
+async function filesUnder(folder: string): Promise<string[]> {
+  const entries = await readdir(folder, { recursive: true, withFileTypes: true });
+  return entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name));
+}
+
 async function history(key: string): Promise<{ role: string; content: unknown }[]> {
   const answer = await runOpenClaw(
     ["gateway", "call", "chat.history", "--params", JSON.stringify({ sessionKey: key }), "--json"],
@@ -96,6 +104,22 @@ beforeAll(async () => {
   );
   expect(install.code, `${install.stdout}\n${install.stderr}`).toBe(0);
   expect(install.stdout).toContain("installed: agent claude-code");
+  const key = (await readSidecarKey(keyFile())) as string;
+  const installed = JSON.parse(await readFile(home.configPath, "utf8"));
+  expect(installed.models.providers["gstack-claude"].apiKey).toEqual({
+    source: "file",
+    provider: "gstack-contractor",
+    id: "value",
+  });
+  expect(installed.secrets.providers["gstack-contractor"]).toEqual({
+    source: "file",
+    path: keyFile(),
+    mode: "singleValue",
+  });
+  // What an older install left: the key in plain text. The next install replaces it with the ref.
+  installed.models.providers["gstack-claude"].apiKey = key;
+  delete installed.secrets;
+  await writeFile(home.configPath, JSON.stringify(installed, null, 2));
   // Claude Code is pointed at the scripted model (the install step keeps everything else).
   await installContractor({
     configPath: home.configPath,
@@ -103,6 +127,7 @@ beforeAll(async () => {
     projectDir: world.repo,
     env: { ...claudeModel.claudeEnv(claudeHome), CLAUDE_CODE_MAX_RETRIES: "0" },
   });
+  expect(await readFile(home.configPath, "utf8")).not.toContain(key);
   gateway = await startOpenClawGateway({ home: home.home, startTimeoutMs: 300_000 });
 }, 900_000);
 
@@ -139,6 +164,21 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
       .map((message) => JSON.stringify(message.content));
     expect(said.some((text) => text.includes("ANSWER e1"))).toBe(true);
     expect(said.some((text) => text.includes("ANSWER e2"))).toBe(true);
+  });
+
+  it("reaches the sidecar through the SecretRef: the key is in neither openclaw.json nor the agents' generated files", async () => {
+    const key = (await readSidecarKey(keyFile())) as string;
+    expect(key).toMatch(/^[0-9a-f]{64}$/);
+    expect(await readFile(home.configPath, "utf8")).not.toContain(key);
+    const files = await filesUnder(join(home.stateDir, "agents"));
+    // The turns above made the agent's store (its generated model catalogue among it), so the check reads something.
+    expect(
+      files.some((file) => file.endsWith(join("claude-code", "agent", "openclaw-agent.sqlite"))),
+      files.join("\n"),
+    ).toBe(true);
+    for (const file of files) {
+      expect((await readFile(file)).includes(key), file).toBe(false);
+    }
   });
 
   it("continues the same Claude Code session after a gateway restart", async () => {
@@ -255,6 +295,7 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
       plugins: { entries: { gstack: { enabled: boolean; config: Record<string, unknown> } } };
     };
     expect(config.models?.providers?.["gstack-claude"]).toBeUndefined();
+    expect((config as { secrets?: unknown }).secrets).toBeUndefined();
     expect(config.agents?.entries?.["claude-code"]).toBeUndefined();
     expect(config.plugins.entries.gstack.enabled).toBe(true);
     expect(config.plugins.entries.gstack.config).toEqual({
