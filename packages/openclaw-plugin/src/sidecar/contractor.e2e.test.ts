@@ -179,6 +179,16 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
     for (const file of files) {
       expect((await readFile(file)).includes(key), file).toBe(false);
     }
+    // OpenClaw's own audit resolves the ref through the file provider and finds no plain-text key of ours.
+    const audit = await runOpenClaw(["secrets", "audit", "--json"], { home: home.home, timeoutMs: 180_000 });
+    const report = JSON.parse(audit.stdout) as {
+      resolution: { refsChecked: number };
+      findings: { code: string; jsonPath: string }[];
+    };
+    expect(report.resolution.refsChecked).toBeGreaterThanOrEqual(1);
+    expect(
+      report.findings.filter((finding) => /gstack-claude|gstack-contractor/.test(JSON.stringify(finding))),
+    ).toEqual([]);
   });
 
   it("continues the same Claude Code session after a gateway restart", async () => {
