@@ -16,10 +16,9 @@ import {
 import { readState } from "../session-state";
 import type { DeliveryContext } from "./completion-delivery";
 import { credentialTransportProblem } from "./delivery-targets";
-import { networkProblem } from "./endpoint-check";
+import { postAttempt } from "./post-attempt";
 import {
   type AttemptOutcome,
-  classifyResponse,
   DEFAULT_RETRY_SCHEDULE,
   nextDelayMs,
   type RetrySchedule,
@@ -183,23 +182,20 @@ export function createAwaitingDelivery(options: AwaitingDeliveryOptions): Awaiti
     }
     const sentAt = now();
     const body = JSON.stringify(awaitingCallbackBody(outbox.notice, sentAt));
-    try {
-      const response = await fetchImplementation(outbox.url, {
-        method: "POST",
-        redirect: "manual",
+    return postAttempt(
+      fetchImplementation,
+      outbox.url,
+      {
         headers: {
           "content-type": "application/json",
           "idempotency-key": awaitingIdempotencyKey(outbox.notice),
           ...signCallback(body, secret, sentAt),
         },
         body,
-        signal: AbortSignal.timeout(options.postTimeoutMs ?? 15_000),
-      });
-      await response.arrayBuffer().catch(() => undefined);
-      return classifyResponse(response.status, response.headers.get("retry-after"), now().getTime());
-    } catch (error) {
-      return { kind: "transient", reason: networkProblem(error) };
-    }
+        timeoutMs: options.postTimeoutMs ?? 15_000,
+      },
+      now,
+    );
   }
 
   function scheduleIn(id: string, waitMs: number): void {

@@ -35,11 +35,11 @@ import {
   credentialTransportProblem,
   type ReceiverKind,
 } from "./delivery-targets";
-import { checkEndpoint, networkProblem } from "./endpoint-check";
+import { checkEndpoint } from "./endpoint-check";
+import { postAttempt } from "./post-attempt";
 import { completionCallbackBody, completionMessage, hooksBody } from "./receiver-body";
 import {
   type AttemptOutcome,
-  classifyResponse,
   DEFAULT_RETRY_SCHEDULE,
   nextDelayMs,
   type RetrySchedule,
@@ -275,19 +275,12 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
       if (error instanceof RefusedBeforeSending) return { kind: "permanent", reason: error.message };
       return { kind: "permanent", reason: `could not build the body: ${(error as Error).message}` };
     }
-    try {
-      const response = await fetchImplementation(target.url, {
-        method: "POST",
-        redirect: "manual",
-        headers: prepared.headers,
-        body: prepared.body,
-        signal: AbortSignal.timeout(options.postTimeoutMs ?? 15_000),
-      });
-      await response.arrayBuffer().catch(() => undefined);
-      return classifyResponse(response.status, response.headers.get("retry-after"), now().getTime());
-    } catch (error) {
-      return { kind: "transient", reason: networkProblem(error) };
-    }
+    return postAttempt(
+      fetchImplementation,
+      target.url,
+      { ...prepared, timeoutMs: options.postTimeoutMs ?? 15_000 },
+      now,
+    );
   }
 
   function scheduleIn(sessionDir: string, waitMs: number): void {
