@@ -312,15 +312,20 @@ async function auditWaitOnce(
 ): Promise<void> {
   const record = state.awaiting;
   if (!record) return;
-  const held = await auditHolds(
+  const answer = record.answer;
+  // One read of the audit log finds both events of this round.
+  const seen = new Set<unknown>();
+  await auditHolds(
     layout,
-    (event) =>
-      event.event === "awaiting" &&
-      event.dispatch_id === state.id &&
-      (event.detail as { round?: unknown } | undefined)?.round === record.round,
+    (event) => {
+      if (event.dispatch_id !== state.id) return false;
+      if ((event.detail as { round?: unknown } | undefined)?.round !== record.round) return false;
+      seen.add(event.event);
+      return seen.has("awaiting") && (!answer || seen.has("answered"));
+    },
     `"${state.id}"`,
   );
-  if (!held) {
+  if (!seen.has("awaiting")) {
     await audit("awaiting", {
       dispatch_id: state.id,
       detail: {
@@ -333,17 +338,7 @@ async function auditWaitOnce(
   }
   // Likewise an answer: its acceptance is written to the state before its `answered` event, and
   // the restart acts on it, so the event is written here when a crash came in between.
-  const answer = record.answer;
-  if (!answer) return;
-  const answered = await auditHolds(
-    layout,
-    (event) =>
-      event.event === "answered" &&
-      event.dispatch_id === state.id &&
-      (event.detail as { round?: unknown } | undefined)?.round === record.round,
-    `"${state.id}"`,
-  );
-  if (answered) return;
+  if (!answer || seen.has("answered")) return;
   await audit("answered", {
     dispatch_id: state.id,
     detail: { answer: answer.kind, round: record.round, written: "at start-up" },
