@@ -140,7 +140,7 @@ describe("the signed route takes waiting notices from a daemon on another host",
     const first = await post(awaitingBody(plan));
     expect(first).toMatchObject({ status: 200, body: { ok: true, outcome: "delivered", round: 1 } });
     await vi.waitFor(() => expect(postsWith("PLAN-ROUND-1")).toHaveLength(1), WAIT);
-    expect(postsWith("PLAN-ROUND-1")[0]?.text).toBe(awaitingMessage(plan));
+    expect(postsWith("PLAN-ROUND-1")[0]?.text).toContain(awaitingMessage(plan));
     expect(postsWith("PLAN-ROUND-1")[0]?.sessionKey).toBe(SESSION);
     await vi.waitFor(async () => expect(await ledger.has("dispatch-r1.awaiting-1")).toBe(true), WAIT);
     // The daemon sends it again (a restart before it saw the 2xx): acknowledged, not posted again.

@@ -4,6 +4,7 @@ import { type AwaitingNotice, parseJson, type ReplyTo } from "@gstack/contracts"
 import { awaitingKey, awaitingMessage, awaitingSlot } from "./awaiting-message";
 import type { DeliveredLedger } from "./delivered-ledger";
 import { type FolderFollower, followJsonFolder } from "./folder-follower";
+import { personAwaitingMessage } from "./person-message";
 import type { PluginSettings } from "./plugin-settings";
 import type { ReportOutbox } from "./report-outbox";
 import { sentDispatches } from "./sent-dispatches";
@@ -82,7 +83,8 @@ export function awaitingInbox(
           if (outbox.has(id) || (await ledger.has(id))) return "finished";
           const taken = [...outbox.slots(), ...(await ledger.list())];
           if (taken.some((other) => (roundOfSlot(id, other) ?? 0) > notice.round)) return "stale-round";
-          const replyTo: ReplyTo | undefined = notice.reply_to ?? (await sent.recall(id))?.reply_to;
+          const record = await sent.recall(id);
+          const replyTo: ReplyTo | undefined = notice.reply_to ?? record?.reply_to;
           if (!replyTo) return "no-session";
           const outcome = await outbox.add({
             key: awaitingKey(notice),
@@ -90,6 +92,11 @@ export function awaitingInbox(
             slot,
             session_key: replyTo.session_key,
             text: awaitingMessage(notice),
+            person_text: personAwaitingMessage({
+              notice,
+              ...(record?.task ? { task: record.task } : {}),
+              remote: via === "awaiting-callback",
+            }),
             via,
           });
           return outcome === "queued" ? "delivered" : "already-delivered";

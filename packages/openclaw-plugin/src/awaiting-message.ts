@@ -55,6 +55,7 @@ export function awaitingMessage(notice: AwaitingNotice): string {
       `- approve: gstack_answer with dispatch_id ${id}, answer approve, round ${notice.round}. The agent carries the plan out in the same session and worktree.`,
       `- revise: gstack_answer with dispatch_id ${id}, answer revise, round ${notice.round}, text saying what to change. The agent plans again.`,
       `- reject: gstack_answer with dispatch_id ${id}, answer reject, text saying why. The dispatch ends cancelled.`,
+      `The person's plain words: "approve", "yes", "go ahead", "looks good" approve; "revise: …" or "change …" revise with their words; "reject: …" or "stop" reject. A bare "no" is not an answer: ask whether to revise or reject.`,
     );
   } else {
     lines.push(
@@ -74,6 +75,7 @@ export function awaitingMessage(notice: AwaitingNotice): string {
       "How to answer (only with the person's own answer, never on their behalf):",
       `- reply: gstack_answer with dispatch_id ${id}, answer reply, round ${notice.round}, text in gstack's grammar: all (every recommendation), tokens such as ${example} (decision ${example.slice(0, -1)}, option ${example.slice(-1)}), or all except ${example}. A bare yes or no is refused.`,
       `- reject: gstack_answer with dispatch_id ${id}, answer reject, text saying why. The dispatch ends cancelled.`,
+      `The person's plain words: "all", "yes to all" or "take the recommendations" reply all; tokens or "all except …" as they wrote them; "reject: …" or "stop" reject.`,
     );
   }
   lines.push(

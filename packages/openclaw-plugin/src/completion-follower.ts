@@ -4,6 +4,7 @@ import { type Completion, parseJson, type ReplyTo, replyToSchema } from "@gstack
 import { completionKey, completionMessage } from "./completion-message";
 import type { DeliveredLedger } from "./delivered-ledger";
 import { followJsonFolder } from "./folder-follower";
+import { personCompletionMessage } from "./person-message";
 import type { PluginSettings } from "./plugin-settings";
 import type { ReportOutbox } from "./report-outbox";
 import { sentDispatches } from "./sent-dispatches";
@@ -45,14 +46,21 @@ export function completionInbox(
         .catch(() => undefined)
         .then(async () => {
           if (outbox.has(id) || (await ledger.has(id))) return "already-delivered" as const;
-          const replyTo = await replyToOf(input.completion, () => sent.recall(id));
+          const record = await sent.recall(id);
+          const replyTo = await replyToOf(input.completion, async () => record);
           if (!replyTo) return "no-session" as const;
           const reportMarkdown = input.reportMarkdown ?? (await readReport(settings, id));
+          const news = {
+            ...input,
+            ...(reportMarkdown ? { reportMarkdown } : {}),
+            ...(record?.task ? { task: record.task } : {}),
+          };
           const outcome = await outbox.add({
             key: completionKey(input.completion),
             dispatch_id: id,
             session_key: replyTo.session_key,
-            text: completionMessage({ ...input, ...(reportMarkdown ? { reportMarkdown } : {}) }),
+            text: completionMessage(news),
+            person_text: personCompletionMessage(news),
             via: input.via,
           });
           return outcome === "queued" ? ("delivered" as const) : ("already-delivered" as const);

@@ -9,6 +9,13 @@ export interface CompletionNews {
   summary?: string;
   needsJudgment?: string[];
   reportMarkdown?: string;
+  /** The task as dispatched, when this plugin sent it. */
+  task?: string;
+}
+
+/** Whether a completion leaves work the person can land: commits on a branch awaiting their word. */
+export function landable(completion: Completion): boolean {
+  return completion.landing === "awaiting" && (completion.commits ?? 0) > 0 && Boolean(completion.branch);
 }
 
 const WHAT_TO_DO: Record<string, string> = {
@@ -58,10 +65,10 @@ export function completionMessage(news: CompletionNews): string {
   const shipped = sections ? bulletItems(sections["What shipped"] ?? "") : [];
   if (shipped.length > 0) lines.push("", "What shipped:", ...shipped.map((item) => `- ${item}`));
   lines.push("", ...completionFacts(completion));
-  if (completion.landing === "awaiting" && completion.branch) {
+  if (landable(completion)) {
     lines.push(
       "",
-      `The work is on branch ${completion.branch}${completion.base ? ` (from ${completion.base})` : ""}, not in the person's checkout. Only when they say so: gstack_land with dispatch_id ${completion.dispatch_id} and action land (or discard).`,
+      `The work is on branch ${completion.branch}${completion.base ? ` (from ${completion.base})` : ""}, not in the person's checkout. Only on the person's word, once: "land" or "land it" is gstack_land with dispatch_id ${completion.dispatch_id} and action land; "open a PR" is action land with pr true; "discard" is action discard with force true.`,
     );
   }
   const judgment =
@@ -97,7 +104,7 @@ export function completionFacts(completion: Completion): string[] {
     facts.push(`Commits: ${completion.commits}${shas}`);
   }
   const effort = [`${completion.duration}s`];
-  if (completion.turns !== undefined) effort.push(`${completion.turns} turns`);
+  if (completion.turns !== undefined) effort.push(`${completion.turns} turn${completion.turns === 1 ? "" : "s"}`);
   if (completion.cost_usd !== undefined) {
     effort.push(
       `$${completion.cost_usd.toFixed(2)}${completion.budget_usd !== undefined ? ` of a $${completion.budget_usd.toFixed(2)} budget` : ""}`,

@@ -15,6 +15,11 @@ export interface DeliveryRecord {
   delivered_at: string;
   /** Whether the report was also sent to the person's channel (`no-route` for a session without one). */
   person?: "sent" | "no-route" | "failed";
+  /**
+   * What became of the agent's answer to it on the person's channel: sent (it added to the
+   * report), or not sent because it was silent or repeated the report.
+   */
+  answer?: "sent" | "no-route" | "failed" | "silent" | "repeat";
 }
 
 /**

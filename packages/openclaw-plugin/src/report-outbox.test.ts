@@ -21,11 +21,16 @@ class FakeSessions implements SessionChannel {
   /** When false, a posted message never reaches the history (a gateway that dropped it). */
   recordMessages = true;
   answer = true;
+  /** What the agent answers when a turn ends. */
+  answerText = "Noted.";
+  /** Runs on each post before it joins the history (OpenClaw's own repairs of the transcript). */
+  onPost?: (input: { sessionKey: string; text: string }) => void;
   tellPerson?: SessionChannel["tellPerson"];
 
   async post(input: { sessionKey: string; text: string }): Promise<string> {
     const runId = `run-${this.posts.length + 1}`;
     this.posts.push({ ...input, runId });
+    this.onPost?.(input);
     if (this.recordMessages) this.historyOf(input.sessionKey).push({ role: "user", text: input.text });
     return runId;
   }
@@ -44,7 +49,7 @@ class FakeSessions implements SessionChannel {
   finish(runId: string, end: TurnEnd = "ended"): void {
     const post = this.posts.find((candidate) => candidate.runId === runId);
     if (post && this.answer && this.recordMessages) {
-      this.historyOf(post.sessionKey).push({ role: "assistant", text: "Noted." });
+      this.historyOf(post.sessionKey).push({ role: "assistant", text: this.answerText, reply: this.answerText });
     }
     this.ended.set(runId, end);
     this.ends.get(runId)?.(end);
@@ -263,6 +268,138 @@ describe("the report outbox", () => {
       .historyOf("agent:main:main")
       .filter((message) => message.text.includes(reportMarker("gstack:d-cut:completed")));
     expect(markers).toHaveLength(1);
+  });
+
+  it("tells the person first, in their words, then gives the session its own copy saying so", async () => {
+    const order: string[] = [];
+    sessions.tellPerson = async (input) => {
+      order.push(`person: ${input.text}`);
+      return "sent" as const;
+    };
+    const post = sessions.post.bind(sessions);
+    sessions.post = async (input) => {
+      order.push("session");
+      return await post(input);
+    };
+    sessions.answerText = "NO_REPLY";
+    const box = open();
+    await box.start();
+    await box.add({ ...report("d-words"), person_text: "Ready to land: acme." });
+    await vi.waitUntil(() => sessions.posts.length === 1, WAIT);
+    expect(order).toEqual(["person: Ready to land: acme.", "session"]);
+    expect(sessions.posts[0]?.text).toContain("Answer exactly NO_REPLY unless you have something to add");
+    expect(sessions.posts[0]?.text).toContain(reportMarker("gstack:d-words:completed"));
+    sessions.finish("run-1");
+    await vi.waitUntil(() => ledger.has("d-words"), WAIT);
+    expect(order).toHaveLength(2);
+    const record = JSON.parse(await readFile(join(ledger.folder, "d-words.json"), "utf8"));
+    expect(record).toMatchObject({ person: "sent", answer: "silent" });
+  });
+
+  it("passes on the agent's answer only when it adds to what the person read, once", async () => {
+    const told: { sessionKey: string; text: string }[] = [];
+    sessions.tellPerson = async (input) => {
+      told.push(input);
+      return "sent" as const;
+    };
+    const news = "Ready to land: acme, add the login page. What shipped: the login page and its tests.";
+    const cases = [
+      { session: "agent:main:silent", answer: "NO_REPLY", verdict: "silent" },
+      { session: "agent:main:echo", answer: "Ready to land: acme, add the login page and its tests.", verdict: "repeat" },
+      { session: "agent:main:adds", answer: "Heads up: you froze the auth module last week; this touches it.", verdict: "sent" },
+    ];
+    const box = open();
+    await box.start();
+    for (const [index, item] of cases.entries()) {
+      sessions.answerText = item.answer;
+      await box.add({ ...report(`d-${index}`, item.session), person_text: news });
+      await vi.waitUntil(() => sessions.posts.length === index + 1, WAIT);
+      sessions.finish(`run-${index + 1}`);
+      await vi.waitUntil(() => ledger.has(`d-${index}`), WAIT);
+      const record = JSON.parse(await readFile(join(ledger.folder, `d-${index}.json`), "utf8"));
+      expect(record.answer).toBe(item.verdict);
+    }
+    expect(told.map((entry) => [entry.sessionKey, entry.text])).toEqual([
+      ["agent:main:silent", news],
+      ["agent:main:echo", news],
+      ["agent:main:adds", news],
+      ["agent:main:adds", "Heads up: you froze the auth module last week; this touches it."],
+    ]);
+  });
+
+  it("when the person's message could not be sent, the agent's answer is what reaches them", async () => {
+    const told: string[] = [];
+    let calls = 0;
+    sessions.tellPerson = async (input) => {
+      calls += 1;
+      if (calls === 1) throw new Error("channel down");
+      told.push(input.text);
+      return "sent" as const;
+    };
+    sessions.answerText = "Ready to land: acme, add the login page.";
+    const box = open();
+    await box.start();
+    await box.add({ ...report("d-down"), person_text: "Ready to land: acme, add the login page." });
+    await vi.waitUntil(() => sessions.posts.length === 1, WAIT);
+    expect(sessions.posts[0]?.text).toContain("could not be sent to the person's channel");
+    sessions.finish("run-1");
+    await vi.waitUntil(() => ledger.has("d-down"), WAIT);
+    expect(told).toEqual(["Ready to land: acme, add the login page."]);
+  });
+
+  it("a report cut short gets one more look, and not the whole report again when OpenClaw folds it into that turn", async () => {
+    const told: string[] = [];
+    sessions.tellPerson = async (input) => {
+      told.push(input.text);
+      return "sent" as const;
+    };
+    const first = open();
+    await first.start();
+    await first.add({ ...report("d-fold"), person_text: "Done: acme." });
+    await vi.waitUntil(() => sessions.posts.length === 1, WAIT);
+    await closeWithoutWaiting(first);
+
+    // OpenClaw repairs the transcript at the next turn: the cut-off message leaves the history.
+    const marker = reportMarker("gstack:d-fold:completed");
+    sessions.onPost = (input) => {
+      const history = sessions.historyOf(input.sessionKey);
+      const at = history.findIndex((message) => message.text.includes(marker));
+      if (at >= 0) history.splice(at, 1);
+    };
+    sessions.answerText = "NO_REPLY";
+    const second = open();
+    await second.start();
+    await vi.waitUntil(() => sessions.posts.length === 2, WAIT);
+    expect(sessions.posts[1]?.text).toContain("one more look at gstack:d-fold:completed");
+    expect(sessions.posts[1]?.text).not.toContain(marker);
+    sessions.finish("run-2");
+    await vi.waitUntil(() => ledger.has("d-fold"), WAIT);
+    await second.idle();
+    expect(sessions.posts).toHaveLength(2);
+    expect(told).toEqual(["Done: acme."]);
+  });
+
+  it("a second cut, during the one more look, ends it: no third turn, the person told once", async () => {
+    const told: string[] = [];
+    sessions.tellPerson = async (input) => {
+      told.push(input.text);
+      return "sent" as const;
+    };
+    const first = open();
+    await first.start();
+    await first.add({ ...report("d-twice"), person_text: "Done: acme." });
+    await vi.waitUntil(() => sessions.posts.length === 1, WAIT);
+    await closeWithoutWaiting(first);
+    const second = open();
+    await second.start();
+    await vi.waitUntil(() => sessions.posts.length === 2, WAIT);
+    await closeWithoutWaiting(second);
+    const third = open();
+    await third.start();
+    await vi.waitUntil(() => ledger.has("d-twice"), WAIT);
+    await third.idle();
+    expect(sessions.posts).toHaveLength(2);
+    expect(told).toEqual(["Done: acme."]);
   });
 
   it("refuses a second copy of a report it holds", async () => {

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { childPath } from "@gstack/contracts";
 import { readJsonIfPresent, writeJsonAtomic } from "./atomic-json";
 import type { DeliveredLedger } from "./delivered-ledger";
+import { isSilentAnswer, judgeAnswer } from "./answer-judge";
 import type { HistoryMessage, PersonDelivery, SessionChannel } from "./session-delivery";
 
 /** One report waiting to be seen in its session, as kept on disk until it is. */
@@ -18,8 +19,13 @@ export interface OutboxEntry {
    */
   slot?: string;
   session_key: string;
-  /** The readable report, as the session will hold it. */
+  /** The report as the session holds it: everything the agent needs (tool calls, keys). */
   text: string;
+  /**
+   * The report as the person reads it on their channel: what it needs of them, what happened,
+   * how to reply in plain words. Absent in entries of older versions (the session text is sent).
+   */
+  person_text?: string;
   via: "completed-folder" | "callback" | "awaiting-folder" | "awaiting-callback";
   queued_at: string;
   /** Set while a turn on it was started and not yet confirmed. */
@@ -32,6 +38,19 @@ export interface OutboxEntry {
    */
   told_at?: string;
   told?: PersonDelivery | "failed";
+  /** When the session's history first showed the report: from then on it is never posted again. */
+  seen_at?: string;
+  /**
+   * Set before the one more look a report gets when a stopped gateway cut its turn short (the
+   * report is in the history, unanswered): it gets no second one.
+   */
+  looked_again_at?: string;
+  /**
+   * Set before the agent's answer to the report is sent to the person (only when it says
+   * something the person's message did not): sent at most once, across restarts too.
+   */
+  answer_sent_at?: string;
+  answer?: PersonDelivery | "failed" | "silent" | "repeat";
 }
 
 export interface OutboxOptions {
@@ -59,15 +78,62 @@ export function slotOf(entry: Pick<OutboxEntry, "dispatch_id" | "slot">): string
   return entry.slot ?? entry.dispatch_id;
 }
 
+/** The line that marks the one more look a report cut short by a stopped gateway gets. */
+export function lookAgainMarker(keys: readonly string[]): string {
+  return `(gstack: one more look at ${keys.join(", ")})`;
+}
+
+/**
+ * What the agent is told of the person's side before the reports: they have read the gstack
+ * message already (so the agent's answer adds, never repeats), or it could not reach them.
+ */
+export function personPreface(entries: readonly OutboxEntry[]): string {
+  const told = entries.map((entry) => entry.told);
+  if (told.every((state) => state === "sent")) {
+    return "[gstack: the person has already been sent this news on their channel, in plain words with how to reply. Answer exactly NO_REPLY unless you have something to add that it does not say (something you know from memory or this conversation); whatever else you answer is sent to them as it stands.]";
+  }
+  if (told.some((state) => state === "failed")) {
+    return "[gstack: this news could not be sent to the person's channel: your answer is what they read. Tell them in plain words, without tool names or report keys.]";
+  }
+  return "";
+}
+
 /** The text of one turn carrying one or several reports. */
 export function batchText(entries: readonly OutboxEntry[]): string {
-  if (entries.length === 1) return (entries[0] as OutboxEntry).text;
+  const preface = personPreface(entries);
+  const lead = preface ? `${preface}\n\n` : "";
+  if (entries.length === 1) return `${lead}${(entries[0] as OutboxEntry).text}`;
   return [
-    entries.some((entry) => entry.slot)
-      ? `${entries.length} gstack reports arrived:`
-      : `${entries.length} gstack dispatches ended:`,
+    `${lead}${
+      entries.some((entry) => entry.slot)
+        ? `${entries.length} gstack reports arrived:`
+        : `${entries.length} gstack dispatches ended:`
+    }`,
     ...entries.map((entry, index) => `\n--- ${index + 1} of ${entries.length} ---\n${entry.text}`),
   ].join("\n");
+}
+
+/**
+ * The agent's answer to the newest message of the history that contains `needle` (and is not
+ * the agent's own): the visible text of the last of the agent's messages that follow it, before
+ * the next message of the person; undefined when the agent has not answered it.
+ */
+export function answerTo(history: readonly HistoryMessage[], needle: string): string | undefined {
+  let at = -1;
+  for (let index = history.length - 1; index >= 0; index--) {
+    const message = history[index] as HistoryMessage;
+    if (message.role !== "assistant" && message.text.includes(needle)) {
+      at = index;
+      break;
+    }
+  }
+  if (at < 0) return undefined;
+  let answer: string | undefined;
+  for (const message of history.slice(at + 1)) {
+    if (message.role === "user") break;
+    if (message.role === "assistant" && message.reply?.trim()) answer = message.reply.trim();
+  }
+  return answer;
 }
 
 /** Where a report stands in the session's history: absent, there and answered, or there alone. */
@@ -108,23 +174,61 @@ export function reportOutbox(options: OutboxOptions) {
 
   const save = (entry: OutboxEntry) => writeJsonAtomic(pathOf(slotOf(entry)), entry);
   /**
-   * Once the session shows the report, the person gets it on the session's channel too,
-   * whether the agent answered, said NO_REPLY, or had its answer held back.
+   * The person's message goes to the session's channel once, as the report's first turn starts,
+   * whatever the agent then answers: marked before sending, so a process that stops mid-send
+   * does not send it again.
    */
   const tellPerson = async (entry: OutboxEntry) => {
     if (entry.told_at || !options.channel.tellPerson) return;
     entry.told_at = new Date().toISOString();
     await save(entry);
     try {
-      entry.told = await options.channel.tellPerson({ sessionKey: entry.session_key, text: entry.text });
+      entry.told = await options.channel.tellPerson({
+        sessionKey: entry.session_key,
+        text: entry.person_text ?? entry.text,
+      });
     } catch (error) {
       entry.told = "failed";
       warn(`could not send the report of ${entry.dispatch_id} to the person's channel`, error);
     }
     await save(entry);
   };
+  /**
+   * The agent's answer to a report reaches the person only when it adds to what they were
+   * sent: NO_REPLY or an empty answer is nothing, an answer that mostly repeats the person's
+   * message is dropped. The answer of one turn is sent once for all the reports it carried.
+   */
+  const passOnAnswer = async (entries: readonly OutboxEntry[], history: readonly HistoryMessage[]) => {
+    const open = entries.filter((entry) => !entry.answer_sent_at);
+    if (open.length === 0 || !options.channel.tellPerson) return;
+    if (entries.some((entry) => entry.told === "no-route")) return;
+    const first = open[0] as OutboxEntry;
+    const needle = first.looked_again_at ? lookAgainMarker([first.key]).slice(0, -1) : reportMarker(first.key);
+    const reply =
+      answerTo(history, needle) ?? (first.looked_again_at ? answerTo(history, reportMarker(first.key)) : undefined);
+    const news = entries.map((entry) => entry.person_text ?? entry.text).join("\n");
+    const told = entries.every((entry) => entry.told === "sent");
+    const verdict = reply === undefined ? "silent" : told ? judgeAnswer(reply, news) : isSilentAnswer(reply) ? "silent" : "adds";
+    const now = new Date().toISOString();
+    for (const entry of open) {
+      entry.answer_sent_at = now;
+      if (verdict !== "adds") entry.answer = verdict;
+      await save(entry);
+    }
+    if (verdict !== "adds" || reply === undefined) return;
+    let outcome: PersonDelivery | "failed";
+    try {
+      outcome = await options.channel.tellPerson({ sessionKey: first.session_key, text: reply });
+    } catch (error) {
+      outcome = "failed";
+      warn(`could not send the agent's answer on ${first.dispatch_id} to the person's channel`, error);
+    }
+    for (const entry of open) {
+      entry.answer = outcome;
+      await save(entry);
+    }
+  };
   const confirm = async (entry: OutboxEntry) => {
-    await tellPerson(entry);
     await options.ledger.record({
       dispatch_id: entry.dispatch_id,
       session_key: entry.session_key,
@@ -133,6 +237,7 @@ export function reportOutbox(options: OutboxOptions) {
       ...(entry.slot ? { slot: entry.slot } : {}),
       delivered_at: new Date().toISOString(),
       ...(entry.told ? { person: entry.told } : {}),
+      ...(entry.answer ? { answer: entry.answer } : {}),
     });
     entries.delete(slotOf(entry));
     await rm(pathOf(slotOf(entry)), { force: true });
@@ -144,34 +249,59 @@ export function reportOutbox(options: OutboxOptions) {
 
   /**
    * Settles the session's posted reports from its history once their turn is over: shown
-   * and answered, or shown in a turn that ended, is delivered; absent is posted again; shown
-   * but cut off by a stopped gateway (no answer, no turn of this process) gets one turn that
-   * asks the agent to answer it, without the report twice in the conversation.
+   * and answered, or shown in a turn that ended, is delivered; absent is posted again, unless
+   * the history showed it before (OpenClaw may fold a cut-off message into the next turn); shown
+   * but cut off by a stopped gateway (no answer, no turn of this process) gets one more look,
+   * a short turn that asks the agent to answer it, and never a second one nor the whole report
+   * again.
    */
   const settle = async (sessionKey: string, posted: OutboxEntry[], turnOver: boolean) => {
     const history = await options.channel.history(sessionKey);
     const orphans: OutboxEntry[] = [];
+    const done: OutboxEntry[] = [];
     for (const entry of posted) {
       const standing = standingIn(history, entry.key);
-      if (standing === "answered" || (standing === "unanswered" && turnOver && entry.run_id)) {
-        await confirm(entry);
-      } else if (standing === "unanswered" && !entry.run_id) {
-        orphans.push(entry);
-      } else if (standing === "absent" || turnOver) {
+      if (standing !== "absent" && !entry.seen_at) {
+        entry.seen_at = new Date().toISOString();
+        await save(entry);
+      }
+      if (standing === "answered") done.push(entry);
+      else if (standing === "unanswered") {
+        // A turn of this process that ended; else one cut short by a stopped gateway, which
+        // gets one more look, and none after the first.
+        if (entry.run_id) {
+          if (turnOver) done.push(entry);
+        } else if (entry.looked_again_at) done.push(entry);
+        else orphans.push(entry);
+      } else if (entry.seen_at) {
+        // Shown before and gone since: OpenClaw folded it into a later turn. Never posted twice.
+        done.push(entry);
+      } else if (turnOver || !entry.run_id) {
         delete entry.posted_at;
         delete entry.run_id;
         await save(entry);
       }
     }
+    if (done.length > 0) {
+      await passOnAnswer(done, history);
+      for (const entry of done) await confirm(entry);
+    }
     if (orphans.length === 0) return;
+    const keys = orphans.map((entry) => entry.key);
+    const now = new Date().toISOString();
+    for (const entry of orphans) {
+      entry.looked_again_at = now;
+      await save(entry);
+    }
     const runId = await options.channel.post({
       sessionKey,
-      text: `The gstack report${orphans.length > 1 ? "s" : ""} above (${orphans
-        .map((entry) => entry.key)
-        .join(
-          ", ",
-        )}) arrived as OpenClaw stopped and ${orphans.length > 1 ? "were" : "was"} not answered yet: please tell the user now.`,
-      idempotencyKey: `${orphans.map((entry) => entry.key).join("+")}:answer`,
+      text: [
+        `The gstack report${orphans.length > 1 ? "s" : ""} above arrived as OpenClaw stopped and ${orphans.length > 1 ? "were" : "was"} not answered yet.`,
+        personPreface(orphans) ||
+          "Answer it now as you would have; the person reads your answer in this session.",
+        lookAgainMarker(keys),
+      ].join("\n"),
+      idempotencyKey: `${keys.join("+")}:answer`,
     });
     for (const entry of orphans) {
       entry.run_id = runId;
@@ -212,6 +342,8 @@ export function reportOutbox(options: OutboxOptions) {
           entry.attempts += 1;
           await save(entry);
         }
+        // The person hears first, in their own words; the turn's text then tells the agent so.
+        for (const entry of batch) await tellPerson(entry);
         const runId = await options.channel.post({
           sessionKey,
           text: batchText(batch),

@@ -6,13 +6,17 @@ export type TurnEnd = "ended" | "failed" | "still-running";
 /** One message of a session's history, reduced to what delivery checks need. */
 export interface HistoryMessage {
   role: string;
+  /** All text the message holds, whatever its shape (for finding a report's key). */
   text: string;
+  /** What the person would read of it: its text parts alone, without tool calls or metadata. */
+  reply?: string;
 }
 
 /**
- * The three things report delivery needs from OpenClaw: put a message into a session (as
- * a turn of its agent, with the reply sent to the person's channel), learn when that turn
- * ended, and read the session's own history to confirm the message is there.
+ * What report delivery needs from OpenClaw: put a message into a session as a turn of its
+ * agent (kept in its transcript; the agent's answer is not sent anywhere by OpenClaw), learn
+ * when that turn ended, read the session's own history to confirm the message is there and
+ * find the agent's answer, and send a plain message to the person on the session's channel.
  */
 export interface SessionChannel {
   /** Starts a turn of the session's agent on `text`; resolves with the gateway's run id. */
@@ -23,8 +27,8 @@ export interface SessionChannel {
   history(sessionKey: string): Promise<HistoryMessage[]>;
   /**
    * Sends `text` as a plain message to the person on the session's own channel (the route
-   * its last inbound message came by), whatever the agent answered. `no-route` when the
-   * session has no channel to send on (a CLI or web session, which shows its history).
+   * its last inbound message came by). `no-route` when the session has no channel to send on
+   * (a CLI or web session, whose person reads the session itself).
    */
   tellPerson?(input: { sessionKey: string; text: string }): Promise<PersonDelivery>;
 }
@@ -38,35 +42,18 @@ const HISTORY_LIMIT = 400;
 /**
  * The channel through the plugin runtime's `subagent` helpers, which an installed plugin
  * may use: `run` is the gateway's `agent` method for the session key (the report becomes a
- * user message of that session, kept in its transcript, and `deliver: true` sends the
- * agent's answer to the session's channel; a session with no channel to answer on gets the
- * turn without it), `waitForRun` is `agent.wait`, and
- * `getSessionMessages` is `sessions.get`.
+ * user message of that session, kept in its transcript), `waitForRun` is `agent.wait`, and
+ * `getSessionMessages` is `sessions.get`. Turns run with `deliver: false`: the person is sent
+ * the plugin's own message, and the agent's answer only when it adds to it (report-outbox.ts),
+ * so OpenClaw neither sends the same news a second time nor an error for a NO_REPLY.
  */
 export function runtimeSessionChannel(api: OpenClawPluginApi): SessionChannel {
   // Read when used, not at registration: OpenClaw's CLI registers plugins without a runtime.
   const subagent = () => api.runtime.subagent;
   return {
     async post({ sessionKey, text, idempotencyKey }) {
-      try {
-        const { runId } = await subagent().run({ sessionKey, message: text, deliver: true, idempotencyKey });
-        return runId;
-      } catch (error) {
-        // OpenClaw refuses `deliver` for a session other than the main one that has no channel
-        // to answer on (a CLI or web session): the turn then runs without it, and the report
-        // stays in the session's history.
-        try {
-          const { runId } = await subagent().run({
-            sessionKey,
-            message: text,
-            deliver: false,
-            idempotencyKey: `${idempotencyKey}:in-session`,
-          });
-          return runId;
-        } catch {
-          throw error;
-        }
-      }
+      const { runId } = await subagent().run({ sessionKey, message: text, deliver: false, idempotencyKey });
+      return runId;
     },
     async waitForTurn(runId, timeoutMs) {
       const result = await subagent().waitForRun({ runId, timeoutMs });
@@ -82,7 +69,7 @@ export function runtimeSessionChannel(api: OpenClawPluginApi): SessionChannel {
       await adapter.sendText({
         cfg: api.config,
         to: route.to,
-        text,
+        text: withinLimit(text, adapter.textChunkLimit),
         accountId: route.accountId ?? null,
         threadId: route.threadId ?? null,
       });
@@ -95,11 +82,40 @@ export function runtimeSessionChannel(api: OpenClawPluginApi): SessionChannel {
   };
 }
 
+/**
+ * A message within a channel's limit of characters: whole when it fits, else cut at a line
+ * (or a word) with a last line saying how to read the rest. Person messages are written to fit
+ * 2,000 characters; this holds for a channel with a smaller limit.
+ */
+export function withinLimit(text: string, limit: number | undefined): string {
+  const chars = [...text];
+  if (!limit || limit <= 0 || chars.length <= limit) return text;
+  const tail = "… Say “show the full report” to read the rest.";
+  let cut = chars.slice(0, Math.max(0, limit - [...tail].length - 1)).join("");
+  const atLine = cut.lastIndexOf("\n");
+  const atWord = cut.lastIndexOf(" ");
+  if (atLine > cut.length / 2) cut = cut.slice(0, atLine);
+  else if (atWord > cut.length / 2) cut = cut.slice(0, atWord);
+  return `${cut.trimEnd()}\n${tail}`;
+}
+
 /** The role and all text of one message as `sessions.get` returns it, whatever its shape. */
 export function historyMessage(message: unknown): HistoryMessage {
-  const record = (message ?? {}) as { role?: unknown; message?: { role?: unknown } };
+  const record = (message ?? {}) as { role?: unknown; content?: unknown; message?: { role?: unknown; content?: unknown } };
   const role = typeof record.role === "string" ? record.role : String(record.message?.role ?? "");
-  return { role, text: collectText(message) };
+  const reply = visibleText(record.content ?? record.message?.content);
+  return { role, text: collectText(message), ...(reply !== undefined ? { reply } : {}) };
+}
+
+/** The text parts of a message's content (a string, or parts of which `type: "text"` are read). */
+function visibleText(content: unknown): string | undefined {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return undefined;
+  const parts = content.flatMap((part) => {
+    const piece = part as { type?: unknown; text?: unknown };
+    return piece && piece.type === "text" && typeof piece.text === "string" ? [piece.text] : [];
+  });
+  return parts.length > 0 ? parts.join("\n") : undefined;
 }
 
 function collectText(value: unknown): string {
