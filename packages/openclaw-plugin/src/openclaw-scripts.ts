@@ -65,3 +65,52 @@ export function openclawAgentResponder(request: RecordedRequest): ScriptedStep {
   if (isToolResult) return scripted.text("Sent to gstack; the report will come back here.");
   return scripted.text("Thanks, I have read the gstack report.");
 }
+
+/** Every text of every message of the request, oldest first (what the agent has read). */
+function conversationText(request: RecordedRequest): string {
+  const messages = (request.body as { messages?: MessageLike[] } | undefined)?.messages ?? [];
+  return messages.map((message) => textOf(message.content)).join("\n");
+}
+
+/** The last match of `pattern` (global) in `text`. */
+function lastMatch(text: string, pattern: RegExp): RegExpExecArray | undefined {
+  let found: RegExpExecArray | undefined;
+  for (const match of text.matchAll(pattern)) found = match as RegExpExecArray;
+  return found;
+}
+
+/**
+ * An agent that turns the person's plain replies into tool calls with nothing but what the
+ * session's gstack messages told it: "approve" becomes the `gstack_answer` call the newest
+ * plan's message spells out, "land it" the `gstack_land` call the newest report's message
+ * spells out. Anything else is `undefined` (left to another responder).
+ */
+export function plainReplyResponder(request: RecordedRequest): ScriptedStep | undefined {
+  const last = lastMessage(request);
+  const isToolResult =
+    Array.isArray(last?.content) &&
+    (last.content as { type?: string }[]).some((block) => block.type === "tool_result");
+  if (isToolResult) return undefined;
+  // The person's newest message alone, without the envelope OpenClaw may put before it.
+  const messages = (request.body as { messages?: MessageLike[] } | undefined)?.messages ?? [];
+  const own = [...messages].reverse().find((message) => message.role === "user");
+  const said = (textOf(own?.content).trim().split("\n").at(-1) ?? "")
+    .replace(/^\[[^\]]*\]\s*/, "")
+    .trim()
+    .toLowerCase();
+  const seen = conversationText(request);
+  if (said === "approve" || said === "yes, go ahead") {
+    const call = lastMatch(seen, /approve: gstack_answer with dispatch_id ([^\s,]+), answer approve, round (\d+)/g);
+    if (!call) return scripted.text("I see no plan waiting for an answer.");
+    return scripted.toolUse("tool_call", {
+      id: "gstack_answer",
+      args: { dispatch_id: call[1], answer: "approve", round: Number(call[2]) },
+    });
+  }
+  if (said === "land it" || said === "land") {
+    const call = lastMatch(seen, /"land" or "land it" is gstack_land with dispatch_id (\S+) and action land/g);
+    if (!call) return scripted.text("I see no work waiting to land.");
+    return scripted.toolUse("tool_call", { id: "gstack_land", args: { dispatch_id: call[1], action: "land" } });
+  }
+  return undefined;
+}

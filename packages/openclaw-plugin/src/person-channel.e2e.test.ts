@@ -4,9 +4,16 @@ import { join } from "node:path";
 import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
-import { DISPATCH_MARKER, newestUserText, openclawAgentResponder, TOOL_MARKER } from "./openclaw-scripts";
+import {
+  DISPATCH_MARKER,
+  newestUserText,
+  openclawAgentResponder,
+  plainReplyResponder,
+  TOOL_MARKER,
+} from "./openclaw-scripts";
 import {
   agentTurn,
+  chatHistory,
   dispatchFromChat,
   failureReport,
   type GstackWorld,
@@ -113,6 +120,11 @@ export default {
 
 const SESSION = "agent:main:person";
 
+/** What the report's turn answers, by a needle of the report's text; NO_REPLY when none matches. */
+const answers = new Map<string, string>();
+/** Needles whose turns hang, so the gateway can be killed inside them (once each). */
+const holds = new Set<string>();
+
 async function sentMessages(): Promise<{ to: string; text: string }[]> {
   const text = await readFile(sentFile, "utf8").catch(() => "");
   return text
@@ -121,19 +133,48 @@ async function sentMessages(): Promise<{ to: string; text: string }[]> {
     .map((line) => JSON.parse(line));
 }
 
-function runDaemonUntilDone(id: string): Promise<void> {
-  return runCodingDaemonUntilDone(
-    world,
+
+type Script = Parameters<typeof startCodingDaemon>[1];
+
+function shipScript(file: string, needle: string): Script {
+  return [
+    scripted.write(file, `${needle}\n`),
+    scripted.bash(`git add ${file}`),
+    scripted.bash(`git commit -m 'Add ${file}'`),
+    scripted.text(`Added ${file}.\n## What shipped\n- ${file} ${needle}\n## Needs human judgment\n- none`),
+  ];
+}
+
+/** The session's person is on the recording channel: their messages arrive from `to`. */
+async function bindPerson(session: string, to: string): Promise<void> {
+  const bind = await runOpenClaw(
     [
-      scripted.write("quiet.txt", "quiet\n"),
-      scripted.bash("git add quiet.txt"),
-      scripted.bash("git commit -m 'Add quiet.txt'"),
-      scripted.text(
-        "Added quiet.txt.\n## What shipped\n- quiet.txt QUIET-SHIPPED\n## Needs human judgment\n- none",
-      ),
+      "gateway",
+      "call",
+      "recording-chat.inbound",
+      "--params",
+      JSON.stringify({ sessionKey: session, from: to }),
+      "--json",
     ],
-    id,
+    { home: home.home, env: gatewayEnv(gateway) },
   );
+  expect(bind.code, `${bind.stdout}\n${bind.stderr}`).toBe(0);
+}
+
+/** What a person must never be sent: the agent's tools, report keys, JSON, OpenClaw's errors. */
+function expectForAPerson(text: string, id: string): void {
+  expect(text).not.toMatch(/gstack_(answer|land|report|dispatch|status|cancel)/);
+  expect(text).not.toContain("report key");
+  expect(text).not.toContain(id);
+  expect(text).not.toMatch(/\{\s*"/);
+  expect(text).not.toContain("couldn't generate a response");
+}
+
+const delivered = (slot: string) =>
+  stat(join(home.stateDir, "gstack", "delivered", `${slot}.json`)).catch(() => undefined);
+
+async function sentTo(person: string) {
+  return (await sentMessages()).filter((message) => message.to === person);
 }
 
 beforeAll(async () => {
@@ -141,13 +182,23 @@ beforeAll(async () => {
   sentFile = join(scratch, "sent.jsonl");
   const tarball = await packPlugin(join(scratch, "pack"));
   world = await makeGstackWorld();
-  // The session's agent dispatches (or calls a tool) when asked to and answers every report with NO_REPLY.
+  // The session's agent dispatches (or calls a tool) when asked to, turns the person's plain
+  // replies into the calls the gstack messages spell out, and answers a report as the test
+  // says (NO_REPLY unless told otherwise); a report whose needle is held never gets an answer.
   model = await startScriptedModel({
     respond: (request) => {
       const fresh = newestUserText(request);
       if (fresh.includes(DISPATCH_MARKER) || fresh.includes(TOOL_MARKER) || fresh.includes("Anything new?"))
         return openclawAgentResponder(request);
-      if (fresh.includes("(report key ")) return scripted.text("NO_REPLY");
+      const plain = plainReplyResponder(request);
+      if (plain) return plain;
+      for (const needle of holds) {
+        if (fresh.includes(needle)) return { type: "hang" };
+      }
+      if (fresh.includes("(report key ") || fresh.includes("one more look")) {
+        for (const [needle, answer] of answers) if (fresh.includes(needle)) return scripted.text(answer);
+        return scripted.text("NO_REPLY");
+      }
       return openclawAgentResponder(request);
     },
   });
@@ -176,88 +227,47 @@ afterAll(async () => {
 });
 
 beforeEach(({ onTestFailed }) => {
-  onTestFailed(async () => console.error(await failureReport(gateway, world)));
+  onTestFailed(async () => console.error(await failureReport(gateway, world), JSON.stringify(await sentMessages())));
 });
 
-it("sends the report to the person's channel once, though the agent answers NO_REPLY", async () => {
-  const env = {
-    OPENCLAW_GATEWAY_URL: `ws://127.0.0.1:${gateway.port}`,
-    OPENCLAW_GATEWAY_TOKEN: gateway.token,
-  };
-  const bind = await runOpenClaw(
-    [
-      "gateway",
-      "call",
-      "recording-chat.inbound",
-      "--params",
-      JSON.stringify({ sessionKey: SESSION, from: "person-1" }),
-      "--json",
-    ],
-    { home: home.home, env },
-  );
-  expect(bind.code, `${bind.stdout}\n${bind.stderr}`).toBe(0);
-
-  const before = new Set(await readdir(world.layout.dispatch.incoming).catch(() => []));
-  const args = { task: "Add quiet.txt and commit it", project: "acme-widget", project_dir: world.repo };
-  const turn = await agentTurn(
+it("a plain dispatch: one message, in the person's words, though the agent answers NO_REPLY; nothing again after a restart", async () => {
+  const session = "agent:main:person";
+  await bindPerson(session, "person-1");
+  const dispatch = await dispatchFromChat(
     home,
     gateway,
-    SESSION,
-    `Please do this. ${DISPATCH_MARKER}${JSON.stringify(args)}`,
-  );
-  expect(turn.code, turn.stderr).toBe(0);
-  const added = (await readdir(world.layout.dispatch.incoming)).filter(
-    (name) => name.endsWith(".json") && !before.has(name),
-  );
-  expect(added).toHaveLength(1);
-  const dispatch = JSON.parse(
-    await readFile(join(world.layout.dispatch.incoming, added[0] as string), "utf8"),
+    world,
+    { task: "Add quiet.txt and commit it", project: "acme-widget", project_dir: world.repo },
+    session,
   );
   const id = dispatch.id as string;
-
-  await runDaemonUntilDone(id);
+  await runCodingDaemonUntilDone(world, shipScript("quiet.txt", "QUIET-SHIPPED"), id);
+  await waitFor(() => delivered(id), 150_000, "the report recorded as delivered");
+  // The agent was given the report, told the person had it, and said nothing for the person.
   const marker = reportMarker(`gstack:${id}:completed`);
-  const delivered = join(home.stateDir, "gstack", "delivered", `${id}.json`);
-  await waitFor(() => stat(delivered).catch(() => undefined), 150_000);
-  // The agent was given the report and said nothing for the person.
   const reportTurns = model.agentRequests().filter((request) => newestUserText(request).includes(marker));
   expect(reportTurns.length).toBeGreaterThan(0);
-  const sent = await sentMessages();
-  const withReport = sent.filter((message) => message.text.includes(marker));
-  if (withReport.length !== 1)
-    console.error(
-      JSON.stringify(sent),
-      await readFile(delivered, "utf8"),
-      (await gateway.output()).slice(-5000),
-    );
-  expect(withReport).toHaveLength(1);
-  expect(withReport[0]?.to).toBe("person-1");
-  expect(withReport[0]?.text).toContain(`gstack dispatch ${id} (acme-widget) finished.`);
-  expect(withReport[0]?.text).toContain("QUIET-SHIPPED");
-  expect(JSON.parse(await readFile(delivered, "utf8")).person).toBe("sent");
+  expect(newestUserText(reportTurns[0] as never)).toContain("Answer exactly NO_REPLY unless");
+  const sent = await sentTo("person-1");
+  expect(sent).toHaveLength(1);
+  const text = sent[0]?.text ?? "";
+  expect(text.split("\n")[0]).toBe("Ready to land: acme-widget, “Add quiet.txt and commit it”.");
+  expect(text).toContain("quiet.txt QUIET-SHIPPED");
+  expect(text).toContain("Reply “land” to bring the work");
+  expectForAPerson(text, id);
+  const record = JSON.parse(await readFile(join(home.stateDir, "gstack", "delivered", `${id}.json`), "utf8"));
+  expect(record).toMatchObject({ person: "sent", answer: "silent" });
 
   // A restart of the gateway sends nothing again.
   await gateway.stop();
   gateway = await startOpenClawGateway({ home: home.home });
-  await agentTurn(home, gateway, SESSION, "Anything new?");
-  expect((await sentMessages()).filter((message) => message.text.includes(marker))).toHaveLength(1);
+  await agentTurn(home, gateway, session, "Anything new?");
+  expect(await sentTo("person-1")).toHaveLength(1);
 }, 600_000);
 
-it("sends a waiting plan to the person's channel once, and after their answer the final report once", async () => {
+it("a plan approved by a plain reply: the plan once, 'approve' resumes it, the final report once, 'land it' lands it", async () => {
   const session = "agent:main:person-plan";
-  const env = gatewayEnv(gateway);
-  const bind = await runOpenClaw(
-    [
-      "gateway",
-      "call",
-      "recording-chat.inbound",
-      "--params",
-      JSON.stringify({ sessionKey: session, from: "person-2" }),
-      "--json",
-    ],
-    { home: home.home, env },
-  );
-  expect(bind.code, `${bind.stdout}\n${bind.stderr}`).toBe(0);
+  await bindPerson(session, "person-2");
   const dispatch = await dispatchFromChat(
     home,
     gateway,
@@ -266,41 +276,142 @@ it("sends a waiting plan to the person's channel once, and after their answer th
     session,
   );
   const id = dispatch.id as string;
-  const coding = await startCodingDaemon(
-    world,
-    planThenExecuteScript("told.txt", "PLAN-TOLD", "SHIPPED-TOLD"),
-  );
+  const coding = await startCodingDaemon(world, planThenExecuteScript("told.txt", "PLAN-TOLD", "SHIPPED-TOLD"));
   try {
-    const planMarker = reportMarker(`gstack:${id}:awaiting:1`);
-    const planDelivered = join(home.stateDir, "gstack", "delivered", `${id}.awaiting-1.json`);
-    await waitFor(() => stat(planDelivered).catch(() => undefined), 150_000);
-    // The agent said NO_REPLY to it; the person got the plan and how to answer all the same.
-    const plans = (await sentMessages()).filter((message) => message.text.includes(planMarker));
+    await waitFor(() => delivered(`${id}.awaiting-1`), 150_000, "the plan recorded as delivered");
+    const plans = await sentTo("person-2");
     expect(plans).toHaveLength(1);
-    expect(plans[0]?.to).toBe("person-2");
-    expect(plans[0]?.text).toContain("PLAN-TOLD");
-    expect(plans[0]?.text).toContain(`gstack_answer with dispatch_id ${id}, answer approve, round 1`);
-    expect(JSON.parse(await readFile(planDelivered, "utf8")).person).toBe("sent");
+    const plan = plans[0]?.text ?? "";
+    expect(plan.startsWith("Needs your answer: a plan for acme-widget, “Add told.txt and commit it”.")).toBe(true);
+    expect(plan).toContain("PLAN-TOLD");
+    expect(plan).toContain("Reply “approve” to carry it out");
+    expectForAPerson(plan, id);
 
-    // The person's answer, in their session: the agent approves with the plugin's tool.
-    const approve = { id: "gstack_answer", args: { dispatch_id: id, answer: "approve", round: 1 } };
-    const turn = await agentTurn(
-      home,
-      gateway,
-      session,
-      `Go ahead. ${TOOL_MARKER}${JSON.stringify(approve)}`,
-    );
+    // The person's own words, in their session: the agent finds the call in the plan's message.
+    const turn = await agentTurn(home, gateway, session, "approve");
     expect(turn.code, turn.stderr).toBe(0);
-    const finalMarker = reportMarker(`gstack:${id}:completed:2`);
+    const approvals = model
+      .agentRequests()
+      .filter((request) => newestUserText(request).trim() === "approve");
+    expect(approvals.length).toBeGreaterThan(0);
+    await waitFor(() => stat(world.layout.dispatch.completedJson(id)).catch(() => undefined), 180_000, "the completion");
+    const completion = JSON.parse(await readFile(world.layout.dispatch.completedJson(id), "utf8"));
+    await waitFor(() => delivered(id), 180_000, "the final report recorded as delivered");
+    const sent = await sentTo("person-2");
+    expect(sent).toHaveLength(2);
+    const final = sent[1]?.text ?? "";
+    expect(final.startsWith("Ready to land: acme-widget")).toBe(true);
+    expect(final).toContain("SHIPPED-TOLD");
+    expectForAPerson(final, id);
+    const audit = await readFile(world.layout.dispatch.audit, "utf8");
+    const answered = audit
+      .split("\n")
+      .filter((line) => line.includes(id) && line.includes('"answered"'));
+    expect(answered).toHaveLength(1);
+
+    // "land it": the branch comes into the person's checkout, once.
+    const land = await agentTurn(home, gateway, session, "land it");
+    expect(land.code, land.stderr).toBe(0);
     await waitFor(
-      () => stat(join(home.stateDir, "gstack", "delivered", `${id}.json`)).catch(() => undefined),
-      180_000,
+      async () => (await readFile(join(world.repo, "told.txt"), "utf8").catch(() => "")).includes("SHIPPED-TOLD") || undefined,
+      60_000,
+      "told.txt landed in the checkout",
     );
-    const sent = await sentMessages();
-    expect(sent.filter((message) => message.text.includes(finalMarker))).toHaveLength(1);
-    expect(sent.filter((message) => message.text.includes("SHIPPED-TOLD"))).toHaveLength(1);
-    expect(sent.filter((message) => message.text.includes(planMarker))).toHaveLength(1);
+    expect(completion.commits).toBeGreaterThan(0);
+    expect(await sentTo("person-2")).toHaveLength(2);
   } finally {
     await coding.stop();
   }
 }, 600_000);
+
+it("a failed dispatch: one message that says Failed and why, once, with one piece of advice and nothing to land", async () => {
+  const session = "agent:main:person-failed";
+  await bindPerson(session, "person-3");
+  const dispatch = await dispatchFromChat(
+    home,
+    gateway,
+    world,
+    { task: "Summarise the whole monorepo history", project: "acme-widget", project_dir: world.repo },
+    session,
+  );
+  const id = dispatch.id as string;
+  await runCodingDaemonUntilDone(world, [scripted.promptTooLong()], id);
+  const completion = JSON.parse(await readFile(world.layout.dispatch.completedJson(id), "utf8"));
+  expect(completion.status).not.toBe("completed");
+  await waitFor(() => delivered(id), 150_000, "the failure recorded as delivered");
+  const sent = await sentTo("person-3");
+  expect(sent).toHaveLength(1);
+  const text = sent[0]?.text ?? "";
+  expect(text).toMatch(/^(Failed|Ran out of time|Cancelled): acme-widget/);
+  expect(text).not.toMatch(/Reply “land”|discard/);
+  expect(text).not.toContain("**");
+  expect(text).not.toMatch(/127\.0\.0\.1|localhost:\d/);
+  expect(text).not.toMatch(/\b1 turns\b/);
+  expect(text).not.toContain("..");
+  expectForAPerson(text, id);
+}, 600_000);
+
+it("the agent's answer reaches the person only when it adds something, once", async () => {
+  const session = "agent:main:person-adds";
+  await bindPerson(session, "person-4");
+  answers.set("ADDS-SHIPPED", "Heads up: NOTE-FROM-MEMORY, you froze this module last week.");
+  const dispatch = await dispatchFromChat(
+    home,
+    gateway,
+    world,
+    { task: "Add adds.txt and commit it", project: "acme-widget", project_dir: world.repo },
+    session,
+  );
+  const id = dispatch.id as string;
+  await runCodingDaemonUntilDone(world, shipScript("adds.txt", "ADDS-SHIPPED"), id);
+  await waitFor(() => delivered(id), 150_000, "the report recorded as delivered");
+  const sent = await sentTo("person-4");
+  expect(sent.map((message) => message.text.includes("ADDS-SHIPPED"))).toEqual([true, false]);
+  expect(sent[1]?.text).toBe("Heads up: NOTE-FROM-MEMORY, you froze this module last week.");
+}, 600_000);
+
+it("a gateway killed in the report's turn, and again in the look it gets after the restart: the person told once, the report in the session once", async () => {
+  const session = "agent:main:person-killed";
+  await bindPerson(session, "person-5");
+  const dispatch = await dispatchFromChat(
+    home,
+    gateway,
+    world,
+    { task: "Add killed.txt and commit it", project: "acme-widget", project_dir: world.repo },
+    session,
+  );
+  const id = dispatch.id as string;
+  const marker = reportMarker(`gstack:${id}:completed`);
+  const holding = () => model.agentRequests().filter((request) => newestUserText(request).includes("KILLED-SHIPPED"));
+  holds.add("KILLED-SHIPPED");
+  const outboxFile = join(home.stateDir, "gstack", "outbox", `${id}.json`);
+  await runCodingDaemonUntilDone(world, shipScript("killed.txt", "KILLED-SHIPPED"), id);
+  // Killed inside the report's own turn, the model holding its request.
+  await waitFor(
+    async () => (JSON.parse(await readFile(outboxFile, "utf8").catch(() => "{}")) as { run_id?: string }).run_id,
+    120_000,
+    "the report's turn under way",
+  );
+  await waitFor(() => holding().length > 0 || undefined, 120_000, "the report's turn at the model");
+  const before = holding().length;
+  await gateway.kill();
+  expect(await delivered(id)).toBeUndefined();
+  // Killed again inside the look the restart gives it (OpenClaw resuming the turn, or the plugin's).
+  gateway = await startOpenClawGateway({ home: home.home });
+  await waitFor(() => holding().length > before || undefined, 180_000, "the report's look after the restart");
+  await gateway.kill();
+  holds.clear();
+  gateway = await startOpenClawGateway({ home: home.home });
+  await waitFor(() => delivered(id), 180_000, "the report settled after the restarts");
+  const sent = await sentTo("person-5");
+  expect(sent).toHaveLength(1);
+  expect(sent[0]?.text).toContain("KILLED-SHIPPED");
+  expectForAPerson(sent[0]?.text ?? "", id);
+  // The session holds the report once; no turn of the agent ever held it twice.
+  const history = await chatHistory(home, gateway, session);
+  const copies = history.filter((message) => message.role !== "assistant" && message.text.includes(marker));
+  expect(copies.length).toBeLessThanOrEqual(1);
+  expect(
+    model.agentRequests().filter((request) => JSON.stringify(request.body).split(marker).length - 1 > 1),
+  ).toHaveLength(0);
+}, 900_000);

@@ -60,6 +60,8 @@ describe("what the person reads", () => {
     const text = personAwaitingMessage({ notice: notice(), task: "Add the login page" });
     expect(text.split("\n")[0]).toBe('Needs your answer: a plan for acme, “Add the login page”. Nothing was changed yet.');
     expect(text).toContain("1. Add login.ts");
+    expect(text).not.toContain("#");
+    expect(text).not.toMatch(/^Plan:?$/m);
     expect(text).toContain("Reply “approve” to carry it out, “revise: …” with what to change, or “reject: …” with why.");
     expect(text).toContain("cancelled on 30 Nov at 02:09 UTC");
     expect(text.trim().split("\n").at(-1)).toBe("(dispatch 314c25ea)");
@@ -102,10 +104,12 @@ describe("what the person reads", () => {
     const text = personCompletionMessage({ completion: completion(), reportMarkdown: REPORT });
     expect(text.split("\n")[0]).toBe("Ready to land: acme, “Add the login page”.");
     expect(text).toContain("What shipped:\n- login.ts with validate()\n- its tests");
-    expect(text).toContain(`2 commits on gstack/${ID} · 2 min 14 s · $0.42 of $5.00`);
+    expect(text).toContain("2 commits on its own branch · 2 min 14 s · $0.42 of $5.00");
     expect(text).toContain("Reply “land” to bring the work into main, “open a PR”, or “discard”.");
     expect(text).not.toContain("Needs your judgment");
-    expectPlain(text.replace(`gstack/${ID}`, "gstack/branch"));
+    expectPlain(text);
+    const named = personCompletionMessage({ completion: completion({ branch: "fix/login" }) });
+    expect(named).toContain("2 commits on fix/login ·");
   });
 
   it("a failure with nothing committed is 'Failed', says why once, gives one piece of advice and offers nothing to land", () => {

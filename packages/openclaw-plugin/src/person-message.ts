@@ -177,7 +177,11 @@ function factsLine(completion: Completion): string {
   const commits = completion.commits ?? 0;
   if (completion.pr) facts.push(`PR ${completion.pr}`);
   if (completion.landing === "in_place") facts.push(`${plural(commits, "commit")} in your checkout`);
-  else if (completion.branch && commits > 0) facts.push(`${plural(commits, "commit")} on ${completion.branch}`);
+  else if (completion.branch && commits > 0) {
+    // The branch the daemon names after the dispatch is "its own"; a branch the person chose is named.
+    const own = completion.branch === `gstack/${completion.dispatch_id}`;
+    facts.push(`${plural(commits, "commit")} on ${own ? "its own branch" : completion.branch}`);
+  }
   else if (completion.commits !== undefined) facts.push("nothing committed");
   if (completion.landing === "landed") facts.push("landed");
   if (completion.landing === "discarded") facts.push("discarded");
@@ -245,9 +249,14 @@ function isDaemonEcho(item: string, completion: Completion): boolean {
   );
 }
 
-/** Markdown emphasis and code marks taken out: channels that do not render them show them raw. */
+/**
+ * Markdown marks taken out (channels that do not render them show them raw): emphasis, code
+ * marks, and heading marks (a heading that only says "Plan" goes, the message says so already).
+ */
 export function plainText(text: string): string {
   return text
+    .replace(/^#{1,6}\s+(?:the\s+)?plan:?\s*(?:\r?\n|$)/gim, "")
+    .replace(/^#{1,6}\s+(.+?)\s*#*$/gm, "$1:")
     .replace(/\*\*(.+?)\*\*/g, "$1")
     .replace(/(^|[\s(])__(.+?)__(?=[\s).,;:!?]|$)/g, "$1$2")
     .replace(/`([^`\n]+)`/g, "$1");

@@ -26,6 +26,7 @@ class FakeSessions implements SessionChannel {
   /** Runs on each post before it joins the history (OpenClaw's own repairs of the transcript). */
   onPost?: (input: { sessionKey: string; text: string }) => void;
   tellPerson?: SessionChannel["tellPerson"];
+  resuming?: SessionChannel["resuming"];
 
   async post(input: { sessionKey: string; text: string }): Promise<string> {
     const runId = `run-${this.posts.length + 1}`;
@@ -400,6 +401,51 @@ describe("the report outbox", () => {
     await third.idle();
     expect(sessions.posts).toHaveLength(2);
     expect(told).toEqual(["Done: acme."]);
+  });
+
+  it("leaves the one more look to OpenClaw when it resumes the cut-off turn itself", async () => {
+    const first = open();
+    await first.start();
+    await first.add(report("d-resumed"));
+    await vi.waitUntil(() => sessions.posts.length === 1, WAIT);
+    await closeWithoutWaiting(first);
+
+    // After the restart OpenClaw's own recovery resumes the turn the kill cut off.
+    let resuming = true;
+    sessions.resuming = async () => resuming;
+    const second = open();
+    await second.start();
+    await vi.waitUntil(async () => {
+      const entry = JSON.parse(await readFile(join(second.folder, "d-resumed.json"), "utf8"));
+      return entry.looked_by === "openclaw";
+    }, WAIT);
+    expect(sessions.posts).toHaveLength(1);
+    // The resumed turn answers, and OpenClaw's recovery is over.
+    sessions.historyOf("agent:main:main").push({ role: "assistant", text: "NO_REPLY", reply: "NO_REPLY" });
+    resuming = false;
+    await vi.waitUntil(() => ledger.has("d-resumed"), WAIT);
+    expect(sessions.posts).toHaveLength(1);
+  });
+
+  it("still gives the one more look when the gateway refused it while starting", async () => {
+    const first = open();
+    await first.start();
+    await first.add(report("d-refused"));
+    await vi.waitUntil(() => sessions.posts.length === 1, WAIT);
+    await closeWithoutWaiting(first);
+
+    let refusals = 1;
+    const post = sessions.post.bind(sessions);
+    sessions.post = async (input) => {
+      if (refusals-- > 0) throw new Error("agent unavailable during gateway startup");
+      return await post(input);
+    };
+    const second = open();
+    await second.start();
+    await vi.waitUntil(() => sessions.posts.length === 2, WAIT);
+    expect(sessions.posts[1]?.text).toContain("one more look at gstack:d-refused:completed");
+    sessions.finish("run-2");
+    await vi.waitUntil(() => ledger.has("d-refused"), WAIT);
   });
 
   it("refuses a second copy of a report it holds", async () => {

@@ -45,6 +45,8 @@ export interface OutboxEntry {
    * report is in the history, unanswered): it gets no second one.
    */
   looked_again_at?: string;
+  /** Who gave it: the plugin's own short turn, or OpenClaw resuming the cut-off turn itself. */
+  looked_by?: "plugin" | "openclaw";
   /**
    * Set before the agent's answer to the report is sent to the person (only when it says
    * something the person's message did not): sent at most once, across restarts too.
@@ -255,10 +257,20 @@ export function reportOutbox(options: OutboxOptions) {
    * a short turn that asks the agent to answer it, and never a second one nor the whole report
    * again.
    */
-  const settle = async (sessionKey: string, posted: OutboxEntry[], turnOver: boolean) => {
+  const settle = async (
+    sessionKey: string,
+    posted: OutboxEntry[],
+    turnOver: boolean,
+  ): Promise<"settled" | "waiting"> => {
     const history = await options.channel.history(sessionKey);
     const orphans: OutboxEntry[] = [];
     const done: OutboxEntry[] = [];
+    let waiting = false;
+    let resuming: boolean | undefined;
+    const openclawResumes = async () => {
+      resuming ??= (await options.channel.resuming?.(sessionKey)) ?? false;
+      return resuming;
+    };
     for (const entry of posted) {
       const standing = standingIn(history, entry.key);
       if (standing !== "absent" && !entry.seen_at) {
@@ -266,16 +278,22 @@ export function reportOutbox(options: OutboxOptions) {
         await save(entry);
       }
       if (standing === "answered") done.push(entry);
-      else if (standing === "unanswered") {
-        // A turn of this process that ended; else one cut short by a stopped gateway, which
-        // gets one more look, and none after the first.
-        if (entry.run_id) {
-          if (turnOver) done.push(entry);
-        } else if (entry.looked_again_at) done.push(entry);
+      else if (standing === "unanswered" && entry.run_id) {
+        // A turn of this process that ended.
+        if (turnOver) done.push(entry);
+      } else if (standing === "unanswered" || entry.seen_at) {
+        // Cut short by a stopped gateway (or folded by OpenClaw into a later turn). OpenClaw
+        // resuming the cut-off turn itself is its one more look; else the plugin gives one,
+        // and none after the first.
+        if (await openclawResumes()) {
+          if (!entry.looked_again_at) {
+            entry.looked_again_at = new Date().toISOString();
+            entry.looked_by = "openclaw";
+            await save(entry);
+          }
+          waiting = true;
+        } else if (entry.looked_again_at || standing !== "unanswered") done.push(entry);
         else orphans.push(entry);
-      } else if (entry.seen_at) {
-        // Shown before and gone since: OpenClaw folded it into a later turn. Never posted twice.
-        done.push(entry);
       } else if (turnOver || !entry.run_id) {
         delete entry.posted_at;
         delete entry.run_id;
@@ -286,27 +304,40 @@ export function reportOutbox(options: OutboxOptions) {
       await passOnAnswer(done, history);
       for (const entry of done) await confirm(entry);
     }
-    if (orphans.length === 0) return;
+    if (orphans.length === 0) return waiting ? "waiting" : "settled";
     const keys = orphans.map((entry) => entry.key);
     const now = new Date().toISOString();
     for (const entry of orphans) {
       entry.looked_again_at = now;
+      entry.looked_by = "plugin";
       await save(entry);
     }
-    const runId = await options.channel.post({
-      sessionKey,
-      text: [
-        `The gstack report${orphans.length > 1 ? "s" : ""} above arrived as OpenClaw stopped and ${orphans.length > 1 ? "were" : "was"} not answered yet.`,
-        personPreface(orphans) ||
-          "Answer it now as you would have; the person reads your answer in this session.",
-        lookAgainMarker(keys),
-      ].join("\n"),
-      idempotencyKey: `${keys.join("+")}:answer`,
-    });
+    let runId: string;
+    try {
+      runId = await options.channel.post({
+        sessionKey,
+        text: [
+          `The gstack report${orphans.length > 1 ? "s" : ""} above arrived as OpenClaw stopped and ${orphans.length > 1 ? "were" : "was"} not answered yet.`,
+          personPreface(orphans) ||
+            "Answer it now as you would have; the person reads your answer in this session.",
+          lookAgainMarker(keys),
+        ].join("\n"),
+        idempotencyKey: `${keys.join("+")}:answer`,
+      });
+    } catch (error) {
+      // Not given: the look is still owed (a gateway still starting refuses turns).
+      for (const entry of orphans) {
+        delete entry.looked_again_at;
+        delete entry.looked_by;
+        await save(entry);
+      }
+      throw error;
+    }
     for (const entry of orphans) {
       entry.run_id = runId;
       await save(entry);
     }
+    return waiting ? "waiting" : "settled";
   };
 
   const drain = async (sessionKey: string): Promise<void> => {
@@ -325,8 +356,12 @@ export function reportOutbox(options: OutboxOptions) {
               (await waitTurn(runId, Number.isNaN(postedAt) ? Date.now() : postedAt)) !== "still-running";
           }
           if (closed) return;
-          await settle(sessionKey, posted, turnOver);
-          backoff = 1000;
+          const settled = await settle(sessionKey, posted, turnOver);
+          if (settled === "waiting") {
+            // OpenClaw is resuming a cut-off turn: asked again once it had time to.
+            await wait(Math.min(backoff, sweepMs));
+            backoff = Math.min(backoff * 2, sweepMs);
+          } else backoff = 1000;
           continue;
         }
         const batch = mine.slice(0, batchSize);

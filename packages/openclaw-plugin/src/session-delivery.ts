@@ -31,6 +31,12 @@ export interface SessionChannel {
    * (a CLI or web session, whose person reads the session itself).
    */
   tellPerson?(input: { sessionKey: string; text: string }): Promise<PersonDelivery>;
+  /**
+   * Whether OpenClaw itself resumes the session's turn that a restart interrupted (its
+   * main-session restart recovery), or is still doing so: that resumed turn is the report's one
+   * more look, and the plugin adds none of its own.
+   */
+  resuming?(sessionKey: string): Promise<boolean>;
 }
 
 /** What became of a report sent to the person's channel. */
@@ -74,6 +80,15 @@ export function runtimeSessionChannel(api: OpenClawPluginApi): SessionChannel {
         threadId: route.threadId ?? null,
       });
       return "sent";
+    },
+    async resuming(sessionKey) {
+      const agentId = agentOfSessionKey(sessionKey);
+      const entry = api.runtime.agent.session.getSessionEntry({
+        sessionKey,
+        ...(agentId ? { agentId } : {}),
+        readConsistency: "latest",
+      }) as RecoveryFields | undefined;
+      return resumedByOpenClaw(entry);
     },
     async history(sessionKey) {
       const { messages } = await subagent().getSessionMessages({ sessionKey, limit: HISTORY_LIMIT });
@@ -129,6 +144,25 @@ function collectText(value: unknown): string {
 export function agentOfSessionKey(sessionKey: string): string | undefined {
   const match = /^agent:([^:]+):/.exec(sessionKey);
   return match?.[1];
+}
+
+/** The session entry's fields of OpenClaw's main-session restart recovery (2026.9). */
+export interface RecoveryFields {
+  status?: string;
+  abortedLastRun?: boolean;
+  mainRestartRecovery?: { tombstone?: unknown } | null;
+}
+
+/**
+ * Whether a session entry shows OpenClaw resuming a turn a restart cut off: a turn marked
+ * aborted while running (recovery pending), or a recovery cycle under way that was not given
+ * up (tombstoned).
+ */
+export function resumedByOpenClaw(entry: RecoveryFields | undefined): boolean {
+  if (!entry) return false;
+  if (entry.status === "running" && entry.abortedLastRun === true) return true;
+  const cycle = entry.mainRestartRecovery;
+  return Boolean(cycle) && !cycle?.tombstone && entry.status === "running";
 }
 
 /** Where a session's replies go: the delivery route OpenClaw keeps for it in the session store. */
