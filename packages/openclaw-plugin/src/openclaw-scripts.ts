@@ -93,8 +93,11 @@ export function plainReplyResponder(request: RecordedRequest): ScriptedStep | un
   if (isToolResult) return undefined;
   // The person's newest message alone, without the envelope OpenClaw may put before it.
   const messages = (request.body as { messages?: MessageLike[] } | undefined)?.messages ?? [];
-  const own = [...messages].reverse().find((message) => message.role === "user");
-  const said = (textOf(own?.content).trim().split("\n").at(-1) ?? "")
+  const own = [...messages]
+    .reverse()
+    .map((message) => (message.role === "user" ? textOf(message.content) : undefined))
+    .find((text) => text !== undefined && !text.trimStart().startsWith("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"));
+  const said = ((own ?? "").trim().split("\n").at(-1) ?? "")
     .replace(/^\[[^\]]*\]\s*/, "")
     .trim()
     .toLowerCase();

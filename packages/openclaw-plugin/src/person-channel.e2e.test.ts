@@ -170,6 +170,9 @@ function expectForAPerson(text: string, id: string): void {
   expect(text).not.toContain("couldn't generate a response");
 }
 
+/** The notice OpenClaw 2026.9.6 sends a person whose interrupted turn it resumes after a restart. */
+const OPENCLAW_RESTART_NOTICE = "I'm continuing your interrupted request now (the gateway has just restarted).";
+
 const delivered = (slot: string) =>
   stat(join(home.stateDir, "gstack", "delivered", `${slot}.json`)).catch(() => undefined);
 
@@ -292,7 +295,7 @@ it("a plan approved by a plain reply: the plan once, 'approve' resumes it, the f
     expect(turn.code, turn.stderr).toBe(0);
     const approvals = model
       .agentRequests()
-      .filter((request) => newestUserText(request).trim() === "approve");
+      .filter((request) => /(^|\s|\])approve$/.test(newestUserText(request).trim()));
     expect(approvals.length).toBeGreaterThan(0);
     await waitFor(() => stat(world.layout.dispatch.completedJson(id)).catch(() => undefined), 180_000, "the completion");
     const completion = JSON.parse(await readFile(world.layout.dispatch.completedJson(id), "utf8"));
@@ -403,10 +406,14 @@ it("a gateway killed in the report's turn, and again in the look it gets after t
   holds.clear();
   gateway = await startOpenClawGateway({ home: home.home });
   await waitFor(() => delivered(id), 180_000, "the report settled after the restarts");
-  const sent = await sentTo("person-5");
+  // OpenClaw's own restart recovery resumes the cut-off turn and tells the person so with its
+  // fixed notice (for any turn a crash interrupts; an installed plugin cannot turn it off). Besides
+  // that notice: the gstack message once, no copy of it, no error.
+  const all = await sentTo("person-5");
+  const sent = all.filter((message) => !message.text.startsWith(OPENCLAW_RESTART_NOTICE));
   expect(sent).toHaveLength(1);
   expect(sent[0]?.text).toContain("KILLED-SHIPPED");
-  expectForAPerson(sent[0]?.text ?? "", id);
+  for (const message of all) expectForAPerson(message.text, id);
   // The session holds the report once; no turn of the agent ever held it twice.
   const history = await chatHistory(home, gateway, session);
   const copies = history.filter((message) => message.role !== "assistant" && message.text.includes(marker));
