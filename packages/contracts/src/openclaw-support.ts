@@ -35,11 +35,10 @@ function compareRelease(left: readonly number[], right: readonly number[]): numb
   return 0;
 }
 
-const testedInOrder = TESTED_OPENCLAW_VERSIONS.map((version) => {
-  const parsed = parse(version);
-  if (!parsed || parsed.text !== version) throw new Error(`${version} is not an x.y.z OpenClaw version`);
-  return parsed;
-}).sort((left, right) => compareRelease(left.release, right.release));
+// (Each entry is a plain x.y.z release; the tests hold the list to that.)
+const testedInOrder = TESTED_OPENCLAW_VERSIONS.flatMap((version) => parse(version) ?? []).sort(
+  (left, right) => compareRelease(left.release, right.release),
+);
 
 /** The oldest tested version: the floor of the plugin's `openclaw.compat.pluginApi`. */
 export const OLDEST_TESTED_OPENCLAW = testedInOrder[0]?.text ?? "";
@@ -52,7 +51,7 @@ export const NEWEST_TESTED_OPENCLAW = testedInOrder[testedInOrder.length - 1]?.t
  * - `tested`: one of them;
  * - `untested`: not one of them, and not older than the oldest (a newer release, one between
  *   two tested ones, a pre-release or correction of a tested one): the plugin loads and runs,
- *   on an API nobody here has tried;
+ *   on a plugin API it was not tried with;
  * - `older`: its release (`x.y.z`) is older than the oldest tested one, below the plugin's
  *   `openclaw.compat.pluginApi` floor, so OpenClaw itself neither installs nor loads the plugin;
  * - `unknown`: no version given, or not one written as `x.y.z`.
