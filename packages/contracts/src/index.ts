@@ -43,6 +43,16 @@ export {
 } from "./layout";
 /** yaml, loaded the first time it is asked for (and the copy bundles carry): for packages that parse YAML only on some paths. */
 export { loadYaml, provideDependencyLoaders } from "./lazy";
+export type { OpenClawJudgement, OpenClawStanding } from "./openclaw-support";
+export {
+  judgeOpenClaw,
+  NEWEST_TESTED_OPENCLAW,
+  OLDEST_TESTED_OPENCLAW,
+  openclawVersionIn,
+  SUPPORTED_OPENCLAW_RANGE,
+  TESTED_OPENCLAW_TEXT,
+  TESTED_OPENCLAW_VERSIONS,
+} from "./openclaw-support";
 export type { JsonLineProblem, SourceOptions } from "./parse";
 export { checkValue, parseJson, parseJsonLines, parseValue, parseYaml } from "./parse";
 export type { ChangeSeverity, JsonSchema, SchemaChange } from "./schema-compatibility";

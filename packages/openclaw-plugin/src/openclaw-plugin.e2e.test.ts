@@ -8,6 +8,7 @@ import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/op
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../vitest.load-budget";
+import { HOST_RANGE_MARK } from "./host-range";
 import { DISPATCH_MARKER, newestUserText, openclawAgentResponder, TOOL_MARKER } from "./openclaw-scripts";
 import {
   agentTurn,
@@ -205,6 +206,10 @@ describe("the gstack plugin in the real OpenClaw gateway", { timeout: loadBudget
         "gstack_status",
       ].sort(),
     );
+    // The gateway runs the tested OpenClaw: once the plugin's service has logged, its log holds
+    // no host-range line (one would also say a missing api.runtime.version).
+    await waitFor(async () => (await gateway.output()).includes("gstack: following") || undefined, 60_000);
+    expect((await gateway.output()).split("\n").filter((line) => line.includes(HOST_RANGE_MARK))).toEqual([]);
   });
 
   it("lets the agent dispatch, and posts the completion into the dispatching session", async () => {

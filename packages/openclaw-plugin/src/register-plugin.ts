@@ -14,6 +14,7 @@ import {
   runListHandoffsTool,
   runResumeHandoffTool,
 } from "./handoff-tools";
+import { logHostRangeOnce } from "./host-range";
 import { landTool } from "./land-tool";
 import { learningsCorpus } from "./learnings-corpus";
 import { learningsParameters, runLearningsTool } from "./learnings-tool";
@@ -38,6 +39,9 @@ interface ToolSpec {
 
 /** Registers the tools, the completion service and the callback route on the host. */
 export function registerGstackPlugin(api: OpenClawPluginApi): void {
+  // On an OpenClaw outside the tested versions: one line in the gateway log, and on as usual.
+  logHostRangeOnce(api.runtime.version, (line) => api.logger.warn(line));
+
   const stateRoot = openclawStateDir(api);
   const settings = resolvePluginSettings(api.pluginConfig, stateRoot);
 

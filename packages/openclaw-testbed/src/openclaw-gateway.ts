@@ -15,6 +15,8 @@ export interface OpenClawGatewayOptions {
   env?: Record<string, string | undefined>;
   /** How long to wait for the gateway to answer HTTP. Default 120 s. */
   startTimeoutMs?: number;
+  /** Another OpenClaw entry script to run (as relabelledOpenClaw returns); default openclawBin(). */
+  bin?: string;
 }
 
 export interface OpenClawGateway {
@@ -87,7 +89,7 @@ async function startOnce(options: OpenClawGatewayOptions): Promise<OpenClawGatew
   const child = spawn(
     process.execPath,
     [
-      openclawBin(),
+      options.bin ?? openclawBin(),
       "gateway",
       "run",
       "--bind",

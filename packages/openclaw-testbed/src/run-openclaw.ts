@@ -24,6 +24,8 @@ export interface OpenClawRunOptions {
   env?: Record<string, string | undefined>;
   cwd?: string;
   timeoutMs?: number;
+  /** Another OpenClaw entry script to run (as relabelledOpenClaw returns); default openclawBin(). */
+  bin?: string;
 }
 
 export interface OpenClawRun {
@@ -51,7 +53,7 @@ export async function runOpenClaw(
   try {
     const { code, signal } = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
       (resolve, reject) => {
-        const child = spawn(process.execPath, [openclawBin(), ...args], {
+        const child = spawn(process.execPath, [options.bin ?? openclawBin(), ...args], {
           cwd: options.cwd ?? options.home,
           env: openclawEnv(options.home, options.env),
           stdio: ["ignore", stdoutFile.fd, stderrFile.fd],

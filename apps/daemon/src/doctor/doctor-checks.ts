@@ -2,7 +2,15 @@ import { execFile } from "node:child_process";
 import { access, constants, readFile, stat } from "node:fs/promises";
 import { delimiter, isAbsolute, join } from "node:path";
 import { defaultAgentCommands } from "@gstack/agent-runner";
-import type { DispatchSettings, GstackLayout } from "@gstack/contracts";
+import {
+  type DispatchSettings,
+  type GstackLayout,
+  judgeOpenClaw,
+  NEWEST_TESTED_OPENCLAW,
+  OLDEST_TESTED_OPENCLAW,
+  openclawVersionIn,
+  TESTED_OPENCLAW_TEXT,
+} from "@gstack/contracts";
 import { isSupportedNode, SUPPORTED_NODE_RANGE } from "@gstack/contracts/node-support";
 import { serviceFiles } from "../service-install/service-files";
 import { loadSettings } from "../settings";
@@ -286,6 +294,45 @@ export async function checkService(context: DoctorContext): Promise<DoctorCheck>
     : { name: "service", status: "ok", detail: `${files.unit} starts ${(started ?? []).join(" ")}` };
 }
 
+/**
+ * The OpenClaw on PATH against the versions the gstack plugin is tested with (the only ones it
+ * declares): one of them is fine; a newer or other one loads the plugin on an untried plugin
+ * API (OpenClaw documents them all as experimental); one older than the oldest does not load it.
+ */
+export async function checkOpenClaw(context: DoctorContext): Promise<DoctorCheck> {
+  const supported = `the gstack plugin supports OpenClaw ${TESTED_OPENCLAW_TEXT}, the versions it is tested with`;
+  const install = `npm install -g openclaw@${NEWEST_TESTED_OPENCLAW}, then restart the gateway`;
+  const found = await findOnPath("openclaw", context.env);
+  if (!found) return { name: "openclaw", status: "skip", detail: `openclaw is not on PATH; ${supported}` };
+  const printed = await output(found, ["--version"], context.env);
+  const { standing, version } = judgeOpenClaw(openclawVersionIn(printed ?? ""));
+  switch (standing) {
+    case "tested":
+      return { name: "openclaw", status: "ok", detail: `OpenClaw ${version} (${found}); ${supported}` };
+    case "untested":
+      return {
+        name: "openclaw",
+        status: "warn",
+        detail: `OpenClaw ${version} (${found}) is outside the versions the gstack plugin is tested with (${TESTED_OPENCLAW_TEXT}): the plugin loads, on a plugin API it was not tried with`,
+        fix: `${install} (or, once there is one, install a gstack plugin tested with ${version})`,
+      };
+    case "older":
+      return {
+        name: "openclaw",
+        status: "fail",
+        detail: `OpenClaw ${version} (${found}) is older than ${OLDEST_TESTED_OPENCLAW}, the oldest the gstack plugin supports (${TESTED_OPENCLAW_TEXT}): OpenClaw does not load it`,
+        fix: install,
+      };
+    default:
+      return {
+        name: "openclaw",
+        status: "warn",
+        detail: `\`${found} --version\` ${printed?.trim() ? `printed no version (${printed.trim().split("\n")[0]})` : "failed"}; ${supported}`,
+        fix: `reinstall OpenClaw: ${install}`,
+      };
+  }
+}
+
 /** The gstack plugin, as OpenClaw lists it (only when `openclaw` is on PATH). */
 export async function checkPlugin(context: DoctorContext): Promise<DoctorCheck> {
   if (!(await findOnPath("openclaw", context.env))) {
@@ -368,6 +415,7 @@ export async function runDoctor(context: DoctorContext): Promise<DoctorCheck[]> 
     await checkStateRoot(context),
     await checkDaemon(context),
     await checkService(context),
+    await checkOpenClaw(context),
     await checkPlugin(context),
     await checkGstack(context),
   ];
