@@ -104,7 +104,8 @@ export function completionFacts(completion: Completion): string[] {
     facts.push(`Commits: ${completion.commits}${shas}`);
   }
   const effort = [`${completion.duration}s`];
-  if (completion.turns !== undefined) effort.push(`${completion.turns} turn${completion.turns === 1 ? "" : "s"}`);
+  if (completion.turns !== undefined)
+    effort.push(`${completion.turns} turn${completion.turns === 1 ? "" : "s"}`);
   if (completion.cost_usd !== undefined) {
     effort.push(
       `$${completion.cost_usd.toFixed(2)}${completion.budget_usd !== undefined ? ` of a $${completion.budget_usd.toFixed(2)} budget` : ""}`,

@@ -96,14 +96,19 @@ export function plainReplyResponder(request: RecordedRequest): ScriptedStep | un
   const own = [...messages]
     .reverse()
     .map((message) => (message.role === "user" ? textOf(message.content) : undefined))
-    .find((text) => text !== undefined && !text.trimStart().startsWith("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"));
+    .find(
+      (text) => text !== undefined && !text.trimStart().startsWith("<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>"),
+    );
   const said = ((own ?? "").trim().split("\n").at(-1) ?? "")
     .replace(/^\[[^\]]*\]\s*/, "")
     .trim()
     .toLowerCase();
   const seen = conversationText(request);
   if (said === "approve" || said === "yes, go ahead") {
-    const call = lastMatch(seen, /approve: gstack_answer with dispatch_id ([^\s,]+), answer approve, round (\d+)/g);
+    const call = lastMatch(
+      seen,
+      /approve: gstack_answer with dispatch_id ([^\s,]+), answer approve, round (\d+)/g,
+    );
     if (!call) return scripted.text("I see no plan waiting for an answer.");
     return scripted.toolUse("tool_call", {
       id: "gstack_answer",
@@ -111,9 +116,15 @@ export function plainReplyResponder(request: RecordedRequest): ScriptedStep | un
     });
   }
   if (said === "land it" || said === "land") {
-    const call = lastMatch(seen, /"land" or "land it" is gstack_land with dispatch_id (\S+) and action land/g);
+    const call = lastMatch(
+      seen,
+      /"land" or "land it" is gstack_land with dispatch_id (\S+) and action land/g,
+    );
     if (!call) return scripted.text("I see no work waiting to land.");
-    return scripted.toolUse("tool_call", { id: "gstack_land", args: { dispatch_id: call[1], action: "land" } });
+    return scripted.toolUse("tool_call", {
+      id: "gstack_land",
+      args: { dispatch_id: call[1], action: "land" },
+    });
   }
   return undefined;
 }

@@ -133,7 +133,6 @@ async function sentMessages(): Promise<{ to: string; text: string }[]> {
     .map((line) => JSON.parse(line));
 }
 
-
 type Script = Parameters<typeof startCodingDaemon>[1];
 
 function shipScript(file: string, needle: string): Script {
@@ -171,7 +170,8 @@ function expectForAPerson(text: string, id: string): void {
 }
 
 /** The notice OpenClaw 2026.9.6 sends a person whose interrupted turn it resumes after a restart. */
-const OPENCLAW_RESTART_NOTICE = "I'm continuing your interrupted request now (the gateway has just restarted).";
+const OPENCLAW_RESTART_NOTICE =
+  "I'm continuing your interrupted request now (the gateway has just restarted).";
 
 const delivered = (slot: string) =>
   stat(join(home.stateDir, "gstack", "delivered", `${slot}.json`)).catch(() => undefined);
@@ -230,7 +230,9 @@ afterAll(async () => {
 });
 
 beforeEach(({ onTestFailed }) => {
-  onTestFailed(async () => console.error(await failureReport(gateway, world), JSON.stringify(await sentMessages())));
+  onTestFailed(async () =>
+    console.error(await failureReport(gateway, world), JSON.stringify(await sentMessages())),
+  );
 });
 
 it("a plain dispatch: one message, in the person's words, though the agent answers NO_REPLY; nothing again after a restart", async () => {
@@ -279,13 +281,18 @@ it("a plan approved by a plain reply: the plan once, 'approve' resumes it, the f
     session,
   );
   const id = dispatch.id as string;
-  const coding = await startCodingDaemon(world, planThenExecuteScript("told.txt", "PLAN-TOLD", "SHIPPED-TOLD"));
+  const coding = await startCodingDaemon(
+    world,
+    planThenExecuteScript("told.txt", "PLAN-TOLD", "SHIPPED-TOLD"),
+  );
   try {
     await waitFor(() => delivered(`${id}.awaiting-1`), 150_000, "the plan recorded as delivered");
     const plans = await sentTo("person-2");
     expect(plans).toHaveLength(1);
     const plan = plans[0]?.text ?? "";
-    expect(plan.startsWith("Needs your answer: a plan for acme-widget, “Add told.txt and commit it”.")).toBe(true);
+    expect(plan.startsWith("Needs your answer: a plan for acme-widget, “Add told.txt and commit it”.")).toBe(
+      true,
+    );
     expect(plan).toContain("PLAN-TOLD");
     expect(plan).toContain("Reply “approve” to carry it out");
     expectForAPerson(plan, id);
@@ -297,7 +304,11 @@ it("a plan approved by a plain reply: the plan once, 'approve' resumes it, the f
       .agentRequests()
       .filter((request) => /(^|\s|\])approve$/.test(newestUserText(request).trim()));
     expect(approvals.length).toBeGreaterThan(0);
-    await waitFor(() => stat(world.layout.dispatch.completedJson(id)).catch(() => undefined), 180_000, "the completion");
+    await waitFor(
+      () => stat(world.layout.dispatch.completedJson(id)).catch(() => undefined),
+      180_000,
+      "the completion",
+    );
     const completion = JSON.parse(await readFile(world.layout.dispatch.completedJson(id), "utf8"));
     await waitFor(() => delivered(id), 180_000, "the final report recorded as delivered");
     const sent = await sentTo("person-2");
@@ -307,16 +318,17 @@ it("a plan approved by a plain reply: the plan once, 'approve' resumes it, the f
     expect(final).toContain("SHIPPED-TOLD");
     expectForAPerson(final, id);
     const audit = await readFile(world.layout.dispatch.audit, "utf8");
-    const answered = audit
-      .split("\n")
-      .filter((line) => line.includes(id) && line.includes('"answered"'));
+    const answered = audit.split("\n").filter((line) => line.includes(id) && line.includes('"answered"'));
     expect(answered).toHaveLength(1);
 
     // "land it": the branch comes into the person's checkout, once.
     const land = await agentTurn(home, gateway, session, "land it");
     expect(land.code, land.stderr).toBe(0);
     await waitFor(
-      async () => (await readFile(join(world.repo, "told.txt"), "utf8").catch(() => "")).includes("SHIPPED-TOLD") || undefined,
+      async () =>
+        (await readFile(join(world.repo, "told.txt"), "utf8").catch(() => "")).includes(
+          "planned and approved",
+        ) || undefined,
       60_000,
       "told.txt landed in the checkout",
     );
@@ -385,13 +397,15 @@ it("a gateway killed in the report's turn, and again in the look it gets after t
   );
   const id = dispatch.id as string;
   const marker = reportMarker(`gstack:${id}:completed`);
-  const holding = () => model.agentRequests().filter((request) => newestUserText(request).includes("KILLED-SHIPPED"));
+  const holding = () =>
+    model.agentRequests().filter((request) => newestUserText(request).includes("KILLED-SHIPPED"));
   holds.add("KILLED-SHIPPED");
   const outboxFile = join(home.stateDir, "gstack", "outbox", `${id}.json`);
   await runCodingDaemonUntilDone(world, shipScript("killed.txt", "KILLED-SHIPPED"), id);
   // Killed inside the report's own turn, the model holding its request.
   await waitFor(
-    async () => (JSON.parse(await readFile(outboxFile, "utf8").catch(() => "{}")) as { run_id?: string }).run_id,
+    async () =>
+      (JSON.parse(await readFile(outboxFile, "utf8").catch(() => "{}")) as { run_id?: string }).run_id,
     120_000,
     "the report's turn under way",
   );

@@ -58,11 +58,15 @@ const REPORT = `---\ndispatch_id: ${ID}\n---\n\n# Add the login page\n\n## What 
 describe("what the person reads", () => {
   it("a plan says it needs them first, shows the plan, and how to answer in plain words", () => {
     const text = personAwaitingMessage({ notice: notice(), task: "Add the login page" });
-    expect(text.split("\n")[0]).toBe('Needs your answer: a plan for acme, “Add the login page”. Nothing was changed yet.');
+    expect(text.split("\n")[0]).toBe(
+      "Needs your answer: a plan for acme, “Add the login page”. Nothing was changed yet.",
+    );
     expect(text).toContain("1. Add login.ts");
     expect(text).not.toContain("#");
     expect(text).not.toMatch(/^Plan:?$/m);
-    expect(text).toContain("Reply “approve” to carry it out, “revise: …” with what to change, or “reject: …” with why.");
+    expect(text).toContain(
+      "Reply “approve” to carry it out, “revise: …” with what to change, or “reject: …” with why.",
+    );
     expect(text).toContain("cancelled on 30 Nov at 02:09 UTC");
     expect(text.trim().split("\n").at(-1)).toBe("(dispatch 314c25ea)");
     expectPlain(text);
@@ -75,7 +79,10 @@ describe("what the person reads", () => {
   });
 
   it("a long plan is shortened within the limit and says how to read the rest", () => {
-    const summary = Array.from({ length: 400 }, (_, index) => `${index + 1}. Step number ${index + 1} of the plan`).join("\n");
+    const summary = Array.from(
+      { length: 400 },
+      (_, index) => `${index + 1}. Step number ${index + 1} of the plan`,
+    ).join("\n");
     const text = personAwaitingMessage({ notice: notice({ summary }) });
     expect([...text].length).toBeLessThanOrEqual(PERSON_TEXT_LIMIT);
     expect(text).toContain("Say “show the whole plan” to read the rest.");
@@ -117,7 +124,13 @@ describe("what the person reads", () => {
       "API Error: Connection error to http://127.0.0.1:41234/v1/messages after 3 retries; the service did not answer in time and the request was abandoned by the client because of repeated connection resets";
     const report = `---\nx: 1\n---\n\n# Fix the build\n\n## What shipped\n\nNothing was committed.\n\n## Needs human judgment\n\n- The dispatch ended **failed** (tool_failure): ${error.slice(0, 80)}..\n- The agent did not end with the requested report; review its work directly.\n`;
     const text = personCompletionMessage({
-      completion: completion({ status: "failed", commits: 0, error, error_kind: "tool_failure", commit_shas: [] }),
+      completion: completion({
+        status: "failed",
+        commits: 0,
+        error,
+        error_kind: "tool_failure",
+        commit_shas: [],
+      }),
       reportMarkdown: report,
     });
     expect(text.split("\n")[0]).toBe("Failed: acme, “Fix the build”.");
@@ -162,10 +175,20 @@ const arbitraryText = fc.string({ unit: "grapheme", maxLength: 400 });
 const arbitraryCompletion = fc.record({
   status: fc.constantFrom("completed", "failed", "cancelled", "timeout"),
   commits: fc.option(fc.nat(20), { nil: undefined }),
-  landing: fc.option(fc.constantFrom("awaiting", "landed", "pr_opened", "discarded", "in_place"), { nil: undefined }),
+  landing: fc.option(fc.constantFrom("awaiting", "landed", "pr_opened", "discarded", "in_place"), {
+    nil: undefined,
+  }),
   error: fc.option(arbitraryText, { nil: undefined }),
   error_kind: fc.option(
-    fc.constantFrom("rate_limit", "tool_failure", "logic_error", "auth", "timeout", "unknown", "budget_exhausted"),
+    fc.constantFrom(
+      "rate_limit",
+      "tool_failure",
+      "logic_error",
+      "auth",
+      "timeout",
+      "unknown",
+      "budget_exhausted",
+    ),
     { nil: undefined },
   ),
   duration: fc.nat(100_000),

@@ -63,7 +63,13 @@ export function personAwaitingMessage(input: PersonAwaitingInput): string {
     notice.kind === "plan"
       ? plainText(notice.summary.trim()) || "(the agent wrote no plan text)"
       : gateLines(notice).join("\n");
-  return fit([head, ""], body, ["", ...reply, `(dispatch ${shortId(notice.dispatch_id)})`], limit, REST_OF_PLAN);
+  return fit(
+    [head, ""],
+    body,
+    ["", ...reply, `(dispatch ${shortId(notice.dispatch_id)})`],
+    limit,
+    REST_OF_PLAN,
+  );
 }
 
 function gateLines(notice: AwaitingNotice): string[] {
@@ -145,7 +151,8 @@ export function personCompletionMessage(input: PersonCompletionInput): string {
     const kind = completion.error_kind ?? "unknown";
     const error = errorText(completion.error);
     const cancelled = completion.status === "cancelled";
-    if (error && !(cancelled && /cancel/i.test(error) && error.length < 80)) body.push(`What happened: ${error}`);
+    if (error && !(cancelled && /cancel/i.test(error) && error.length < 80))
+      body.push(`What happened: ${error}`);
     body.push(PERSON_ADVICE[kind] ?? (PERSON_ADVICE.unknown as string));
   }
   body.push(factsLine(completion));
@@ -154,7 +161,8 @@ export function personCompletionMessage(input: PersonCompletionInput): string {
   )
     .map(plainText)
     .filter((item) => !isDaemonEcho(item, completion) && !/^(none|nothing( flagged)?)\.?$/i.test(item));
-  if (judgment.length > 0) body.push(["Needs your judgment:", ...judgment.map((item) => `- ${item}`)].join("\n"));
+  if (judgment.length > 0)
+    body.push(["Needs your judgment:", ...judgment.map((item) => `- ${item}`)].join("\n"));
 
   const reply: string[] = [];
   if (canLand) {
@@ -181,8 +189,7 @@ function factsLine(completion: Completion): string {
     // The branch the daemon names after the dispatch is "its own"; a branch the person chose is named.
     const own = completion.branch === `gstack/${completion.dispatch_id}`;
     facts.push(`${plural(commits, "commit")} on ${own ? "its own branch" : completion.branch}`);
-  }
-  else if (completion.commits !== undefined) facts.push("nothing committed");
+  } else if (completion.commits !== undefined) facts.push("nothing committed");
   if (completion.landing === "landed") facts.push("landed");
   if (completion.landing === "discarded") facts.push("discarded");
   facts.push(durationText(completion.duration));

@@ -50,7 +50,11 @@ class FakeSessions implements SessionChannel {
   finish(runId: string, end: TurnEnd = "ended"): void {
     const post = this.posts.find((candidate) => candidate.runId === runId);
     if (post && this.answer && this.recordMessages) {
-      this.historyOf(post.sessionKey).push({ role: "assistant", text: this.answerText, reply: this.answerText });
+      this.historyOf(post.sessionKey).push({
+        role: "assistant",
+        text: this.answerText,
+        reply: this.answerText,
+      });
     }
     this.ended.set(runId, end);
     this.ends.get(runId)?.(end);
@@ -306,8 +310,16 @@ describe("the report outbox", () => {
     const news = "Ready to land: acme, add the login page. What shipped: the login page and its tests.";
     const cases = [
       { session: "agent:main:silent", answer: "NO_REPLY", verdict: "silent" },
-      { session: "agent:main:echo", answer: "Ready to land: acme, add the login page and its tests.", verdict: "repeat" },
-      { session: "agent:main:adds", answer: "Heads up: you froze the auth module last week; this touches it.", verdict: "sent" },
+      {
+        session: "agent:main:echo",
+        answer: "Ready to land: acme, add the login page and its tests.",
+        verdict: "repeat",
+      },
+      {
+        session: "agent:main:adds",
+        answer: "Heads up: you froze the auth module last week; this touches it.",
+        verdict: "sent",
+      },
     ];
     const box = open();
     await box.start();

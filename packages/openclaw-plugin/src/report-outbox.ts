@@ -2,9 +2,9 @@ import { AsyncResource } from "node:async_hooks";
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { childPath } from "@gstack/contracts";
+import { isSilentAnswer, judgeAnswer } from "./answer-judge";
 import { readJsonIfPresent, writeJsonAtomic } from "./atomic-json";
 import type { DeliveredLedger } from "./delivered-ledger";
-import { isSilentAnswer, judgeAnswer } from "./answer-judge";
 import type { HistoryMessage, PersonDelivery, SessionChannel } from "./session-delivery";
 
 /** One report waiting to be seen in its session, as kept on disk until it is. */
@@ -205,12 +205,22 @@ export function reportOutbox(options: OutboxOptions) {
     if (open.length === 0 || !options.channel.tellPerson) return;
     if (entries.some((entry) => entry.told === "no-route")) return;
     const first = open[0] as OutboxEntry;
-    const needle = first.looked_again_at ? lookAgainMarker([first.key]).slice(0, -1) : reportMarker(first.key);
+    const needle = first.looked_again_at
+      ? lookAgainMarker([first.key]).slice(0, -1)
+      : reportMarker(first.key);
     const reply =
-      answerTo(history, needle) ?? (first.looked_again_at ? answerTo(history, reportMarker(first.key)) : undefined);
+      answerTo(history, needle) ??
+      (first.looked_again_at ? answerTo(history, reportMarker(first.key)) : undefined);
     const news = entries.map((entry) => entry.person_text ?? entry.text).join("\n");
     const told = entries.every((entry) => entry.told === "sent");
-    const verdict = reply === undefined ? "silent" : told ? judgeAnswer(reply, news) : isSilentAnswer(reply) ? "silent" : "adds";
+    const verdict =
+      reply === undefined
+        ? "silent"
+        : told
+          ? judgeAnswer(reply, news)
+          : isSilentAnswer(reply)
+            ? "silent"
+            : "adds";
     const now = new Date().toISOString();
     for (const entry of open) {
       entry.answer_sent_at = now;

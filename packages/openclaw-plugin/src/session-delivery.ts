@@ -116,7 +116,11 @@ export function withinLimit(text: string, limit: number | undefined): string {
 
 /** The role and all text of one message as `sessions.get` returns it, whatever its shape. */
 export function historyMessage(message: unknown): HistoryMessage {
-  const record = (message ?? {}) as { role?: unknown; content?: unknown; message?: { role?: unknown; content?: unknown } };
+  const record = (message ?? {}) as {
+    role?: unknown;
+    content?: unknown;
+    message?: { role?: unknown; content?: unknown };
+  };
   const role = typeof record.role === "string" ? record.role : String(record.message?.role ?? "");
   const reply = visibleText(record.content ?? record.message?.content);
   return { role, text: collectText(message), ...(reply !== undefined ? { reply } : {}) };
