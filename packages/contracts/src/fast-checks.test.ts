@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { type DocumentKind, documentSchemas } from "./documents";
 import { ContractError } from "./errors";
 import { DECLINED, fastChecks, isTimestamp } from "./fast-checks";
-import { toContractIssues } from "./issues";
+import { formatPath, toContractIssues } from "./issues";
 import { builtSchema } from "./lazy";
 import { checkValue, parseJson, parseJsonLines, protoKeyError } from "./parse";
 import { corpus } from "./schema-corpus.test-data";
@@ -38,6 +38,151 @@ function byPackage(kind: DocumentKind, value: unknown) {
 function expectSameValue(actual: unknown, expected: unknown, label: string) {
   expect(actual, label).toEqual(expected);
   expect(JSON.stringify(actual), label).toBe(JSON.stringify(expected));
+}
+
+/** Where a field sits in a document: keys of objects and indexes of lists. */
+type FieldPath = (string | number)[];
+
+interface ZodDefinition {
+  type: string;
+  innerType?: unknown;
+  in?: unknown;
+  shape?: Record<string, unknown>;
+  element?: unknown;
+  options?: unknown[];
+}
+
+/**
+ * Every field of a zod schema, read from the schema itself: each key of each object shape,
+ * and the item of each list (as index 0), at every depth, through optional, default and
+ * union wrappers. A kind of schema this walk does not know fails the test, so a new kind of
+ * nesting cannot hide fields from it.
+ */
+function fieldPaths(schema: unknown, prefix: FieldPath = []): FieldPath[] {
+  const definition = (builtSchema(schema as object) as { _zod: { def: ZodDefinition } })._zod.def;
+  switch (definition.type) {
+    case "optional":
+    case "default":
+    case "prefault":
+    case "nullable":
+    case "nonoptional":
+    case "readonly":
+    case "catch":
+      return fieldPaths(definition.innerType, prefix);
+    case "pipe":
+      return fieldPaths(definition.in, prefix);
+    case "object":
+      return Object.entries(definition.shape ?? {}).flatMap(([key, field]) => [
+        [...prefix, key],
+        ...fieldPaths(field, [...prefix, key]),
+      ]);
+    case "array":
+      return [[...prefix, 0], ...fieldPaths(definition.element, [...prefix, 0])];
+    case "union": {
+      const seen = new Map<string, FieldPath>();
+      for (const option of definition.options ?? [])
+        for (const path of fieldPaths(option, prefix)) seen.set(JSON.stringify(path), path);
+      return [...seen.values()];
+    }
+    case "string":
+    case "number":
+    case "int":
+    case "boolean":
+    case "enum":
+    case "literal":
+      return [];
+    default:
+      throw new Error(`fieldPaths: a ${definition.type} schema at ${formatPath(prefix) || "(document)"}`);
+  }
+}
+
+/** The value at `path`, or undefined when any step of it is missing. */
+function valueAt(document: unknown, path: FieldPath): unknown {
+  let value = document;
+  for (const step of path) {
+    if (typeof value !== "object" || value === null) return undefined;
+    value = (value as Record<string | number, unknown>)[step];
+  }
+  return value;
+}
+
+/** What {@link withValueAt} puts at a path to remove the field (a list item is left alone). */
+const ABSENT = Symbol("absent");
+
+/** A copy of `document` with `value` at `path` (whose parent must exist), or the field removed. */
+function withValueAt(document: unknown, path: FieldPath, value: unknown): unknown {
+  const copy = structuredClone(document);
+  const parent = valueAt(copy, path.slice(0, -1)) as Record<string | number, unknown>;
+  const last = path[path.length - 1]!;
+  if (value !== ABSENT) parent[last] = value;
+  else if (!Array.isArray(parent)) delete parent[last];
+  return JSON.parse(JSON.stringify(copy)) as unknown;
+}
+
+/** The valid corpus documents of a kind that are objects. */
+function validDocuments(kind: DocumentKind): Record<string, unknown>[] {
+  return (Object.values(corpus[kind].valid) as unknown[]).filter(
+    (document): document is Record<string, unknown> =>
+      typeof document === "object" && document !== null && !Array.isArray(document),
+  );
+}
+
+/**
+ * Values that break a rule a field may have: every JSON type, and strings with the characters
+ * and shapes the schemas refuse (a leading '-', control characters, bidirectional controls,
+ * invisible characters, NUL), plus variants of the field's own valid value (wrong case, wrong
+ * type, a character too many or a forbidden one added).
+ */
+function wrongValues(current: unknown): unknown[] {
+  const values: unknown[] = [
+    ABSENT,
+    null,
+    true,
+    0,
+    -1,
+    1.5,
+    1e21,
+    "",
+    " ",
+    "x",
+    "-x",
+    "Plan",
+    "\u200d",
+    "a\u0000b",
+    "\u001b[31mred\u001b[0m",
+    "bell\u0007",
+    "a\u007fb",
+    "a\u009bb",
+    "a\u202eb",
+    "a\u2066b",
+    "a\u200fb",
+    "line\nbreak",
+    "x".repeat(100_001),
+    [],
+    [1],
+    [""],
+    {},
+    { x: 1 },
+  ];
+  if (typeof current === "string") {
+    values.push(
+      current.toUpperCase(),
+      current.toLowerCase(),
+      `${current.charAt(0).toUpperCase()}${current.slice(1)}`,
+      `-${current}`,
+      `${current}\u0000`,
+      `${current}\u001b`,
+      `\u202e${current}`,
+      `${current}\n`,
+      `${current}x`,
+      current.slice(1),
+      [current],
+    );
+  } else if (typeof current === "number") {
+    values.push(current + 0.5, current + 1, current - 1, -current, String(current));
+  } else if (typeof current === "boolean") values.push(String(current));
+  else if (Array.isArray(current)) values.push([...current, 1], [...current, "\u001b"], current[0]);
+  return values;
 }
 
 const timestamps = [
@@ -322,6 +467,44 @@ describe.each(kinds)("the fast check of %s", (kind) => {
   it.each(Object.entries(corpus[kind].valid))("accepts the corpus document %s", (_name, document) => {
     expect(fastCheck(JSON.parse(JSON.stringify(document)))).not.toBe(DECLINED);
   });
+});
+
+describe.each(kinds)("every field of the %s schema", (kind) => {
+  const fastCheck = fastChecks[kind]!;
+  const paths = fieldPaths(documentSchemas[kind]);
+  const documents = validDocuments(kind);
+
+  it("is found by walking the zod schema", () => {
+    expect(paths.length).toBeGreaterThan(0);
+  });
+
+  it("is held by some valid corpus document, so it can be tried", () => {
+    const missing = paths.filter((path) =>
+      documents.every((document) => valueAt(document, path) === undefined),
+    );
+    expect(missing.map(formatPath)).toEqual([]);
+  });
+
+  it.each(paths.map((path) => [formatPath(path), path] as const))(
+    "%s: the fast check refuses to take what zod refuses there",
+    (name, path) => {
+      const holder = documents.find((document) => valueAt(document, path) !== undefined);
+      if (holder === undefined) return; // reported by the test above
+      let refusedByZod = 0;
+      for (const value of wrongValues(valueAt(holder, path))) {
+        const document = withValueAt(holder, path, value);
+        const zod = byZod(kind, document);
+        const fast = fastCheck(document);
+        const label = `${name} = ${value === ABSENT ? "(absent)" : JSON.stringify(value).slice(0, 60)}`;
+        if (!zod.ok) refusedByZod++;
+        if (fast === DECLINED) continue;
+        expect(zod.ok, `the fast check took ${label}, which zod refuses`).toBe(true);
+        if (zod.ok) expectSameValue(fast, zod.value, label);
+      }
+      // The field has rules, so the tries reached them.
+      expect(refusedByZod, name).toBeGreaterThan(0);
+    },
+  );
 });
 
 describe("the fast check of routing tables", () => {

@@ -10,7 +10,7 @@ import {
   safeNamePattern,
   targetAgents,
 } from "./schemas/common";
-import { sourceSignaturePattern } from "./schemas/dispatch";
+import { DISPATCH_MODES, sourceSignaturePattern } from "./schemas/dispatch";
 import { handoffStatuses, RESUME_PROMPT_MAX, runtimeNamePattern } from "./schemas/handoff";
 import { learningKeyPattern, learningSources, learningTypes } from "./schemas/learning";
 import { isTimestamp } from "./timestamp";
@@ -155,6 +155,7 @@ const callbackUrl = matching(HTTP_URL_PATTERN);
 const targetAgent = oneOf(targetAgents);
 const sourceSignature = matching(sourceSignaturePattern);
 const ttlSeconds = integer(60, 86_400);
+const dispatchMode = oneOf(DISPATCH_MODES);
 /** `budgetUsdSchema`: a finite number above 0, at most 10 000. */
 const budgetUsd: FastCheck = (value) =>
   typeof value === "number" && Number.isFinite(value) && value > 0 && value <= 10_000 ? value : DECLINED;
@@ -176,11 +177,13 @@ const dispatchKeys = new Set([
   "ttl_seconds",
   "created_at",
   "branch",
+  "base",
   "task_type",
   "files",
   "handoff_id",
   "reply_to",
   "budget_usd",
+  "mode",
 ]);
 
 /**
@@ -268,6 +271,12 @@ const dispatch: FastCheck = (value) => {
     if (checked === DECLINED) return DECLINED;
     output.branch = checked;
   } else if (Object.hasOwn(input, "branch")) return DECLINED;
+  const baseValue = input.base;
+  if (baseValue !== undefined) {
+    const checked = nonEmptyText(baseValue);
+    if (checked === DECLINED) return DECLINED;
+    output.base = checked;
+  } else if (Object.hasOwn(input, "base")) return DECLINED;
   const taskTypeValue = input.task_type;
   if (taskTypeValue !== undefined) {
     const checked = nonEmptyText(taskTypeValue);
@@ -298,6 +307,12 @@ const dispatch: FastCheck = (value) => {
     if (checked === DECLINED) return DECLINED;
     output.budget_usd = checked;
   } else if (Object.hasOwn(input, "budget_usd")) return DECLINED;
+  const modeValue = input.mode;
+  if (modeValue !== undefined) {
+    const checked = dispatchMode(modeValue);
+    if (checked === DECLINED) return DECLINED;
+    output.mode = checked;
+  } else if (Object.hasOwn(input, "mode")) return DECLINED;
   for (const key in input) {
     if (dispatchKeys.has(key)) continue;
     const other = input[key];

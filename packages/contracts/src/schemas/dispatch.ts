@@ -14,6 +14,9 @@ import {
 
 export const sourceSignaturePattern = /^[0-9a-f]{64}$/;
 
+/** What a dispatch may ask for in `mode`: run at once, or plan first and wait for a person. */
+export const DISPATCH_MODES = ["execute", "plan"] as const;
+
 /**
  * A coding task that the OpenClaw agent hands to the dispatch daemon, written as
  * `dispatch/{id}.json` under the gstack state root.
@@ -73,7 +76,7 @@ export const dispatchSchema = lazySchema((z) =>
           "Spend cap in US dollars: the agent is stopped when its reported cost reaches it (default: the daemon's default_budget_usd).",
         ),
       mode: z
-        .enum(["execute", "plan"])
+        .enum(DISPATCH_MODES)
         .optional()
         .describe(
           "'plan': the agent first plans read-only and the dispatch waits for a person to approve, revise or reject the plan; 'execute' (default) runs at once unless the daemon's plan_first_repos names the project folder.",
