@@ -4,6 +4,7 @@ import { type DocumentKind, documentSchemas } from "./documents";
 import { ContractError } from "./errors";
 import { DECLINED, fastChecks, isTimestamp } from "./fast-checks";
 import { formatPath, toContractIssues } from "./issues";
+import { jsonSchemaOf } from "./json-schema";
 import { builtSchema } from "./lazy";
 import { checkValue, parseJson, parseJsonLines, protoKeyError } from "./parse";
 import { corpus } from "./schema-corpus.test-data";
@@ -272,6 +273,37 @@ const edgeValues: unknown[] = [
   null,
   true,
   false,
+  // dispatch modes and refs, and text with the characters the schemas refuse
+  "plan",
+  "Plan",
+  "PLAN",
+  "execute",
+  "Execute",
+  "main",
+  "HEAD~2",
+  "-",
+  "--upload-pack=x",
+  "\u001b[31mred\u001b[0m",
+  "bell\u0007",
+  "a\u0000b",
+  "a\u007fb",
+  "a\u0085b",
+  "a\u009bb",
+  "\u200d",
+  "a\u200db",
+  "\u200f",
+  "a\u200eb",
+  "a\u061cb",
+  "a\u202eb",
+  "a\u2066b",
+  "line\nbreak",
+  "tab\there",
+  "crlf\r\n",
+  " ",
+  "\u00a0",
+  ["a\u0000b"],
+  ["\u001b[2J"],
+  ["line\nbreak"],
   // handoffs, timeline events and routing tables
   "gstack",
   "Wintermute",
@@ -307,29 +339,183 @@ const interesting = fc.oneof(
   { arbitrary: fc.constantFrom(...edgeValues), weight: 5 },
 );
 
-/** Valid documents of a kind from the shared corpus, each edited at a few fields. */
-function editedDocuments(kind: DocumentKind, values: fc.Arbitrary<unknown>) {
-  const bases = Object.values(corpus[kind].valid) as Record<string, unknown>[];
-  const fields = [
-    ...new Set([
-      ...bases.flatMap((document) => Object.keys(document)),
-      "reply_to",
-      "target_agent",
-      "extra_field",
-    ]),
-  ];
-  return fc
-    .tuple(
-      fc.constantFrom(...bases),
-      fc.array(fc.tuple(fc.constantFrom(...fields), fc.option(values, { nil: undefined })), { maxLength: 3 }),
-    )
-    .map(([base, edits]) => {
-      const document: Record<string, unknown> = structuredClone(base);
-      for (const [field, value] of edits) {
-        if (value === undefined) delete document[field];
-        else document[field] = value;
+/**
+ * Characters and shapes on the edge of some rule: every kind of control character, the
+ * bidirectional controls and marks, invisible characters, NUL, white space, a leading '-',
+ * path separators and dots.
+ */
+const edgeCharacters = [
+  "\u0000",
+  "\u0001",
+  "\u0007",
+  "\u0008",
+  "\t",
+  "\n",
+  "\u000b",
+  "\u000c",
+  "\r",
+  "\u001b",
+  "\u001f",
+  " ",
+  "-",
+  ".",
+  "/",
+  "\\",
+  "\u007f",
+  "\u0080",
+  "\u0085",
+  "\u009b",
+  "\u009f",
+  "\u00a0",
+  "\u00ad",
+  "\u061c",
+  "\u200b",
+  "\u200d",
+  "\u200e",
+  "\u200f",
+  "\u202a",
+  "\u202c",
+  "\u202e",
+  "\u2066",
+  "\u2069",
+  "\u3164",
+  "\ufeff",
+  "\ud83d",
+  "é",
+  "🔐",
+];
+
+/**
+ * Strings just inside and just outside every length bound the kind's published JSON Schema
+ * names (its `minLength` and `maxLength`), in one-unit and two-unit characters.
+ */
+function boundaryStrings(kind: DocumentKind): string[] {
+  const bounds = new Set<number>();
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(visit);
+    else if (typeof node === "object" && node !== null) {
+      for (const [key, value] of Object.entries(node)) {
+        if ((key === "maxLength" || key === "minLength") && typeof value === "number") bounds.add(value);
+        else visit(value);
       }
-      return document;
+    }
+  };
+  visit(jsonSchemaOf(kind));
+  return [...bounds].flatMap((bound) =>
+    [bound - 1, bound, bound + 1]
+      .filter((length) => length >= 0)
+      .flatMap((length) => ["x".repeat(length), "🔐".repeat(length)]),
+  );
+}
+
+/**
+ * Values near a valid one: the same text in another case, with an edge character put in or
+ * put first, as another type, one more or one less; or a string on a length bound.
+ */
+function nearValid(current: unknown, boundaries: string[]): fc.Arbitrary<unknown> {
+  const anyType = fc.constantFrom<unknown>(null, true, 0, -1, 1.5, "", [], {});
+  const options: fc.Arbitrary<unknown>[] = [anyType, fc.constantFrom(...edgeCharacters)];
+  if (boundaries.length > 0) options.push(fc.constantFrom(...boundaries));
+  if (typeof current === "string") {
+    options.push(
+      fc.constantFrom<unknown>(
+        current.toUpperCase(),
+        current.toLowerCase(),
+        `${current.charAt(0).toUpperCase()}${current.slice(1)}`,
+        current.slice(1),
+        `${current}${current}`,
+        [current],
+        Number(current),
+      ),
+      fc
+        .tuple(fc.nat(current.length), fc.constantFrom(...edgeCharacters), fc.boolean())
+        .map(
+          ([at, character, replace]) =>
+            `${current.slice(0, at)}${character}${current.slice(replace ? at + 1 : at)}`,
+        ),
+    );
+  } else if (typeof current === "number") {
+    options.push(
+      fc.constantFrom<unknown>(
+        current + 1,
+        current - 1,
+        current + 0.5,
+        -current,
+        current * 1000,
+        String(current),
+      ),
+    );
+  } else if (typeof current === "boolean") options.push(fc.constant(String(current)));
+  else if (Array.isArray(current)) {
+    options.push(
+      fc.constantFrom<unknown>([...current, 1], current.slice(1), current[0]),
+      fc.constantFrom(...edgeCharacters).map((character) => [...current, character]),
+    );
+  } else if (typeof current === "object" && current !== null) {
+    options.push(fc.constantFrom<unknown>({ ...current, extra: 1 }, [current]));
+  }
+  return fc.oneof(...options);
+}
+
+/**
+ * `document` with the field at `path` set to `value` (removed for `undefined`), when its parent
+ * is there to hold it. The objects and lists along the path are copied, never changed, so
+ * neither the corpus nor a value shared between runs is altered.
+ */
+function withField(document: unknown, path: FieldPath, value: unknown): unknown {
+  if (path.length === 0) return value;
+  const [step, ...rest] = path as [string | number, ...FieldPath];
+  if (
+    typeof document !== "object" ||
+    document === null ||
+    Array.isArray(document) !== (typeof step === "number")
+  )
+    return document;
+  const inner = (document as Record<string | number, unknown>)[step];
+  if (rest.length > 0 && (typeof inner !== "object" || inner === null)) return document;
+  const changed = rest.length > 0 ? withField(inner, rest, value) : value;
+  if (Array.isArray(document)) {
+    const copy = document.slice();
+    if (changed === undefined) copy.splice(step as number, 1);
+    else copy[step as number] = changed;
+    return copy;
+  }
+  const copy = Object.assign(Object.create(Object.getPrototypeOf(document)), document) as Record<
+    string,
+    unknown
+  >;
+  if (changed === undefined) delete copy[step];
+  else copy[step] = changed;
+  return copy;
+}
+
+/**
+ * Valid documents of a kind from the shared corpus (among them one with every optional field),
+ * each edited at a few fields: any field of the zod schema at any depth, or one it does not
+ * know, set to one of `values` or to a value near the field's own, or removed.
+ */
+function editedDocuments(kind: DocumentKind, values: fc.Arbitrary<unknown>) {
+  const bases = validDocuments(kind);
+  const paths: FieldPath[] = [...fieldPaths(documentSchemas[kind]), ["extra_field"]];
+  const boundaries = boundaryStrings(kind);
+  const edit = (base: Record<string, unknown>) =>
+    fc
+      .constantFrom(
+        ...paths.filter((path) => path.length === 1 || valueAt(base, path.slice(0, -1)) !== undefined),
+      )
+      .chain((path) =>
+        fc.tuple(
+          fc.constant(path),
+          fc.option(fc.oneof(values, nearValid(valueAt(base, path), boundaries)), { nil: undefined }),
+        ),
+      );
+  return fc
+    .constantFrom(...bases)
+    .chain((base) => fc.tuple(fc.constant(base), fc.array(edit(base), { maxLength: 3 })))
+    .map(([base, edits]) => {
+      let document: unknown = base;
+      for (const [path, value] of edits) document = withField(document, path, value);
+      return document as Record<string, unknown>;
     });
 }
 
@@ -649,6 +835,23 @@ describe("documents the fast checks leave to zod", () => {
       ),
     );
   });
+
+  it.each([
+    ["mode", "Plan"],
+    ["mode", 1],
+    ["mode", "PLAN"],
+    ["base", 1],
+    ["base", ""],
+  ])(
+    "refuses a dispatch's %s of %j at runtime, naming the field, as zod and the JSON Schema do",
+    (field, value) => {
+      const document = { ...(corpus.dispatch.valid["required fields only"] as object), [field]: value };
+      expect(fastChecks.dispatch!(document)).toBe(DECLINED);
+      expect(() => parseJson("dispatch", JSON.stringify(document), { source: "d.json" })).toThrow(
+        new RegExp(`^d\\.json: invalid dispatch\\n  - ${field}: `),
+      );
+    },
+  );
 
   it("fills in target_agent as zod does", () => {
     const text = JSON.stringify(corpus.dispatch.valid.minimal ?? Object.values(corpus.dispatch.valid)[0]);
