@@ -3,7 +3,8 @@ import { describe, expect, it } from "vitest";
 import { type DocumentKind, documentSchemas } from "./documents";
 import { ContractError } from "./errors";
 import { DECLINED, fastChecks, isTimestamp } from "./fast-checks";
-import { toContractIssues } from "./issues";
+import { formatPath, toContractIssues } from "./issues";
+import { jsonSchemaOf } from "./json-schema";
 import { builtSchema } from "./lazy";
 import { checkValue, parseJson, parseJsonLines, protoKeyError } from "./parse";
 import { corpus } from "./schema-corpus.test-data";
@@ -38,6 +39,151 @@ function byPackage(kind: DocumentKind, value: unknown) {
 function expectSameValue(actual: unknown, expected: unknown, label: string) {
   expect(actual, label).toEqual(expected);
   expect(JSON.stringify(actual), label).toBe(JSON.stringify(expected));
+}
+
+/** Where a field sits in a document: keys of objects and indexes of lists. */
+type FieldPath = (string | number)[];
+
+interface ZodDefinition {
+  type: string;
+  innerType?: unknown;
+  in?: unknown;
+  shape?: Record<string, unknown>;
+  element?: unknown;
+  options?: unknown[];
+}
+
+/**
+ * Every field of a zod schema, read from the schema itself: each key of each object shape,
+ * and the item of each list (as index 0), at every depth, through optional, default and
+ * union wrappers. A kind of schema this walk does not know fails the test, so a new kind of
+ * nesting cannot hide fields from it.
+ */
+function fieldPaths(schema: unknown, prefix: FieldPath = []): FieldPath[] {
+  const definition = (builtSchema(schema as object) as { _zod: { def: ZodDefinition } })._zod.def;
+  switch (definition.type) {
+    case "optional":
+    case "default":
+    case "prefault":
+    case "nullable":
+    case "nonoptional":
+    case "readonly":
+    case "catch":
+      return fieldPaths(definition.innerType, prefix);
+    case "pipe":
+      return fieldPaths(definition.in, prefix);
+    case "object":
+      return Object.entries(definition.shape ?? {}).flatMap(([key, field]) => [
+        [...prefix, key],
+        ...fieldPaths(field, [...prefix, key]),
+      ]);
+    case "array":
+      return [[...prefix, 0], ...fieldPaths(definition.element, [...prefix, 0])];
+    case "union": {
+      const seen = new Map<string, FieldPath>();
+      for (const option of definition.options ?? [])
+        for (const path of fieldPaths(option, prefix)) seen.set(JSON.stringify(path), path);
+      return [...seen.values()];
+    }
+    case "string":
+    case "number":
+    case "int":
+    case "boolean":
+    case "enum":
+    case "literal":
+      return [];
+    default:
+      throw new Error(`fieldPaths: a ${definition.type} schema at ${formatPath(prefix) || "(document)"}`);
+  }
+}
+
+/** The value at `path`, or undefined when any step of it is missing. */
+function valueAt(document: unknown, path: FieldPath): unknown {
+  let value = document;
+  for (const step of path) {
+    if (typeof value !== "object" || value === null) return undefined;
+    value = (value as Record<string | number, unknown>)[step];
+  }
+  return value;
+}
+
+/** What {@link withValueAt} puts at a path to remove the field (a list item is left alone). */
+const ABSENT = Symbol("absent");
+
+/** A copy of `document` with `value` at `path` (whose parent must exist), or the field removed. */
+function withValueAt(document: unknown, path: FieldPath, value: unknown): unknown {
+  const copy = structuredClone(document);
+  const parent = valueAt(copy, path.slice(0, -1)) as Record<string | number, unknown>;
+  const last = path[path.length - 1]!;
+  if (value !== ABSENT) parent[last] = value;
+  else if (!Array.isArray(parent)) delete parent[last];
+  return JSON.parse(JSON.stringify(copy)) as unknown;
+}
+
+/** The valid corpus documents of a kind that are objects. */
+function validDocuments(kind: DocumentKind): Record<string, unknown>[] {
+  return (Object.values(corpus[kind].valid) as unknown[]).filter(
+    (document): document is Record<string, unknown> =>
+      typeof document === "object" && document !== null && !Array.isArray(document),
+  );
+}
+
+/**
+ * Values that break a rule a field may have: every JSON type, and strings with the characters
+ * and shapes the schemas refuse (a leading '-', control characters, bidirectional controls,
+ * invisible characters, NUL), plus variants of the field's own valid value (wrong case, wrong
+ * type, a character too many or a forbidden one added).
+ */
+function wrongValues(current: unknown): unknown[] {
+  const values: unknown[] = [
+    ABSENT,
+    null,
+    true,
+    0,
+    -1,
+    1.5,
+    1e21,
+    "",
+    " ",
+    "x",
+    "-x",
+    "Plan",
+    "\u200d",
+    "a\u0000b",
+    "\u001b[31mred\u001b[0m",
+    "bell\u0007",
+    "a\u007fb",
+    "a\u009bb",
+    "a\u202eb",
+    "a\u2066b",
+    "a\u200fb",
+    "line\nbreak",
+    "x".repeat(100_001),
+    [],
+    [1],
+    [""],
+    {},
+    { x: 1 },
+  ];
+  if (typeof current === "string") {
+    values.push(
+      current.toUpperCase(),
+      current.toLowerCase(),
+      `${current.charAt(0).toUpperCase()}${current.slice(1)}`,
+      `-${current}`,
+      `${current}\u0000`,
+      `${current}\u001b`,
+      `\u202e${current}`,
+      `${current}\n`,
+      `${current}x`,
+      current.slice(1),
+      [current],
+    );
+  } else if (typeof current === "number") {
+    values.push(current + 0.5, current + 1, current - 1, -current, String(current));
+  } else if (typeof current === "boolean") values.push(String(current));
+  else if (Array.isArray(current)) values.push([...current, 1], [...current, "\u001b"], current[0]);
+  return values;
 }
 
 const timestamps = [
@@ -127,6 +273,37 @@ const edgeValues: unknown[] = [
   null,
   true,
   false,
+  // dispatch modes and refs, and text with the characters the schemas refuse
+  "plan",
+  "Plan",
+  "PLAN",
+  "execute",
+  "Execute",
+  "main",
+  "HEAD~2",
+  "-",
+  "--upload-pack=x",
+  "\u001b[31mred\u001b[0m",
+  "bell\u0007",
+  "a\u0000b",
+  "a\u007fb",
+  "a\u0085b",
+  "a\u009bb",
+  "\u200d",
+  "a\u200db",
+  "\u200f",
+  "a\u200eb",
+  "a\u061cb",
+  "a\u202eb",
+  "a\u2066b",
+  "line\nbreak",
+  "tab\there",
+  "crlf\r\n",
+  " ",
+  "\u00a0",
+  ["a\u0000b"],
+  ["\u001b[2J"],
+  ["line\nbreak"],
   // handoffs, timeline events and routing tables
   "gstack",
   "Wintermute",
@@ -162,29 +339,183 @@ const interesting = fc.oneof(
   { arbitrary: fc.constantFrom(...edgeValues), weight: 5 },
 );
 
-/** Valid documents of a kind from the shared corpus, each edited at a few fields. */
-function editedDocuments(kind: DocumentKind, values: fc.Arbitrary<unknown>) {
-  const bases = Object.values(corpus[kind].valid) as Record<string, unknown>[];
-  const fields = [
-    ...new Set([
-      ...bases.flatMap((document) => Object.keys(document)),
-      "reply_to",
-      "target_agent",
-      "extra_field",
-    ]),
-  ];
-  return fc
-    .tuple(
-      fc.constantFrom(...bases),
-      fc.array(fc.tuple(fc.constantFrom(...fields), fc.option(values, { nil: undefined })), { maxLength: 3 }),
-    )
-    .map(([base, edits]) => {
-      const document: Record<string, unknown> = structuredClone(base);
-      for (const [field, value] of edits) {
-        if (value === undefined) delete document[field];
-        else document[field] = value;
+/**
+ * Characters and shapes on the edge of some rule: every kind of control character, the
+ * bidirectional controls and marks, invisible characters, NUL, white space, a leading '-',
+ * path separators and dots.
+ */
+const edgeCharacters = [
+  "\u0000",
+  "\u0001",
+  "\u0007",
+  "\u0008",
+  "\t",
+  "\n",
+  "\u000b",
+  "\u000c",
+  "\r",
+  "\u001b",
+  "\u001f",
+  " ",
+  "-",
+  ".",
+  "/",
+  "\\",
+  "\u007f",
+  "\u0080",
+  "\u0085",
+  "\u009b",
+  "\u009f",
+  "\u00a0",
+  "\u00ad",
+  "\u061c",
+  "\u200b",
+  "\u200d",
+  "\u200e",
+  "\u200f",
+  "\u202a",
+  "\u202c",
+  "\u202e",
+  "\u2066",
+  "\u2069",
+  "\u3164",
+  "\ufeff",
+  "\ud83d",
+  "é",
+  "🔐",
+];
+
+/**
+ * Strings just inside and just outside every length bound the kind's published JSON Schema
+ * names (its `minLength` and `maxLength`), in one-unit and two-unit characters.
+ */
+function boundaryStrings(kind: DocumentKind): string[] {
+  const bounds = new Set<number>();
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) node.forEach(visit);
+    else if (typeof node === "object" && node !== null) {
+      for (const [key, value] of Object.entries(node)) {
+        if ((key === "maxLength" || key === "minLength") && typeof value === "number") bounds.add(value);
+        else visit(value);
       }
-      return document;
+    }
+  };
+  visit(jsonSchemaOf(kind));
+  return [...bounds].flatMap((bound) =>
+    [bound - 1, bound, bound + 1]
+      .filter((length) => length >= 0)
+      .flatMap((length) => ["x".repeat(length), "🔐".repeat(length)]),
+  );
+}
+
+/**
+ * Values near a valid one: the same text in another case, with an edge character put in or
+ * put first, as another type, one more or one less; or a string on a length bound.
+ */
+function nearValid(current: unknown, boundaries: string[]): fc.Arbitrary<unknown> {
+  const anyType = fc.constantFrom<unknown>(null, true, 0, -1, 1.5, "", [], {});
+  const options: fc.Arbitrary<unknown>[] = [anyType, fc.constantFrom(...edgeCharacters)];
+  if (boundaries.length > 0) options.push(fc.constantFrom(...boundaries));
+  if (typeof current === "string") {
+    options.push(
+      fc.constantFrom<unknown>(
+        current.toUpperCase(),
+        current.toLowerCase(),
+        `${current.charAt(0).toUpperCase()}${current.slice(1)}`,
+        current.slice(1),
+        `${current}${current}`,
+        [current],
+        Number(current),
+      ),
+      fc
+        .tuple(fc.nat(current.length), fc.constantFrom(...edgeCharacters), fc.boolean())
+        .map(
+          ([at, character, replace]) =>
+            `${current.slice(0, at)}${character}${current.slice(replace ? at + 1 : at)}`,
+        ),
+    );
+  } else if (typeof current === "number") {
+    options.push(
+      fc.constantFrom<unknown>(
+        current + 1,
+        current - 1,
+        current + 0.5,
+        -current,
+        current * 1000,
+        String(current),
+      ),
+    );
+  } else if (typeof current === "boolean") options.push(fc.constant(String(current)));
+  else if (Array.isArray(current)) {
+    options.push(
+      fc.constantFrom<unknown>([...current, 1], current.slice(1), current[0]),
+      fc.constantFrom(...edgeCharacters).map((character) => [...current, character]),
+    );
+  } else if (typeof current === "object" && current !== null) {
+    options.push(fc.constantFrom<unknown>({ ...current, extra: 1 }, [current]));
+  }
+  return fc.oneof(...options);
+}
+
+/**
+ * `document` with the field at `path` set to `value` (removed for `undefined`), when its parent
+ * is there to hold it. The objects and lists along the path are copied, never changed, so
+ * neither the corpus nor a value shared between runs is altered.
+ */
+function withField(document: unknown, path: FieldPath, value: unknown): unknown {
+  if (path.length === 0) return value;
+  const [step, ...rest] = path as [string | number, ...FieldPath];
+  if (
+    typeof document !== "object" ||
+    document === null ||
+    Array.isArray(document) !== (typeof step === "number")
+  )
+    return document;
+  const inner = (document as Record<string | number, unknown>)[step];
+  if (rest.length > 0 && (typeof inner !== "object" || inner === null)) return document;
+  const changed = rest.length > 0 ? withField(inner, rest, value) : value;
+  if (Array.isArray(document)) {
+    const copy = document.slice();
+    if (changed === undefined) copy.splice(step as number, 1);
+    else copy[step as number] = changed;
+    return copy;
+  }
+  const copy = Object.assign(Object.create(Object.getPrototypeOf(document)), document) as Record<
+    string,
+    unknown
+  >;
+  if (changed === undefined) delete copy[step];
+  else copy[step] = changed;
+  return copy;
+}
+
+/**
+ * Valid documents of a kind from the shared corpus (among them one with every optional field),
+ * each edited at a few fields: any field of the zod schema at any depth, or one it does not
+ * know, set to one of `values` or to a value near the field's own, or removed.
+ */
+function editedDocuments(kind: DocumentKind, values: fc.Arbitrary<unknown>) {
+  const bases = validDocuments(kind);
+  const paths: FieldPath[] = [...fieldPaths(documentSchemas[kind]), ["extra_field"]];
+  const boundaries = boundaryStrings(kind);
+  const edit = (base: Record<string, unknown>) =>
+    fc
+      .constantFrom(
+        ...paths.filter((path) => path.length === 1 || valueAt(base, path.slice(0, -1)) !== undefined),
+      )
+      .chain((path) =>
+        fc.tuple(
+          fc.constant(path),
+          fc.option(fc.oneof(values, nearValid(valueAt(base, path), boundaries)), { nil: undefined }),
+        ),
+      );
+  return fc
+    .constantFrom(...bases)
+    .chain((base) => fc.tuple(fc.constant(base), fc.array(edit(base), { maxLength: 3 })))
+    .map(([base, edits]) => {
+      let document: unknown = base;
+      for (const [path, value] of edits) document = withField(document, path, value);
+      return document as Record<string, unknown>;
     });
 }
 
@@ -322,6 +653,44 @@ describe.each(kinds)("the fast check of %s", (kind) => {
   it.each(Object.entries(corpus[kind].valid))("accepts the corpus document %s", (_name, document) => {
     expect(fastCheck(JSON.parse(JSON.stringify(document)))).not.toBe(DECLINED);
   });
+});
+
+describe.each(kinds)("every field of the %s schema", (kind) => {
+  const fastCheck = fastChecks[kind]!;
+  const paths = fieldPaths(documentSchemas[kind]);
+  const documents = validDocuments(kind);
+
+  it("is found by walking the zod schema", () => {
+    expect(paths.length).toBeGreaterThan(0);
+  });
+
+  it("is held by some valid corpus document, so it can be tried", () => {
+    const missing = paths.filter((path) =>
+      documents.every((document) => valueAt(document, path) === undefined),
+    );
+    expect(missing.map(formatPath)).toEqual([]);
+  });
+
+  it.each(paths.map((path) => [formatPath(path), path] as const))(
+    "%s: the fast check refuses to take what zod refuses there",
+    (name, path) => {
+      const holder = documents.find((document) => valueAt(document, path) !== undefined);
+      if (holder === undefined) return; // reported by the test above
+      let refusedByZod = 0;
+      for (const value of wrongValues(valueAt(holder, path))) {
+        const document = withValueAt(holder, path, value);
+        const zod = byZod(kind, document);
+        const fast = fastCheck(document);
+        const label = `${name} = ${value === ABSENT ? "(absent)" : JSON.stringify(value).slice(0, 60)}`;
+        if (!zod.ok) refusedByZod++;
+        if (fast === DECLINED) continue;
+        expect(zod.ok, `the fast check took ${label}, which zod refuses`).toBe(true);
+        if (zod.ok) expectSameValue(fast, zod.value, label);
+      }
+      // The field has rules, so the tries reached them.
+      expect(refusedByZod, name).toBeGreaterThan(0);
+    },
+  );
 });
 
 describe("the fast check of routing tables", () => {
@@ -466,6 +835,23 @@ describe("documents the fast checks leave to zod", () => {
       ),
     );
   });
+
+  it.each([
+    ["mode", "Plan"],
+    ["mode", 1],
+    ["mode", "PLAN"],
+    ["base", 1],
+    ["base", ""],
+  ])(
+    "refuses a dispatch's %s of %j at runtime, naming the field, as zod and the JSON Schema do",
+    (field, value) => {
+      const document = { ...(corpus.dispatch.valid["required fields only"] as object), [field]: value };
+      expect(fastChecks.dispatch!(document)).toBe(DECLINED);
+      expect(() => parseJson("dispatch", JSON.stringify(document), { source: "d.json" })).toThrow(
+        new RegExp(`^d\\.json: invalid dispatch\\n  - ${field}: `),
+      );
+    },
+  );
 
   it("fills in target_agent as zod does", () => {
     const text = JSON.stringify(corpus.dispatch.valid.minimal ?? Object.values(corpus.dispatch.valid)[0]);

@@ -3,14 +3,19 @@ import { activitySources, timelineDurationPattern, timelineEvents } from "./sche
 import {
   codePointLength,
   dispatchIdPattern,
+  GIT_REF_START_PATTERN,
   HTTP_URL_PATTERN,
+  NO_NUL_PATTERN,
   projectSlugPattern,
+  SAFE_LINE_PATTERN,
   SAFE_TEXT_PATTERN,
+  SKILL_NAME_MAX,
   SKILL_NAME_PATTERN,
   safeNamePattern,
   targetAgents,
+  VISIBLE_TEXT_PATTERN,
 } from "./schemas/common";
-import { sourceSignaturePattern } from "./schemas/dispatch";
+import { DISPATCH_MODES, sourceSignaturePattern, TASK_MAX } from "./schemas/dispatch";
 import { handoffStatuses, RESUME_PROMPT_MAX, runtimeNamePattern } from "./schemas/handoff";
 import { learningKeyPattern, learningSources, learningTypes } from "./schemas/learning";
 import { isTimestamp } from "./timestamp";
@@ -87,10 +92,29 @@ function list(item: FastCheck, minimumLength = 0): FastCheck {
 
 const textList = list(text);
 
-/** Both checks must pass; the value is the first one's. */
-function both(first: FastCheck, second: FastCheck): FastCheck {
-  return (value) => (first(value) === DECLINED || second(value) === DECLINED ? DECLINED : value);
+/** Every check must pass; the value is the first one's. */
+function all(first: FastCheck, ...others: FastCheck[]): FastCheck {
+  return (value) => {
+    const checked = first(value);
+    if (checked === DECLINED) return DECLINED;
+    for (const other of others) if (other(value) === DECLINED) return DECLINED;
+    return checked;
+  };
 }
+
+/** `safeTextSchema`: any string without control characters (tab and line breaks allowed) or bidi controls. */
+const safeText = matching(SAFE_TEXT_PATTERN);
+const safeTextList = list(safeText);
+/** `safeLineSchema`: a non-empty line without control characters, bidi controls or direction marks. */
+const safeLine = all(nonEmptyText, matching(SAFE_LINE_PATTERN));
+/** `displayNameSchema`: a safe line with at least one visible character. */
+const displayName = all(nonEmptyText, matching(VISIBLE_TEXT_PATTERN), matching(SAFE_LINE_PATTERN));
+/** `pathSchema`: a non-empty path without NUL. */
+const path = all(nonEmptyText, matching(NO_NUL_PATTERN));
+/** `pathEntrySchema`, in a list: a path or glob without NUL, empty allowed. */
+const pathList = list(matching(NO_NUL_PATTERN));
+/** `gitRefSchema`: a non-empty safe line that does not start with `-`. */
+const gitRef = all(nonEmptyText, matching(GIT_REF_START_PATTERN), matching(SAFE_LINE_PATTERN));
 
 interface Field {
   key: string;
@@ -150,11 +174,12 @@ const replyTo = looseObject({
 });
 
 const dispatchId = matching(dispatchIdPattern);
-const task = bounded(100_000, 1);
+const task = all(bounded(TASK_MAX, 1), safeText);
 const callbackUrl = matching(HTTP_URL_PATTERN);
 const targetAgent = oneOf(targetAgents);
 const sourceSignature = matching(sourceSignaturePattern);
 const ttlSeconds = integer(60, 86_400);
+const dispatchMode = oneOf(DISPATCH_MODES);
 /** `budgetUsdSchema`: a finite number above 0, at most 10 000. */
 const budgetUsd: FastCheck = (value) =>
   typeof value === "number" && Number.isFinite(value) && value > 0 && value <= 10_000 ? value : DECLINED;
@@ -176,11 +201,13 @@ const dispatchKeys = new Set([
   "ttl_seconds",
   "created_at",
   "branch",
+  "base",
   "task_type",
   "files",
   "handoff_id",
   "reply_to",
   "budget_usd",
+  "mode",
 ]);
 
 /**
@@ -193,10 +220,10 @@ const dispatch: FastCheck = (value) => {
     return DECLINED;
   const input = value as Record<string, unknown>;
   const id = dispatchId(input.id);
-  const dispatchedBy = nonEmptyText(input.dispatched_by);
+  const dispatchedBy = displayName(input.dispatched_by);
   const taskText = task(input.task);
   const project = projectSlug(input.project);
-  const projectDir = nonEmptyText(input.project_dir);
+  const projectDir = path(input.project_dir);
   if (
     id === DECLINED ||
     dispatchedBy === DECLINED ||
@@ -215,13 +242,13 @@ const dispatch: FastCheck = (value) => {
   // Each optional field: absent stays absent; present must pass (an own `undefined` is left to zod).
   const learningsValue = input.learnings;
   if (learningsValue !== undefined) {
-    const checked = textList(learningsValue);
+    const checked = safeTextList(learningsValue);
     if (checked === DECLINED) return DECLINED;
     output.learnings = checked;
   } else if (Object.hasOwn(input, "learnings")) return DECLINED;
   const constraintsValue = input.constraints;
   if (constraintsValue !== undefined) {
-    const checked = textList(constraintsValue);
+    const checked = safeTextList(constraintsValue);
     if (checked === DECLINED) return DECLINED;
     output.constraints = checked;
   } else if (Object.hasOwn(input, "constraints")) return DECLINED;
@@ -233,7 +260,7 @@ const dispatch: FastCheck = (value) => {
   } else if (Object.hasOwn(input, "callback_url")) return DECLINED;
   const clawvisorTaskIdValue = input.clawvisor_task_id;
   if (clawvisorTaskIdValue !== undefined) {
-    const checked = nonEmptyText(clawvisorTaskIdValue);
+    const checked = safeLine(clawvisorTaskIdValue);
     if (checked === DECLINED) return DECLINED;
     output.clawvisor_task_id = checked;
   } else if (Object.hasOwn(input, "clawvisor_task_id")) return DECLINED;
@@ -264,25 +291,31 @@ const dispatch: FastCheck = (value) => {
   } else if (Object.hasOwn(input, "created_at")) return DECLINED;
   const branchValue = input.branch;
   if (branchValue !== undefined) {
-    const checked = nonEmptyText(branchValue);
+    const checked = gitRef(branchValue);
     if (checked === DECLINED) return DECLINED;
     output.branch = checked;
   } else if (Object.hasOwn(input, "branch")) return DECLINED;
+  const baseValue = input.base;
+  if (baseValue !== undefined) {
+    const checked = gitRef(baseValue);
+    if (checked === DECLINED) return DECLINED;
+    output.base = checked;
+  } else if (Object.hasOwn(input, "base")) return DECLINED;
   const taskTypeValue = input.task_type;
   if (taskTypeValue !== undefined) {
-    const checked = nonEmptyText(taskTypeValue);
+    const checked = displayName(taskTypeValue);
     if (checked === DECLINED) return DECLINED;
     output.task_type = checked;
   } else if (Object.hasOwn(input, "task_type")) return DECLINED;
   const filesValue = input.files;
   if (filesValue !== undefined) {
-    const checked = textList(filesValue);
+    const checked = pathList(filesValue);
     if (checked === DECLINED) return DECLINED;
     output.files = checked;
   } else if (Object.hasOwn(input, "files")) return DECLINED;
   const handoffIdValue = input.handoff_id;
   if (handoffIdValue !== undefined) {
-    const checked = nonEmptyText(handoffIdValue);
+    const checked = safeLine(handoffIdValue);
     if (checked === DECLINED) return DECLINED;
     output.handoff_id = checked;
   } else if (Object.hasOwn(input, "handoff_id")) return DECLINED;
@@ -298,6 +331,12 @@ const dispatch: FastCheck = (value) => {
     if (checked === DECLINED) return DECLINED;
     output.budget_usd = checked;
   } else if (Object.hasOwn(input, "budget_usd")) return DECLINED;
+  const modeValue = input.mode;
+  if (modeValue !== undefined) {
+    const checked = dispatchMode(modeValue);
+    if (checked === DECLINED) return DECLINED;
+    output.mode = checked;
+  } else if (Object.hasOwn(input, "mode")) return DECLINED;
   for (const key in input) {
     if (dispatchKeys.has(key)) continue;
     const other = input[key];
@@ -310,7 +349,7 @@ const dispatch: FastCheck = (value) => {
 const activityEntry = looseObject({
   ts: required(timestamp),
   project: required(projectSlug),
-  skill: required(matching(SKILL_NAME_PATTERN)),
+  skill: required(all(bounded(SKILL_NAME_MAX, 1), matching(SKILL_NAME_PATTERN))),
   artifacts: optional(textList),
   duration: required(integer(0)),
   dispatch: optional(nonEmptyText),
@@ -340,17 +379,17 @@ const handoff = looseObject({
   from: required(matching(runtimeNamePattern)),
   to: required(matching(runtimeNamePattern)),
   project: required(projectSlug),
-  branch: optional(nonEmptyText),
+  branch: optional(gitRef),
   timestamp: required(timestamp),
   status: { check: oneOf(handoffStatuses), optional: true, fallback: "pending" },
   picked_up_at: optional(timestamp),
-  picked_up_by: optional(nonEmptyText),
-  project_dir: optional(nonEmptyText),
-  source: optional(nonEmptyText),
-  context: optional(text),
-  state: optional(text),
-  what_i_need: optional(text),
-  resume_prompt: optional(both(bounded(RESUME_PROMPT_MAX), matching(SAFE_TEXT_PATTERN))),
+  picked_up_by: optional(safeLine),
+  project_dir: optional(path),
+  source: optional(safeLine),
+  context: optional(safeText),
+  state: optional(safeText),
+  what_i_need: optional(safeText),
+  resume_prompt: optional(all(bounded(RESUME_PROMPT_MAX), safeText)),
 });
 
 const nonEmptyTexts = list(nonEmptyText, 1);

@@ -126,6 +126,140 @@ describe("hostile documents", () => {
     );
   });
 
+  const safeText = fc
+    .string({ unit: "grapheme", maxLength: 200 })
+    .map((text) =>
+      text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, ""),
+    );
+
+  it("refuse control characters and bidirectional overrides in a dispatch's task, learnings and constraints", () => {
+    fc.assert(
+      fc.property(
+        fc.constantFrom("task", "learnings", "constraints"),
+        fc.string({ maxLength: 40 }),
+        forbidden,
+        fc.string({ maxLength: 40 }),
+        (field, before, bad, after) => {
+          const text = `${before}${bad}${after}`;
+          const value = field === "task" ? text : ["fine", text];
+          expect(verdicts("dispatch", { ...dispatch, [field]: value }), field).toEqual({
+            package: false,
+            schema: false,
+          });
+        },
+      ),
+    );
+    fc.assert(
+      fc.property(safeText, (text) => {
+        for (const [field, value] of [
+          ["task", `Fix:\n\t${text}x\r\n`],
+          ["learnings", [text]],
+          ["constraints", [`${text}\n`]],
+        ] as const) {
+          expect(verdicts("dispatch", { ...dispatch, [field]: value }), field).toEqual({
+            package: true,
+            schema: true,
+          });
+        }
+      }),
+    );
+  });
+
+  it("refuse a dispatch's branch or base that starts with '-' or holds a control character", () => {
+    const ref = fc.stringMatching(/^[A-Za-z0-9][A-Za-z0-9/._~^-]{0,30}$/);
+    fc.assert(
+      fc.property(fc.constantFrom("branch", "base"), ref, forbidden, (field, name, bad) => {
+        for (const refused of [`-${name}`, `--${name}`, `${name}${bad}`, `${name}\n`, `${name}\t`])
+          expect(verdicts("dispatch", { ...dispatch, [field]: refused }), `${field}: ${refused}`).toEqual({
+            package: false,
+            schema: false,
+          });
+        expect(verdicts("dispatch", { ...dispatch, [field]: name }), `${field}: ${name}`).toEqual({
+          package: true,
+          schema: true,
+        });
+      }),
+    );
+  });
+
+  it("refuse NUL in a dispatch's project_dir and files, and take any other path", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "binary", minLength: 1, maxLength: 40 }), (path) => {
+        const clean = path.replaceAll("\u0000", "") || "/";
+        expect(verdicts("dispatch", { ...dispatch, project_dir: clean, files: [clean] })).toEqual({
+          package: true,
+          schema: true,
+        });
+        const cut = `${clean}\u0000/etc`;
+        expect(verdicts("dispatch", { ...dispatch, project_dir: cut })).toEqual({
+          package: false,
+          schema: false,
+        });
+        expect(verdicts("dispatch", { ...dispatch, files: [cut] })).toEqual({
+          package: false,
+          schema: false,
+        });
+      }),
+    );
+  });
+
+  it("refuse a dispatch's mode in any other spelling than 'execute' or 'plan'", () => {
+    for (const mode of ["execute", "plan"])
+      expect(verdicts("dispatch", { ...dispatch, mode }), mode).toEqual({ package: true, schema: true });
+    fc.assert(
+      fc.property(
+        fc.oneof(
+          fc.constantFrom<unknown>("Plan", "PLAN", "plan ", " plan", "Execute", 1, 0, true, null, ["plan"], {
+            plan: 1,
+          }),
+          fc.string({ maxLength: 8 }),
+        ),
+        (mode) => {
+          if (mode === "plan" || mode === "execute") return;
+          expect(verdicts("dispatch", { ...dispatch, mode }), JSON.stringify(mode)).toEqual({
+            package: false,
+            schema: false,
+          });
+        },
+      ),
+    );
+  });
+
+  it("refuse a name with nothing visible in it: a lone zero-width joiner as a skill, spaces as who dispatched", () => {
+    const invisible = fc.string({
+      unit: fc.constantFrom(
+        " ",
+        "\u00a0",
+        "\u00ad",
+        "\u061c",
+        "\u200b",
+        "\u200c",
+        "\u200d",
+        "\u2060",
+        "\u3164",
+        "\ufeff",
+      ),
+      minLength: 1,
+      maxLength: 6,
+    });
+    fc.assert(
+      fc.property(invisible, (name) => {
+        expect(verdicts("activity-entry", { ...activity, skill: name }), JSON.stringify(name)).toEqual({
+          package: false,
+          schema: false,
+        });
+        expect(verdicts("dispatch", { ...dispatch, dispatched_by: name }), JSON.stringify(name)).toEqual({
+          package: false,
+          schema: false,
+        });
+      }),
+    );
+    expect(verdicts("activity-entry", { ...activity, skill: "👩\u200d💻" })).toEqual({
+      package: true,
+      schema: true,
+    });
+  });
+
   it("refuse a path separator, a line break or a control character in an activity skill", () => {
     const name = fc.stringMatching(/^[a-z][a-z0-9-]{0,30}$/);
     fc.assert(

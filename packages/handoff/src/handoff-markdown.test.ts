@@ -154,6 +154,9 @@ describe("formatHandoff / parseHandoffMarkdown", () => {
       .map((parts) => parts.join("\n")),
     fc.array(tricky, { maxLength: 4 }).map((parts) => parts.join("")),
   );
+  const safeSectionText = sectionText.map((text) =>
+    text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, ""),
+  );
   const name = fc.stringMatching(/^[a-z0-9][a-z0-9_-]{0,20}$/);
   const handoff = fc.record(
     {
@@ -161,19 +164,18 @@ describe("formatHandoff / parseHandoffMarkdown", () => {
       from: name,
       to: name,
       project: fc.stringMatching(/^[A-Za-z0-9._-]{1,30}$/).filter((slug) => slug !== "." && slug !== ".."),
-      branch: fc.string({ minLength: 1, maxLength: 30 }),
+      // A branch is a git ref: the schema refuses one starting with '-'.
+      branch: fc.string({ minLength: 1, maxLength: 30 }).filter((branch) => !branch.startsWith("-")),
       timestamp: fc
         .date({ min: new Date("2000-01-01"), max: new Date("2100-01-01"), noInvalidDate: true })
         .map((date) => date.toISOString()),
       status: fc.constantFrom("pending" as const, "picked_up" as const),
       project_dir: fc.string({ minLength: 1, maxLength: 30 }),
-      context: sectionText,
-      state: sectionText,
-      what_i_need: sectionText,
-      // The schema refuses control characters and bidirectional overrides in a resume prompt.
-      resume_prompt: sectionText.map((text) =>
-        text.replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g, ""),
-      ),
+      // The schema refuses control characters and bidirectional overrides in every section.
+      context: safeSectionText,
+      state: safeSectionText,
+      what_i_need: safeSectionText,
+      resume_prompt: safeSectionText,
     },
     { requiredKeys: ["from", "to", "project", "timestamp", "status"] },
   );

@@ -92,6 +92,49 @@ describe("the file door", () => {
     expect(reason).toMatchObject({ rule: "target-agent", file: "bad.json", id: "dispatch-bad" });
   });
 
+  it.each([
+    [
+      "a mode in another case",
+      { mode: "Plan" },
+      'mode: must be one of "execute", "plan", got the string "Plan" [invalid_value]',
+    ],
+    [
+      "a mode that is a number",
+      { mode: 1 },
+      'mode: must be one of "execute", "plan", got number 1 [invalid_value]',
+    ],
+    [
+      "a base starting with '-'",
+      { base: "-x" },
+      "base: must not start with '-' (git would read it as an option) [format:regex]",
+    ],
+  ])(
+    "refuses a dispatch with %s: kept in rejected/ with a reason naming the field and rule, never admitted",
+    async (_case, extra, rule) => {
+      await drop("odd.json", dispatchFor(world, "dispatch-odd", "say hi", extra));
+      await intake.scanIncoming();
+      expect(sessions.admitted).toEqual([]);
+      expect(await dispatchFiles()).toEqual([]);
+      expect(await readdir(world.layout.dispatch.claimed)).toEqual([]);
+      expect((await readdir(world.layout.dispatch.rejected)).sort()).toEqual([
+        "dispatch-odd.json",
+        "dispatch-odd.reason.json",
+      ]);
+      const reason = JSON.parse(
+        await readFile(join(world.layout.dispatch.rejected, "dispatch-odd.reason.json"), "utf8"),
+      );
+      expect(reason).toMatchObject({ rule: "schema", file: "odd.json", id: "dispatch-odd" });
+      expect(reason.reason).toBe(`odd.json: invalid dispatch\n  - ${rule}`);
+      const rejected = (await auditOf(world.layout)).find((event) => event.event === "rejected");
+      expect(rejected).toMatchObject({
+        dispatch_id: "dispatch-odd",
+        detail: { file: "odd.json", saved_as: "dispatch-odd.json" },
+      });
+      expect(String(rejected?.reason)).toContain(rule);
+      expect((await auditOf(world.layout)).map((event) => event.event)).not.toContain("validated");
+    },
+  );
+
   it("routes what the watch sees: dispatch/ to intake, control/ to the cancel handler", async () => {
     const control: string[] = [];
     const watching = new Intake(context, { sessions, onControl: (_path, name) => control.push(name) });
@@ -165,6 +208,22 @@ describe("the offer door", () => {
     expect((await readdir(world.layout.dispatch.claimed)).sort()).toEqual(
       ids.slice(0, 3).map((id) => `${id}.json`),
     );
+  });
+
+  it.each([
+    ["mode", "Plan"],
+    ["mode", 1],
+    ["base", "-x"],
+  ])("refuses a dispatch whose %s is %j, naming the field, and keeps nothing", async (field, value) => {
+    const text = JSON.stringify(dispatchFor(world, "dispatch-odd-offer", "say hi", { [field]: value }));
+    const verdict = await intake.offer(text, "test");
+    expect(verdict).toMatchObject({ accepted: false, rule: "schema", id: "dispatch-odd-offer" });
+    expect(verdict.accepted ? "" : verdict.reason).toMatch(
+      new RegExp(`^test: invalid dispatch\\n  - ${field}: `),
+    );
+    expect(sessions.admitted).toEqual([]);
+    expect(await readdir(world.layout.dispatch.claimed)).toEqual([]);
+    expect(await readdir(world.layout.dispatch.rejected)).toEqual([]);
   });
 
   it("refuses an id whose claimed file another writer linked first", async () => {

@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
@@ -40,18 +40,44 @@ async function startDaemon(settings: Record<string, unknown> = {}) {
 }
 
 describe("the daemon and dispatch worktrees", { timeout: loadBudget(60_000) }, () => {
-  it("refuses an option-like branch name at intake, naming the field and the rule", async () => {
-    await startDaemon();
-    await submitDispatch(
-      world.layout,
-      dispatchFor(world, "dispatch-bad-branch", "commit a.txt", { branch: "--upload-pack=touch /tmp/x" }),
-    ).catch(() => undefined);
-    const rejected = await waitFor(async () =>
-      (await auditOf(world.layout)).find((event) => event.event === "rejected"),
-    );
-    expect(String(rejected.reason)).toContain("branch: '--upload-pack=touch /tmp/x' must not start with '-'");
-    expect(worktreeCount()).toBe(1);
-  });
+  it.each([
+    ["an option-like branch", { branch: "--upload-pack=touch /tmp/x" }, "branch: must not start with '-'"],
+    ["a base starting with '-'", { base: "-x" }, "base: must not start with '-'"],
+    [
+      "a mode in another case",
+      { mode: "Plan" },
+      'mode: must be one of "execute", "plan", got the string "Plan"',
+    ],
+  ])(
+    "refuses a dispatch file with %s at intake, naming the field and the rule, and never runs it",
+    async (_case, extra, rule) => {
+      await startDaemon();
+      // Written as any writer may write it: the daemon's own intake is what must refuse it.
+      const id = "dispatch-refused";
+      const temporary = join(world.layout.dispatch.tmp, `${id}.json`);
+      await writeFile(temporary, JSON.stringify(dispatchFor(world, id, "commit a.txt", extra)));
+      await rename(temporary, join(world.layout.dispatch.incoming, `${id}.json`));
+      const rejected = await waitFor(async () =>
+        (await auditOf(world.layout)).find((event) => event.event === "rejected"),
+      );
+      expect(rejected).toMatchObject({ dispatch_id: id, detail: { saved_as: `${id}.json` } });
+      expect(String(rejected.reason)).toContain(rule);
+      const reason = JSON.parse(
+        await readFile(join(world.layout.dispatch.rejected, `${id}.reason.json`), "utf8"),
+      );
+      expect(reason).toMatchObject({ rule: "schema", id });
+      expect(await readFile(join(world.layout.dispatch.rejected, `${id}.json`), "utf8")).toContain(id);
+      // It was never taken: no state, no worktree, no completion.
+      expect((await auditOf(world.layout)).map((event) => event.event)).toEqual([
+        "daemon_started",
+        "received",
+        "rejected",
+      ]);
+      await expect(stat(world.layout.dispatch.sessionDir(id))).rejects.toMatchObject({ code: "ENOENT" });
+      expect(await completionOf(world.layout, id)).toBeUndefined();
+      expect(worktreeCount()).toBe(1);
+    },
+  );
 
   it("ends failed, saying why, when the base does not exist, and leaves nothing behind", async () => {
     await startDaemon();

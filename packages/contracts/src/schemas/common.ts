@@ -24,27 +24,114 @@ export const projectSlugSchema = lazySchema((z) =>
 
 /**
  * Text a person reads or a command line carries: no C0 control characters other than tab, line
- * feed and carriage return, no DEL, no C1 controls, and none of the bidirectional overrides and
- * isolates (U+202A–U+202E, U+2066–U+2069) that make text read differently from how it runs.
+ * feed and carriage return (so no ESC to start a terminal escape sequence, no BEL), no DEL, no C1
+ * controls, and none of the bidirectional embeddings, overrides and isolates (U+202A–U+202E,
+ * U+2066–U+2069) that make text read differently from how it runs. The direction marks (U+061C,
+ * U+200E, U+200F) stay allowed here: in running text they are how a writer of Arabic or Hebrew
+ * fixes where punctuation and numbers show, and they cannot reorder letters.
  */
 export const SAFE_TEXT_PATTERN =
   /^[^\u0000-\u0008\u000B\u000C\u000E-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]*$/;
 export const SAFE_TEXT_MESSAGE =
   "must not contain control characters (other than tab and line breaks) or bidirectional overrides";
 
-/**
- * A skill or kind of work (`ship`, `plan-ceo-review`): 1 to 128 characters with no path separator,
- * no control character (so no line break) and not `.` or `..`, since it can end up in a path or
- * on one line of a report.
- */
-export const SKILL_NAME_PATTERN =
-  /^(?!\.{1,2}$)[^/\\\u0000-\u001F\u007F-\u009F\u202A-\u202E\u2066-\u2069]{1,128}$/;
+/** Free text of any length (a task's learnings, a reason) without what {@link SAFE_TEXT_PATTERN} refuses. */
+export const safeTextSchema = lazySchema((z) =>
+  z.string().regex(SAFE_TEXT_PATTERN, { message: SAFE_TEXT_MESSAGE }),
+);
 
-/** A skill name (see {@link SKILL_NAME_PATTERN}). */
-export const skillNameSchema = lazySchema((z) =>
-  z.string().regex(SKILL_NAME_PATTERN, {
+/**
+ * One line a person reads, such as a name or an id: no control character at all (so no tab or
+ * line break either), no bidirectional embedding, override or isolate, and no direction mark,
+ * which in a value shown on its own only hides a difference between two values that look alike.
+ */
+export const SAFE_LINE_PATTERN =
+  /^[^\u0000-\u001F\u007F-\u009F\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]*$/;
+export const SAFE_LINE_MESSAGE =
+  "must be one line without control characters, bidirectional overrides or direction marks";
+
+/** A non-empty {@link SAFE_LINE_PATTERN} line, such as an id from another system. */
+export const safeLineSchema = lazySchema((z) =>
+  z.string().min(1).regex(SAFE_LINE_PATTERN, { message: SAFE_LINE_MESSAGE }),
+);
+
+/**
+ * Characters that show nothing on their own: white space, C0 and C1 controls, the soft hyphen,
+ * joiners and other zero-width or default-ignorable characters of the Basic Multilingual Plane
+ * (U+034F, U+061C, U+115F–U+1160, U+17B4–U+17B5, U+180B–U+180F, U+200B–U+200F, U+2060–U+206F,
+ * U+3164, U+FE00–U+FE0F, U+FEFF, U+FFA0, U+FFF0–U+FFF8) and the blank braille pattern. Only the
+ * Basic Multilingual Plane is listed, so that the pattern means the same to a validator that
+ * reads a string by UTF-16 units (zod) and one that reads it by code points (JSON Schema): a
+ * character beyond it counts as visible.
+ */
+const INVISIBLE =
+  "\\u0000-\\u0020\\u007F-\\u00A0\\u00AD\\u034F\\u061C\\u115F\\u1160\\u1680\\u17B4\\u17B5\\u180B-\\u180F" +
+  "\\u2000-\\u200F\\u2028-\\u202F\\u205F-\\u206F\\u2800\\u3000\\u3164\\uFE00-\\uFE0F\\uFEFF\\uFFA0\\uFFF0-\\uFFF8";
+
+/**
+ * Text with at least one visible character (see {@link INVISIBLE}): a name made only of spaces,
+ * a zero-width joiner or a direction mark would show as nothing.
+ */
+export const VISIBLE_TEXT_PATTERN = new RegExp(`^[${INVISIBLE}]*[^${INVISIBLE}]`);
+export const VISIBLE_TEXT_MESSAGE =
+  "must contain at least one visible character (not only spaces, joiners or other invisible characters)";
+
+/** A name a person reads, such as who dispatched a task: one safe line with a visible character. */
+export const displayNameSchema = lazySchema((z) =>
+  z
+    .string()
+    .min(1)
+    .regex(VISIBLE_TEXT_PATTERN, { message: VISIBLE_TEXT_MESSAGE })
+    .regex(SAFE_LINE_PATTERN, { message: SAFE_LINE_MESSAGE }),
+);
+
+/** A string without NUL, which no file path can hold (and which would cut a path short in C). */
+export const NO_NUL_PATTERN = /^[^\u0000]*$/;
+export const NO_NUL_MESSAGE = "must not contain a NUL character (no path can hold one)";
+
+/** A file or folder path: not empty, no NUL. */
+export const pathSchema = lazySchema((z) =>
+  z.string().min(1).regex(NO_NUL_PATTERN, { message: NO_NUL_MESSAGE }),
+);
+
+/** A path in a list (a glob or a relative path), empty allowed as it always was: no NUL. */
+export const pathEntrySchema = lazySchema((z) =>
+  z.string().regex(NO_NUL_PATTERN, { message: NO_NUL_MESSAGE }),
+);
+
+/** The first character of a git ref or revision: anything but `-`, which git reads as an option. */
+export const GIT_REF_START_PATTERN = /^[^-]/;
+export const GIT_REF_START_MESSAGE = "must not start with '-' (git would read it as an option)";
+
+/**
+ * A git branch, tag or revision (`main`, `v1.2`, `HEAD~2`, a commit hash) that reaches a git
+ * command line and a person's screen: not empty, not starting with `-`, one safe line. Whether
+ * git itself takes the name is checked where the ref is used.
+ */
+export const gitRefSchema = lazySchema((z) =>
+  z
+    .string()
+    .min(1)
+    .regex(GIT_REF_START_PATTERN, { message: GIT_REF_START_MESSAGE })
+    .regex(SAFE_LINE_PATTERN, { message: SAFE_LINE_MESSAGE }),
+);
+
+/**
+ * The characters of a skill or kind of work (`ship`, `plan-ceo-review`): at least one visible
+ * one, no path separator, no control character (so no line break), no bidirectional control or
+ * mark, and not `.` or `..`, since it can end up in a path or on one line of a report. Its
+ * length (1 to 128 characters) is checked apart, counted in code points as JSON Schema counts.
+ */
+export const SKILL_NAME_PATTERN = new RegExp(
+  `^(?!\\.{1,2}$)(?=[${INVISIBLE}]*[^${INVISIBLE}])[^/\\\\\\u0000-\\u001F\\u007F-\\u009F\\u061C\\u200E\\u200F\\u202A-\\u202E\\u2066-\\u2069]*$`,
+);
+export const SKILL_NAME_MAX = 128;
+
+/** A skill name (see {@link SKILL_NAME_PATTERN}), 1 to {@link SKILL_NAME_MAX} characters. */
+export const skillNameSchema = lazySchema(() =>
+  boundedString(SKILL_NAME_MAX, 1).regex(SKILL_NAME_PATTERN, {
     message:
-      "must be a skill name: 1 to 128 characters, no '/' or '\\', no control characters, not '.' or '..'",
+      "must be a skill name: 1 to 128 characters with a visible one, no '/' or '\\', no control characters or bidirectional controls, not '.' or '..'",
   }),
 );
 

@@ -1,6 +1,13 @@
 import type { z } from "zod";
 import { lazySchema } from "../lazy";
-import { dispatchIdSchema, nonEmptyString, targetAgentSchema, timestampSchema } from "./common";
+import {
+  dispatchIdSchema,
+  gitRefSchema,
+  nonEmptyString,
+  pathSchema,
+  targetAgentSchema,
+  timestampSchema,
+} from "./common";
 import { gstackRunSummarySchema } from "./gstack-run";
 
 /**
@@ -57,7 +64,7 @@ export const completionSchema = lazySchema((z) =>
       session_id: nonEmptyString.optional().describe("The agent's session id, for resuming."),
       started_at: timestampSchema.optional(),
       finished_at: timestampSchema.optional(),
-      branch: nonEmptyString.optional(),
+      branch: gitRefSchema.optional(),
       commit_shas: z
         .array(z.string().regex(/^[0-9a-f]{7,64}$/, { message: "must be a git commit hash" }))
         .optional(),
@@ -74,7 +81,7 @@ export const completionSchema = lazySchema((z) =>
         .array(z.string().regex(/^[0-9a-f]{7,64}$/, { message: "must be a git commit hash" }))
         .optional()
         .describe("The commits of `commit_shas` made by that last attempt alone."),
-      base: nonEmptyString
+      base: gitRefSchema
         .optional()
         .describe(
           "What the work started from: the dispatch's base, else the branch (or commit) checked out.",
@@ -84,13 +91,13 @@ export const completionSchema = lazySchema((z) =>
         .regex(/^[0-9a-f]{7,64}$/, { message: "must be a git commit hash" })
         .optional()
         .describe("The commit the work started from."),
-      worktree: nonEmptyString
+      worktree: pathSchema
         .optional()
         .describe("The folder the agent worked in, when the dispatch ran in a worktree of its own."),
       files_changed: z
         .array(
           z.looseObject({
-            path: nonEmptyString,
+            path: pathSchema,
             insertions: z.int().min(0).optional().describe("Absent for a binary file."),
             deletions: z.int().min(0).optional().describe("Absent for a binary file."),
           }),

@@ -2,11 +2,14 @@ import type { z } from "zod";
 import { lazySchema } from "../lazy";
 import {
   boundedString,
-  nonEmptyString,
+  gitRefSchema,
+  pathSchema,
   projectSlugSchema,
   SAFE_TEXT_MESSAGE,
   SAFE_TEXT_PATTERN,
+  safeLineSchema,
   safeNamePattern,
+  safeTextSchema,
   timestampSchema,
 } from "./common";
 
@@ -34,16 +37,16 @@ export const handoffSchema = lazySchema((z) =>
       from: runtimeNameSchema.describe("'gstack' for the coding runtime, or the OpenClaw agent's name."),
       to: runtimeNameSchema,
       project: projectSlugSchema,
-      branch: nonEmptyString.optional(),
+      branch: gitRefSchema.optional(),
       timestamp: timestampSchema,
       status: z.enum(handoffStatuses).default("pending"),
       picked_up_at: timestampSchema.optional(),
-      picked_up_by: nonEmptyString.optional(),
-      project_dir: nonEmptyString.optional(),
-      source: nonEmptyString.optional().describe("Where the handoff came from, e.g. a checkpoint file."),
-      context: z.string().optional(),
-      state: z.string().optional(),
-      what_i_need: z.string().optional(),
+      picked_up_by: safeLineSchema.optional(),
+      project_dir: pathSchema.optional(),
+      source: safeLineSchema.optional().describe("Where the handoff came from, e.g. a checkpoint file."),
+      context: safeTextSchema.optional(),
+      state: safeTextSchema.optional(),
+      what_i_need: safeTextSchema.optional(),
       resume_prompt: boundedString(RESUME_PROMPT_MAX)
         .regex(SAFE_TEXT_PATTERN, { message: SAFE_TEXT_MESSAGE })
         .optional()

@@ -1,7 +1,16 @@
 import type { z } from "zod";
 import { lazySchema } from "../lazy";
 import { callbackErrorCodeSchema } from "./clawvisor";
-import { dispatchIdSchema, nonEmptyString, targetAgentSchema, timestampSchema } from "./common";
+import {
+  dispatchIdSchema,
+  gitRefSchema,
+  nonEmptyString,
+  pathSchema,
+  SAFE_TEXT_MESSAGE,
+  SAFE_TEXT_PATTERN,
+  targetAgentSchema,
+  timestampSchema,
+} from "./common";
 import { completionSchema, completionStatusSchema } from "./completion";
 
 /**
@@ -136,10 +145,8 @@ export const dispatchSnapshotSchema = lazySchema((z) =>
         .looseObject({ attempts: z.int().min(1), commit_shas: z.array(commitShaSchema) })
         .optional()
         .describe("Commits made by attempts before the current one, when there were any."),
-      branch: nonEmptyString.optional().describe("The branch the dispatch works on."),
-      worktree: nonEmptyString
-        .optional()
-        .describe("The folder of the dispatch's own worktree, when it has one."),
+      branch: gitRefSchema.optional().describe("The branch the dispatch works on."),
+      worktree: pathSchema.optional().describe("The folder of the dispatch's own worktree, when it has one."),
       awaiting: awaitingSchema
         .optional()
         .describe("What the dispatch waits for, while its status is awaiting."),
@@ -157,7 +164,7 @@ export const cancelRequestSchema = lazySchema((z) =>
   z
     .looseObject({
       dispatch_id: dispatchIdSchema,
-      reason: z.string().max(2000).optional(),
+      reason: z.string().max(2000).regex(SAFE_TEXT_PATTERN, { message: SAFE_TEXT_MESSAGE }).optional(),
     })
     .describe("The body of a cancel-session request."),
 );
@@ -207,8 +214,8 @@ export const landAnswerSchema = lazySchema((z) =>
         .enum(["fast-forward", "merge", "pull-request", "removed"])
         .optional()
         .describe("How the work was brought in or removed."),
-      branch: nonEmptyString.optional(),
-      base: nonEmptyString.optional(),
+      branch: gitRefSchema.optional(),
+      base: gitRefSchema.optional(),
       commit: z
         .string()
         .regex(/^[0-9a-f]{7,64}$/, { message: "must be a git commit hash" })
@@ -235,6 +242,7 @@ export const answerRequestSchema = lazySchema((z) =>
       text: z
         .string()
         .max(20_000)
+        .regex(SAFE_TEXT_PATTERN, { message: SAFE_TEXT_MESSAGE })
         .optional()
         .describe(
           "What to change (revise), why (reject), or a gstack gate reply (reply: all, d3b, all except d3b).",
