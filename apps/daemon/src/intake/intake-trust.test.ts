@@ -39,7 +39,7 @@ afterEach(async () => {
 
 /** A folder inside the trusted one whose `.git` file says `gitdir: <target>`. */
 async function pointingFolder(name: string, target: string): Promise<string> {
-  const folder = join(world.base, name);
+  const folder = join(await realpath(world.base), name);
   await mkdir(folder);
   await writeFile(join(folder, ".git"), `gitdir: ${target}\n`);
   return folder;
