@@ -79,6 +79,18 @@ if (verb === "commit") {
 `;
 
 /**
+ * Writes the world's `config.yaml` trusting `repos` (the world's folder by default), as a person
+ * would: what `land` and `discard` outside the daemon read.
+ */
+export async function trustInConfig(
+  world: TestWorld,
+  repos: readonly string[] = [world.base],
+): Promise<void> {
+  await mkdir(world.root, { recursive: true });
+  await writeFile(world.layout.config, `dispatch:\n  trusted_repos: ${JSON.stringify(repos)}\n`);
+}
+
+/**
  * Everything in a repository's git folder, each file's content and time of change, and its refs:
  * taken before and after, two equal snapshots show nothing was written to the repository.
  */
