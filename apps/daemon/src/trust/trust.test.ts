@@ -149,6 +149,11 @@ describe("checkTrust: trust follows the repository", () => {
     await symlink(trusted, join(base, "link-to-trusted"));
     expect(await checkTrust(own, [join(base, "link-to-trusted")])).toMatchObject({ ok: true });
     expect(await checkTrust(own, [`${join(base, "link-to-trusted")}/*`])).toMatchObject({ ok: true });
+    // A glob names folders: what lies inside a matched folder is inside too.
+    await mkdir(join(own, "sub"));
+    expect(await checkTrust(join(own, "sub"), [`${join(base, "link-to-trusted")}/*`])).toMatchObject({
+      ok: true,
+    });
     const outside = await refusal(join(untrusted, "repo"), [`${join(base, "link-to-trusted")}/*`]);
     expect(outside.reason).toMatch(
       /is outside the trusted repos; if you mean to trust it, add it to dispatch.trusted_repos/,

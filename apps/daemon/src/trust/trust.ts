@@ -17,6 +17,8 @@ import { type FolderRepository, findRepository, type Repository } from "./reposi
 export interface TrustRefusal {
   rule: "project-dir" | "trusted-repos";
   reason: string;
+  /** For a repository outside the list: the folders to add to trust it (its parts outside, outermost). */
+  toTrust?: string[];
 }
 
 export type TrustVerdict =
@@ -114,9 +116,14 @@ export async function checkTrust(
 ): Promise<TrustVerdict> {
   const env = options.env ?? process.env;
   const label = options.label ?? "project_dir";
-  const refuse = (rule: TrustRefusal["rule"], reason: string, repository?: Repository): TrustVerdict => ({
+  const refuse = (
+    rule: TrustRefusal["rule"],
+    reason: string,
+    repository?: Repository,
+    toTrust?: string[],
+  ): TrustVerdict => ({
     ok: false,
-    refusal: { rule, reason },
+    refusal: { rule, reason, ...(toTrust ? { toTrust } : {}) },
     ...(repository ? { repository } : {}),
   });
   let real: string;
@@ -159,14 +166,15 @@ export async function checkTrust(
     const toTrust = outermost(outside.map((part) => part.path));
     return refuse(
       "trusted-repos",
-      `${label} ${folder} belongs to the git repository ${repositoryName(repository)} (${route(real, repository)}), which is outside the trusted repos (${named}). Trust follows the repository a dispatch's work is made from and landed into, not the folder named; if you mean to trust it, add ${toTrust.join(" and ")} to dispatch.trusted_repos in config.yaml`,
+      `${label} ${folder} belongs to the git repository ${repositoryName(repository)} (${howItLeads(real, repository)}), which is outside the trusted repos (${named}). Trust follows the repository a dispatch's work is made from and landed into, not the folder named; if you mean to trust it, add ${toTrust.join(" and ")} to dispatch.trusted_repos in config.yaml`,
       repository,
+      toTrust,
     );
   }
   if (options.sameRepositoryAs !== undefined && repository.commonDir !== options.sameRepositoryAs) {
     return refuse(
       "trusted-repos",
-      `${label} ${folder} now belongs to the git repository ${repository.commonDir} (${route(real, repository)}), not to ${options.sameRepositoryAs} where the work was made; put its .git back, or discard the work`,
+      `${label} ${folder} now belongs to the git repository ${repository.commonDir} (${howItLeads(real, repository)}), not to ${options.sameRepositoryAs} where the work was made; put its .git back, or discard the work`,
       repository,
     );
   }
@@ -178,13 +186,16 @@ export function repositoryName(repository: Repository): string {
   return repository.mainWorkTree ?? repository.workTree ?? repository.commonDir;
 }
 
-/** How a folder leads to its repository, in a few words. */
-function route(folder: string, repository: Repository): string {
+/** How a folder (real) leads to its repository, in a few words. */
+export function howItLeads(folder: string, repository: Repository): string {
   const steps: string[] = [];
   const at = repository.foundAt;
-  if (repository.via === "dot-git-file") steps.push(`its .git file ${at} points to ${repository.gitDir}`);
+  // The `.git` found may be the folder's own or one of a folder above it.
+  const whose = at === join(folder, ".git") ? "its" : "the";
+  if (repository.via === "dot-git-file")
+    steps.push(`${whose} .git file ${at} points to ${repository.gitDir}`);
   else if (repository.via === "dot-git-link")
-    steps.push(`its .git ${at} is a symbolic link to ${repository.gitDir}`);
+    steps.push(`${whose} .git ${at} is a symbolic link to ${repository.gitDir}`);
   else if (repository.via === "inside-git-folder")
     steps.push(`it lies inside the git folder ${repository.gitDir}`);
   else if (at !== join(folder, ".git")) steps.push(`it lies in the checkout ${dirname(at)}`);
