@@ -167,6 +167,10 @@ export class Daemon {
         });
         await pruneWorktrees(context.layout, {
           now: context.now(),
+          trustedRepos: () =>
+            context.currentTrustedRepos
+              ? context.currentTrustedRepos()
+              : Promise.resolve(context.settings.trusted_repos),
           ...(context.settings.worktree_retention_days !== undefined
             ? { retentionDays: context.settings.worktree_retention_days }
             : {}),

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -77,6 +77,49 @@ if (verb === "commit") {
   report();
 }
 `;
+
+/**
+ * Writes the world's `config.yaml` trusting `repos` (the world's folder by default), as a person
+ * would: what `land` and `discard` outside the daemon read.
+ */
+export async function trustInConfig(
+  world: TestWorld,
+  repos: readonly string[] = [world.base],
+): Promise<void> {
+  await mkdir(world.root, { recursive: true });
+  await writeFile(world.layout.config, `dispatch:\n  trusted_repos: ${JSON.stringify(repos)}\n`);
+}
+
+/**
+ * Everything in a repository's git folder, each file's content and time of change, and its refs:
+ * taken before and after, two equal snapshots show nothing was written to the repository.
+ */
+export async function repositorySnapshot(repo: string): Promise<Record<string, string>> {
+  const gitDir = execFileSync(
+    "git",
+    ["-C", repo, "rev-parse", "--path-format=absolute", "--git-common-dir"],
+    {
+      encoding: "utf8",
+    },
+  ).trim();
+  const files: Record<string, string> = {
+    refs: execFileSync("git", ["-C", repo, "for-each-ref", "--format=%(refname) %(objectname)"], {
+      encoding: "utf8",
+    }),
+  };
+  const walk = async (folder: string): Promise<void> => {
+    for (const entry of await readdir(folder, { withFileTypes: true })) {
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) await walk(path);
+      else {
+        const info = await stat(path);
+        files[path] = `${info.mtimeMs} ${(await readFile(path)).toString("base64")}`;
+      }
+    }
+  };
+  await walk(gitDir);
+  return files;
+}
 
 /** A temporary state root with a trusted scratch git repository and the trivial agent. */
 export interface TestWorld {

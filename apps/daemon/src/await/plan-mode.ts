@@ -1,14 +1,15 @@
 import type { Dispatch, DispatchSettings } from "@gstack/contracts";
-import { checkProjectDir } from "../intake/intake";
 import { REPORT_SECTIONS } from "../run/prompt";
+import { folderOrRepositoryListed } from "../trust/trust";
 
 /** Claude Code's read-only mode: it may read and search, but changes nothing. */
 export const PLAN_PERMISSION_ARGS = ["--permission-mode", "plan"] as const;
 
 /**
  * Whether a dispatch plans first and waits for a person: when it asks (`mode: "plan"`), or when
- * its project folder matches `plan_first_repos` in the config (such repositories never run an
- * agent that may edit before a person approved its plan, whatever the dispatch says).
+ * its project folder, or the repository it belongs to, matches `plan_first_repos` in the config
+ * (such repositories never run an agent that may edit before a person approved its plan, whatever
+ * the dispatch says, nor through another folder whose `.git` leads to them).
  */
 export async function mustPlanFirst(
   dispatch: Dispatch,
@@ -16,9 +17,7 @@ export async function mustPlanFirst(
   settings: Pick<DispatchSettings, "plan_first_repos">,
 ): Promise<boolean> {
   if (dispatch.mode === "plan") return true;
-  const policy = settings.plan_first_repos ?? [];
-  if (policy.length === 0) return false;
-  return (await checkProjectDir(projectDir, policy)).ok;
+  return folderOrRepositoryListed(projectDir, settings.plan_first_repos ?? []);
 }
 
 /** What the agent is told on top of the task when it only plans. */

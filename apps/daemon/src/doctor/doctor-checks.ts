@@ -4,6 +4,7 @@ import { delimiter, isAbsolute, join } from "node:path";
 import { defaultAgentCommands } from "@gstack/agent-runner";
 import {
   type DispatchSettings,
+  expandHome,
   type GstackLayout,
   judgeOpenClaw,
   NEWEST_TESTED_OPENCLAW,
@@ -15,6 +16,8 @@ import { isSupportedNode, SUPPORTED_NODE_RANGE } from "@gstack/contracts/node-su
 import { serviceFiles } from "../service-install/service-files";
 import { loadSettings } from "../settings";
 import { readStatus } from "../status";
+import { findRepository } from "../trust/repository";
+import { checkTrust, howItLeads, repositoryName } from "../trust/trust";
 import type { DoctorCheck } from "./doctor-check";
 
 /** What the checks read: the state root, the environment and the home folder. */
@@ -173,18 +176,62 @@ export async function checkConfig(
       detail: `${repos.length} trusted repositor${repos.length === 1 ? "y" : "ies"}`,
     });
   }
+  checks.push(...(await checkTrustedRepos(repos, context)));
+  return { checks, settings };
+}
+
+/**
+ * Each trusted folder (a glob is left alone): it exists, lies in a git repository git will use,
+ * and that repository is trusted too. A folder whose `.git` leads into a repository elsewhere
+ * (a `.git` file or link, a `commondir`, `core.worktree`, or a folder inside a larger
+ * repository) has every dispatch refused: trust follows the repository.
+ */
+async function checkTrustedRepos(repos: readonly string[], context: DoctorContext): Promise<DoctorCheck[]> {
+  const env = { ...context.env, HOME: context.home };
+  const checks: DoctorCheck[] = [];
   for (const repo of repos) {
-    const isGit = await present(join(repo, ".git"));
-    if (!isGit) {
+    const name = `trusted:${repo}`;
+    const folder = expandHome(repo, env);
+    if (/[*?[\]{}]/.test(folder)) continue;
+    if (!(await present(folder))) {
       checks.push({
-        name: `trusted:${repo}`,
+        name,
         status: "fail",
-        detail: (await present(repo)) ? "is not a git repository" : "does not exist",
+        detail: "does not exist",
         fix: `remove it from dispatch.trusted_repos or \`git init ${repo}\``,
       });
+      continue;
     }
+    const found = await findRepository(folder).catch(() => undefined);
+    if (!found || found.kind === "none") {
+      checks.push({
+        name,
+        status: "fail",
+        detail: "is not a git repository",
+        fix: `remove it from dispatch.trusted_repos or \`git init ${repo}\``,
+      });
+      continue;
+    }
+    if (found.kind === "unusable") {
+      checks.push({
+        name,
+        status: "fail",
+        detail: `is in a git repository git refuses to use (${found.reason})`,
+        fix: `repair or remove the .git that leads there, or remove ${repo} from dispatch.trusted_repos`,
+      });
+      continue;
+    }
+    const verdict = await checkTrust(folder, repos, { env });
+    if (verdict.ok || !verdict.repository) continue;
+    const toTrust = verdict.refusal.toTrust ?? [repositoryName(verdict.repository)];
+    checks.push({
+      name,
+      status: "fail",
+      detail: `belongs to the git repository ${repositoryName(verdict.repository)}, which is not trusted (${howItLeads(found.folder, verdict.repository)}): every dispatch for it is refused`,
+      fix: `add ${toTrust.join(" and ")} to dispatch.trusted_repos in ${context.layout.config} if you trust that repository, or remove ${repo} from it`,
+    });
   }
-  return { checks, settings };
+  return checks;
 }
 
 /** Secrets and tokens must be readable by their owner only; a looser file is refused by the daemon. */

@@ -1,19 +1,18 @@
 import { randomBytes } from "node:crypto";
 import { constants } from "node:fs";
-import { link, lstat, open, realpath, rename, stat, unlink } from "node:fs/promises";
-import { basename, join, sep } from "node:path";
+import { link, lstat, open, rename, unlink } from "node:fs/promises";
+import { basename, join } from "node:path";
 import {
   ContractError,
   type Dispatch,
   dispatchIdSchema,
-  expandHome,
   isSafeName,
   parseJson,
   verifyDocument,
   writeFileAtomic,
 } from "@gstack/contracts";
-import picomatch from "picomatch";
 import { entryExists } from "../exists";
+import { checkTrust } from "../trust/trust";
 import { branchNameProblem } from "../worktree/branch-name";
 
 /** Dispatch files larger than this are refused before they are read. */
@@ -272,7 +271,7 @@ export function checkDispatch(
 export interface IntakeRules extends DispatchCheckContext {
   /** Content larger than this is refused (rule `size`). */
   maxBytes: number;
-  /** Folders or globs `project_dir` must lie in once symbolic links are followed. */
+  /** Folders or globs `project_dir`, and the repository it belongs to, must lie in once real. */
   trustedRepos: readonly string[];
   /** Whether a `callback_url` may be used (the delivery's check); refused with its reason. */
   checkCallbackUrl(url: string): { ok: true } | { ok: false; reason: string };
@@ -290,8 +289,8 @@ const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
 /**
  * Judges a dispatch's content, the same for a dropped file (its bytes) and for one offered in
  * process (a string): the size cap, strict UTF-8, the schema, the signature when a secret
- * exists, the ttl, the target agent, the callback URL and the project folder inside the
- * trusted repos after following symbolic links. Touches no state of the daemon: whether the
+ * exists, the ttl, the target agent, the callback URL and the project folder and its repository
+ * inside the trusted repos after following symbolic links. Touches no state of the daemon: whether the
  * id is already taken is the caller's question, since only it knows.
  */
 export async function judgeDispatch(
@@ -369,53 +368,19 @@ function idOf(text: string): string | undefined {
   }
 }
 
-const GLOB = /[*?[\]{}]/;
-
 /**
  * Resolves `project_dir` (`~` expanded, symbolic links followed) and checks that it is an
- * existing folder inside one of the trusted repos (folders or globs). Returns the real
- * path, or a refusal.
+ * existing folder inside one of the trusted repos (folders or globs), and that so is the
+ * repository it belongs to (see `trust/trust.ts`). Returns the real path, or a refusal.
  */
 export async function checkProjectDir(
   projectDir: string,
   trustedRepos: readonly string[],
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<{ ok: true; path: string } | { ok: false; refusal: Refusal }> {
-  const refuse = (rule: string, reason: string) => ({
-    ok: false as const,
-    refusal: { rule, reason, event: "rejected" as const },
-  });
-  let real: string;
-  try {
-    real = await realpath(expandHome(projectDir, env));
-    if (!(await stat(real)).isDirectory())
-      return refuse("project-dir", `project_dir ${projectDir} is not a folder`);
-  } catch {
-    return refuse("project-dir", `project_dir ${projectDir} does not exist`);
-  }
-  if (trustedRepos.length === 0) {
-    return refuse(
-      "trusted-repos",
-      "no trusted repos are configured; add the folder to dispatch.trusted_repos in config.yaml",
-    );
-  }
-  for (const entry of trustedRepos) {
-    const expanded = expandHome(entry, env);
-    if (GLOB.test(expanded)) {
-      if (picomatch(expanded, { dot: true })(real)) return { ok: true, path: real };
-      continue;
-    }
-    let trusted: string;
-    try {
-      trusted = await realpath(expanded);
-    } catch {
-      continue;
-    }
-    if (real === trusted || real.startsWith(trusted.endsWith(sep) ? trusted : trusted + sep)) {
-      return { ok: true, path: real };
-    }
-  }
-  return refuse("trusted-repos", `project_dir ${projectDir} (${real}) is outside the trusted repos`);
+  const verdict = await checkTrust(projectDir, trustedRepos, { env });
+  if (!verdict.ok) return { ok: false, refusal: { ...verdict.refusal, event: "rejected" } };
+  return { ok: true, path: verdict.folder };
 }
 
 /**

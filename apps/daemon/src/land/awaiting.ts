@@ -3,9 +3,17 @@ import { join } from "node:path";
 import type { GstackLayout } from "@gstack/contracts";
 import { readAllStates, type SessionState } from "../session-state";
 import { runGit } from "../worktree/run-git";
-import { removeWorktree, worktreesRoot } from "../worktree/worktree";
+import { removeWorktree, type WorktreeRecord, worktreesRoot } from "../worktree/worktree";
 import { readMove } from "./checkout-move";
-import { completeRecordedLanding, LandRefusal, landDispatch, readLanding } from "./land";
+import {
+  completeRecordedLanding,
+  LandRefusal,
+  type LandTrust,
+  landDispatch,
+  landingTrust,
+  readLanding,
+  untrustedCheckout,
+} from "./land";
 
 /** A finished dispatch whose branch waits for the person to land or discard it. */
 export interface AwaitingLanding {
@@ -59,8 +67,9 @@ export function formatAwaiting(waiting: readonly AwaitingLanding[] | undefined):
  */
 export async function finishCutLandings(
   layout: GstackLayout,
-  options: { now: Date; log?: (line: string) => void },
+  options: LandTrust & { now: Date; log?: (line: string) => void },
 ): Promise<void> {
+  const trust = options.trustedRepos ? { trustedRepos: options.trustedRepos } : {};
   const states = await readAllStates(layout);
   const recorded = new Map<string, string>();
   for (const state of states) {
@@ -71,7 +80,7 @@ export async function finishCutLandings(
   for (const [id, event] of recorded) {
     if (audited.has(`${event} ${id}`)) continue;
     try {
-      await completeRecordedLanding(layout, id, { now: () => options.now });
+      await completeRecordedLanding(layout, id, { now: () => options.now, ...trust });
       options.log?.(`finished the record of ${id}'s landing (${event}) that a stop cut short`);
     } catch (error) {
       options.log?.(`the landing record of ${id} could not be finished: ${String(error)}`);
@@ -80,7 +89,7 @@ export async function finishCutLandings(
   for (const state of states) {
     if (!(await readMove(layout, state.id)) || recorded.has(state.id)) continue;
     try {
-      const landed = await landDispatch(layout, state.id, { now: () => options.now });
+      const landed = await landDispatch(layout, state.id, { now: () => options.now, ...trust });
       options.log?.(`finished a landing cut short: ${landed.message}`);
     } catch (error) {
       const why = error instanceof LandRefusal ? error.message : String(error);
@@ -98,13 +107,29 @@ export async function finishCutLandings(
  */
 export async function pruneWorktrees(
   layout: GstackLayout,
-  options: { now: Date; retentionDays?: number; log?: (line: string) => void },
+  options: LandTrust & { now: Date; retentionDays?: number; log?: (line: string) => void },
 ): Promise<string[]> {
   await finishCutLandings(layout, options);
   const states = new Map<string, SessionState>();
   for (const state of await readAllStates(layout)) states.set(state.id, state);
-  const repos = new Set<string>();
-  for (const state of states.values()) if (state.worktree) repos.add(state.worktree.repo);
+  // git writes only in repositories trusted now (and still the ones the worktrees were made from).
+  const trusted = await landingTrust(layout, options);
+  const writable = new Map<string, Promise<boolean>>();
+  const mayWrite = (tree: WorktreeRecord): Promise<boolean> => {
+    const key = `${tree.repo}\0${tree.common_dir ?? ""}`;
+    let answer = writable.get(key);
+    if (!answer) {
+      answer = untrustedCheckout(tree, trusted).then((reason) => {
+        if (reason !== undefined)
+          options.log?.(`no git command runs in ${tree.repo} while pruning: ${reason}`);
+        return reason === undefined;
+      });
+      writable.set(key, answer);
+    }
+    return answer;
+  };
+  const repos = new Map<string, WorktreeRecord>();
+  for (const state of states.values()) if (state.worktree) repos.set(state.worktree.repo, state.worktree);
   const removed: string[] = [];
   const root = worktreesRoot(layout.root);
   for (const project of await readdir(root).catch(() => [] as string[])) {
@@ -118,7 +143,8 @@ export async function pruneWorktrees(
         options.now.getTime() - finishedAt(state).getTime() > options.retentionDays * 86_400_000;
       const done = state ? (await readLanding(layout, id)) !== undefined : false;
       if (state?.worktree && !done && !expired) continue;
-      if (state?.worktree) await removeWorktree(state.worktree.repo, folder);
+      if (state?.worktree && (await mayWrite(state.worktree)))
+        await removeWorktree(state.worktree.repo, folder);
       else await rm(folder, { recursive: true, force: true });
       removed.push(folder);
       options.log?.(
@@ -126,7 +152,7 @@ export async function pruneWorktrees(
       );
     }
   }
-  for (const repo of repos) await runGit(repo, ["worktree", "prune"]);
+  for (const [repo, tree] of repos) if (await mayWrite(tree)) await runGit(repo, ["worktree", "prune"]);
   return removed;
 }
 

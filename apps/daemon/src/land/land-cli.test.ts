@@ -5,7 +5,15 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
 import { submitDispatch } from "../submit";
-import { completionOf, dispatchFor, makeWorld, type TestWorld, testDaemon, waitFor } from "../test-support";
+import {
+  completionOf,
+  dispatchFor,
+  makeWorld,
+  type TestWorld,
+  testDaemon,
+  trustInConfig,
+  waitFor,
+} from "../test-support";
 
 const cli = join(import.meta.dirname, "..", "cli.ts");
 let world: TestWorld;
@@ -26,6 +34,7 @@ function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr:
 
 beforeEach(async () => {
   world = await makeWorld();
+  await trustInConfig(world);
   daemon = testDaemon(world);
   await daemon.start();
 });

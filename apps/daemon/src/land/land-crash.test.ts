@@ -14,6 +14,7 @@ import {
   makeWorld,
   type TestWorld,
   testDaemon,
+  trustInConfig,
   waitFor,
 } from "../test-support";
 import { materializeWorktree, planWorktree } from "../worktree/worktree";
@@ -39,6 +40,7 @@ const module = (path: string) =>
 
 beforeEach(async () => {
   world = await makeWorld();
+  await trustInConfig(world);
 });
 
 afterEach(async () => {

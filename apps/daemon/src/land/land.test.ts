@@ -12,6 +12,7 @@ import {
   makeWorld,
   type TestWorld,
   testDaemon,
+  trustInConfig,
   waitFor,
 } from "../test-support";
 import { checkoutSnapshot } from "../worktree/checkout-snapshot";
@@ -30,6 +31,7 @@ const gone = (path: string) =>
 
 beforeEach(async () => {
   world = await makeWorld();
+  await trustInConfig(world);
   git("config", "user.name", "Person");
   git("config", "user.email", "person@example.invalid");
 });

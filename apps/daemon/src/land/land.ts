@@ -11,6 +11,8 @@ import {
 } from "@gstack/contracts";
 import { type Audit, auditLog } from "../daemon-context";
 import { readState, type SessionState } from "../session-state";
+import { loadSettings } from "../settings";
+import { checkTrust } from "../trust/trust";
 import { firstLine, runGit } from "../worktree/run-git";
 import { listWorktrees, removeWorktree, type WorktreeRecord } from "../worktree/worktree";
 import { forgetMove, landGit, MoveRefused, moveCheckedOutBranch, resumeCheckoutMove } from "./checkout-move";
@@ -32,6 +34,7 @@ export class LandRefusal extends Error {
       | "unlanded"
       | "no-remote"
       | "no-gh"
+      | "untrusted"
       | "git",
     message: string,
     readonly files: string[] = [],
@@ -50,7 +53,12 @@ export interface LandingRecord {
   pr?: string;
 }
 
-export interface LandOptions {
+/** Where landing learns the `trusted_repos` in force; `config.yaml` of the layout when absent. */
+export interface LandTrust {
+  trustedRepos?: () => Promise<readonly string[]>;
+}
+
+export interface LandOptions extends LandTrust {
   /** Push the branch and open a pull request with `gh` instead of merging locally. */
   pr?: boolean;
   /** The `gh` program (default `gh` on PATH). */
@@ -85,7 +93,7 @@ export function landDispatch(
   id: string,
   options: LandOptions = {},
 ): Promise<LandAnswer> {
-  return withLanding(layout, id, async (state, tree, done) => {
+  return withLanding(layout, id, options, async (state, tree, done) => {
     if (done) {
       if (done.landing === "discarded") {
         throw new LandRefusal("discarded", `${id} was discarded; there is nothing to land`);
@@ -167,9 +175,9 @@ export function landDispatch(
 export function discardDispatch(
   layout: GstackLayout,
   id: string,
-  options: { force?: boolean; now?: () => Date; audit?: Audit } = {},
+  options: LandTrust & { force?: boolean; now?: () => Date; audit?: Audit } = {},
 ): Promise<LandAnswer> {
-  return withLanding(layout, id, async (_state, tree, done) => {
+  return withLanding(layout, id, options, async (_state, tree, done) => {
     if (done) {
       if (done.landing !== "discarded") {
         throw new LandRefusal(
@@ -199,10 +207,15 @@ export function discardDispatch(
   });
 }
 
-/** Takes the dispatch's landing lock, checks it can be landed or discarded, and runs `act`. */
+/**
+ * Takes the dispatch's landing lock, checks it can be landed or discarded, and runs `act`. Every
+ * git command of a landing or a discard writes in the repository of the dispatch's checkout, so
+ * that repository must be trusted now, and be the one the worktree was made from.
+ */
 async function withLanding<T>(
   layout: GstackLayout,
   id: string,
+  trust: LandTrust,
   act: (state: SessionState, tree: WorktreeRecord, done: LandingRecord | undefined) => Promise<T>,
 ): Promise<T> {
   layout.dispatch.sessionDir(id);
@@ -230,8 +243,44 @@ async function withLanding<T>(
         `${id} is still ${current.status}; wait for its report, or cancel it`,
       );
     }
+    await refuseUntrusted(layout, id, current.worktree, trust);
     return act(current, current.worktree, done);
   });
+}
+
+/** The `trusted_repos` a landing is judged by: the caller's list in force, else `config.yaml`'s. */
+export async function landingTrust(layout: GstackLayout, trust: LandTrust): Promise<readonly string[]> {
+  return trust.trustedRepos ? trust.trustedRepos() : (await loadSettings(layout)).settings.trusted_repos;
+}
+
+/**
+ * Why git may not write in the repository of a dispatch's checkout now, or undefined: that
+ * repository is not trusted by `trusted` (narrowed since the run), or is no longer the one the
+ * worktree was made from (its `.git` swapped since). A checkout that no longer exists is let
+ * through: no git command can write anywhere through it.
+ */
+export async function untrustedCheckout(
+  tree: WorktreeRecord,
+  trusted: readonly string[],
+): Promise<string | undefined> {
+  const verdict = await checkTrust(tree.repo, trusted, {
+    label: "the checkout",
+    ...(tree.common_dir !== undefined ? { sameRepositoryAs: tree.common_dir } : {}),
+  });
+  if (verdict.ok || verdict.refusal.rule === "project-dir") return undefined;
+  return verdict.refusal.reason;
+}
+
+/** Refuses, changing nothing, a landing or discard into a repository {@link untrustedCheckout} refuses. */
+async function refuseUntrusted(
+  layout: GstackLayout,
+  id: string,
+  tree: WorktreeRecord,
+  trust: LandTrust,
+): Promise<void> {
+  const reason = await untrustedCheckout(tree, await landingTrust(layout, trust));
+  if (reason === undefined) return;
+  throw new LandRefusal("untrusted", `${id} was not landed or discarded, and nothing was changed: ${reason}`);
 }
 
 /**
@@ -242,9 +291,9 @@ async function withLanding<T>(
 export function completeRecordedLanding(
   layout: GstackLayout,
   id: string,
-  options: { now?: () => Date; audit?: Audit } = {},
+  options: LandTrust & { now?: () => Date; audit?: Audit } = {},
 ): Promise<LandAnswer | undefined> {
-  return withLanding(layout, id, async (_state, tree, done) =>
+  return withLanding(layout, id, options, async (_state, tree, done) =>
     done ? repeatAnswer(layout, id, tree, done, options) : undefined,
   );
 }

@@ -1,5 +1,15 @@
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rename, rm, symlink, writeFile } from "node:fs/promises";
+import {
+  mkdir,
+  mkdtemp,
+  readdir,
+  readFile,
+  realpath,
+  rename,
+  rm,
+  symlink,
+  writeFile,
+} from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -11,10 +21,12 @@ import {
   dispatchFor,
   initRepository,
   makeWorld,
+  repositorySnapshot,
   type TestWorld,
   testDaemon,
   waitFor,
 } from "../test-support";
+import { untrustedAtLaunch } from "./launch-trust";
 
 let world: TestWorld;
 let outside: string;
@@ -23,7 +35,7 @@ let daemon: Daemon | undefined;
 beforeEach(async () => {
   world = await makeWorld();
   // A repository nobody trusts, outside the world's trusted folder.
-  outside = await mkdtemp(join(tmpdir(), "gstack-untrusted-"));
+  outside = await realpath(await mkdtemp(join(tmpdir(), "gstack-untrusted-")));
   initRepository(join(outside, "repo"));
 });
 
@@ -125,5 +137,94 @@ describe("trust checked again right before an agent starts", () => {
       /^refused at launch: project_dir .* is outside the trusted repos/,
     );
     expect(await promptsFor(world.base, "dispatch-edited")).toBe(0);
+  });
+
+  it("refuses a queued dispatch whose repository left trusted_repos after intake, though its folder is still listed", async () => {
+    const victim = join(outside, "repo");
+    const app = join(await realpath(world.base), "app");
+    await mkdir(app);
+    await writeFile(join(app, ".git"), `gitdir: ${join(victim, ".git")}\n`);
+    await mkdir(world.root, { recursive: true });
+    await writeFile(world.layout.config, `dispatch:\n  trusted_repos: [${world.base}, ${outside}]\n`);
+    daemon = new Daemon({
+      root: world.root,
+      claudeBinary: "/nonexistent/claude",
+      openclawWorkspace: false,
+      settings: {
+        max_concurrent: 1,
+        agents: { codex: { command: [process.execPath, world.agentScript, "{prompt}"] } },
+      },
+    });
+    await daemon.start();
+    await submitDispatch(world.layout, dispatchFor(world, "dispatch-holder", "hang"));
+    await waitFor(() => audited("spawned", "dispatch-holder"));
+    await submitDispatch(
+      world.layout,
+      dispatchFor(world, "dispatch-repo-untrusted", "commit walked.txt", { project_dir: app }),
+    );
+    await waitFor(() => audited("queued", "dispatch-repo-untrusted"));
+    const before = await repositorySnapshot(victim);
+    // The person trusts only their own folder again; the dispatch's folder is still in it.
+    await writeFile(world.layout.config, `dispatch:\n  trusted_repos: [${world.base}]\n`);
+    await daemon.requestCancel("dispatch-holder", "free the slot");
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-repo-untrusted"));
+    expect(completion.status).toBe("failed");
+    expect(String(completion.error)).toMatch(
+      new RegExp(`^refused at launch: project_dir ${app} belongs to the git repository ${victim} `),
+    );
+    expect(String(completion.error)).toContain(`add ${victim} to dispatch.trusted_repos in config.yaml`);
+    expect(await promptsFor(world.base, "dispatch-repo-untrusted")).toBe(0);
+    expect(await audited("spawned", "dispatch-repo-untrusted")).toBeUndefined();
+    expect(await readdir(join(world.root, "worktrees", "acme-widget")).catch(() => [])).not.toContain(
+      "dispatch-repo-untrusted",
+    );
+    expect(await repositorySnapshot(victim)).toEqual(before);
+    expect(subjects(victim)).toBe("start");
+  });
+
+  it("refuses a queued dispatch whose folder's .git file was swapped after intake to point into an untrusted repository", async () => {
+    const victim = join(outside, "repo");
+    const app = join(await realpath(world.base), "app");
+    await mkdir(app);
+    await writeFile(join(app, ".git"), `gitdir: ${join(world.repo, ".git")}\n`);
+    daemon = testDaemon(world, {}, { max_concurrent: 1 });
+    await daemon.start();
+    await submitDispatch(world.layout, dispatchFor(world, "dispatch-holder", "hang"));
+    await waitFor(() => audited("spawned", "dispatch-holder"));
+    await submitDispatch(
+      world.layout,
+      dispatchFor(world, "dispatch-git-swapped", "commit swapped.txt", { project_dir: app }),
+    );
+    await waitFor(() => audited("queued", "dispatch-git-swapped"));
+    await writeFile(join(app, ".git"), `gitdir: ${join(victim, ".git")}\n`);
+    const before = await repositorySnapshot(victim);
+    await daemon.requestCancel("dispatch-holder", "free the slot");
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-git-swapped"));
+    expect(completion.status).toBe("failed");
+    expect(String(completion.error)).toContain(`belongs to the git repository ${victim}`);
+    expect(await promptsFor(world.base, "dispatch-git-swapped")).toBe(0);
+    expect(await repositorySnapshot(victim)).toEqual(before);
+  });
+
+  it("refuses a launch whose checkout now belongs to another repository than the one its worktree was made from", async () => {
+    const other = join(await realpath(world.base), "other");
+    const repo = await realpath(world.repo);
+    initRepository(other);
+    const record = {
+      repo,
+      common_dir: join(other, ".git"),
+      path: join(world.root, "worktrees", "acme-widget", "dispatch-x"),
+      cwd: join(world.root, "worktrees", "acme-widget", "dispatch-x"),
+      branch: "gstack/dispatch-x",
+      base: "main",
+      base_sha: "0".repeat(40),
+      created_at: new Date().toISOString(),
+    };
+    expect(await untrustedAtLaunch(repo, [world.base], record)).toMatch(
+      new RegExp(`now belongs to the git repository ${join(repo, ".git")} .* not to ${join(other, ".git")}`),
+    );
+    expect(
+      await untrustedAtLaunch(repo, [world.base], { ...record, common_dir: join(repo, ".git") }),
+    ).toBeUndefined();
   });
 });

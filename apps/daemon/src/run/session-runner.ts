@@ -474,9 +474,10 @@ export class SessionRunner {
   }
 
   /**
-   * Trust is checked again right before an agent starts (see `run/launch-trust.ts`); a session
-   * no longer trusted ends failed, its reason in the report and the audit log, and no git
-   * command runs in the folder. Returns true when it was refused.
+   * Trust is checked again right before an agent starts (see `run/launch-trust.ts`): the folder
+   * and the repository it belongs to, and once a worktree is made, the repository it was made
+   * from. A session no longer trusted ends failed, its reason in the report and the audit log,
+   * and no git command runs in the folder. Returns true when it was refused.
    */
   private async refusedAtLaunch(session: LiveSession): Promise<boolean> {
     const { context } = this;
@@ -484,7 +485,7 @@ export class SessionRunner {
     const trusted = context.currentTrustedRepos
       ? await context.currentTrustedRepos()
       : context.settings.trusted_repos;
-    const reason = await untrustedAtLaunch(state.project_dir, trusted);
+    const reason = await untrustedAtLaunch(state.project_dir, trusted, state.worktree);
     if (reason === undefined) return false;
     const message = `refused at launch: ${reason}`;
     await context.audit("rejected", {

@@ -54,7 +54,15 @@ export function daemonBackend(parts: BackendParts): ServiceBackend {
       ),
     cancel: (id, reason) => parts.cancel(id, reason),
     land: (request) => {
-      const common = { audit: context.audit, now: () => context.now() };
+      const common = {
+        audit: context.audit,
+        now: () => context.now(),
+        // The list in force now, as at each launch (config.yaml read again when it changed).
+        trustedRepos: () =>
+          context.currentTrustedRepos
+            ? context.currentTrustedRepos()
+            : Promise.resolve(context.settings.trusted_repos),
+      };
       return request.action === "discard"
         ? discardDispatch(context.layout, request.dispatch_id, { ...common, force: request.force === true })
         : landDispatch(context.layout, request.dispatch_id, { ...common, pr: request.pr === true });

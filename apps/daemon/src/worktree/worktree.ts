@@ -1,6 +1,7 @@
 import { mkdir, readdir, readFile, realpath, rm, statfs } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { exists } from "../exists";
+import { findRepository } from "../trust/repository";
 import { branchNameProblem, defaultBranch } from "./branch-name";
 import { firstLine, gitText, runGit } from "./run-git";
 
@@ -11,6 +12,11 @@ import { firstLine, gitText, runGit } from "./run-git";
 export interface WorktreeRecord {
   /** The top folder of the project's checkout (the user's). */
   repo: string;
+  /**
+   * The common git folder of the repository the worktree is made from (real path), which landing
+   * must find again behind `repo`; absent in records made before it was kept.
+   */
+  common_dir?: string;
   /** The worktree's folder under the state root. */
   path: string;
   /** Where the agent works: the worktree, or the same subfolder `project_dir` named. */
@@ -105,6 +111,7 @@ export async function planWorktree(request: WorktreeRequest): Promise<WorktreeRe
     throw new WorktreeRefusal("bare-repository", `project_dir ${projectDir} is a bare repository`);
   }
   const repo = await realpath(top);
+  const found = await findRepository(repo);
   const sub = relative(repo, await realpath(projectDir));
   if (sub.startsWith("..") || isAbsolute(sub)) {
     throw new WorktreeRefusal(
@@ -185,6 +192,7 @@ export async function planWorktree(request: WorktreeRequest): Promise<WorktreeRe
   }
   return {
     repo,
+    ...(found.kind === "repository" ? { common_dir: found.commonDir } : {}),
     path,
     cwd: sub ? join(path, sub) : path,
     branch,
