@@ -291,7 +291,8 @@ it("sends a waiting plan to the person's channel once, and after their answer th
       `Go ahead. ${TOOL_MARKER}${JSON.stringify(approve)}`,
     );
     expect(turn.code, turn.stderr).toBe(0);
-    const finalMarker = reportMarker(`gstack:${id}:completed:2`);
+    // The approved plan's run is a round of its first attempt: the key names no attempt.
+    const finalMarker = reportMarker(`gstack:${id}:completed`);
     await waitFor(
       () => stat(join(home.stateDir, "gstack", "delivered", `${id}.json`)).catch(() => undefined),
       180_000,

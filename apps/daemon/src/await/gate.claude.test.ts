@@ -123,6 +123,9 @@ describe("a gstack run that stops at its gate, with the real Claude Code CLI", {
     expect(completion).toMatchObject({
       status: "completed",
       gstack_run: { status: "complete", check: "valid", run: "r1" },
+      // The reply continues the same run: a second round, not a retry.
+      attempt: 1,
+      retries: 0,
     });
     // The same agent session went on, and was told the reply and the gate revision.
     const resumed = world.model

@@ -7,7 +7,7 @@ import { describeStreamLine } from "../finish/session-log";
 import { commandMeta } from "./command-meta";
 import { fail, layoutOf, rootArg } from "./common";
 
-/** The stream files of a session, attempt by attempt (`stream-1.jsonl`, `stream-2.jsonl`, …). */
+/** The stream files of a session, start by start (each attempt and each round: `stream-1.jsonl`, `stream-2.jsonl`, …). */
 async function streamFiles(sessionDir: string): Promise<string[]> {
   const names = (await readdir(sessionDir).catch(() => [] as string[])).filter((name) =>
     /^stream-\d+\.jsonl$/.test(name),

@@ -20,7 +20,7 @@ import { commitsSince } from "../git";
 import { gstackRunOf } from "../gstack-run/gstack-run-of";
 import type { AgentFailure, AgentRunResult } from "../run/agent-types";
 import { describeJump } from "../run/clock";
-import { PRIVATE, runBaseSha, type SessionState, workDir, writeState } from "../session-state";
+import { PRIVATE, runBaseSha, type SessionState, spawnNumber, workDir, writeState } from "../session-state";
 import { totalSpent } from "../spend/spend";
 import { filesChanged } from "../worktree/worktree";
 import { extractLearnings } from "./learnings";
@@ -203,7 +203,7 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
   if (!parsed) {
     // Agents that print plain text report over many lines; read them back from the kept output.
     const plain = await plainTextTail(
-      join(layout.dispatch.sessionDir(state.id), `stream-${state.attempt}.jsonl`),
+      join(layout.dispatch.sessionDir(state.id), `stream-${spawnNumber(state)}.jsonl`),
     );
     const fromStream = plain ? parseReportSections(plain) : undefined;
     if (fromStream) {
@@ -307,6 +307,7 @@ function assemblePlan(
         duration: completion.duration,
         retries: completion.retries,
         attempts: state.attempt,
+        ...(state.rounds ? { rounds: state.rounds } : {}),
         ...(completion.cost_usd !== undefined ? { cost_usd: completion.cost_usd } : {}),
         ...(completion.budget_usd !== undefined ? { budget_usd: completion.budget_usd } : {}),
       },
