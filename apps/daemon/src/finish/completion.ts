@@ -22,7 +22,7 @@ import type { AgentFailure, AgentRunResult } from "../run/agent-types";
 import { describeJump } from "../run/clock";
 import { PRIVATE, runBaseSha, type SessionState, spawnNumber, workDir, writeState } from "../session-state";
 import { totalSpent } from "../spend/spend";
-import { filesChanged } from "../worktree/worktree";
+import { commitsToLand, filesChanged } from "../worktree/worktree";
 import { extractLearnings } from "./learnings";
 import { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
 
@@ -128,6 +128,8 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
         ? await commitsSince(workDir(state), runBase.sha)
         : undefined;
   const tree = state.worktree;
+  // A branch with no commits beyond its base has nothing to land: it is never offered for it.
+  const toLand = tree ? await commitsToLand(tree) : undefined;
   const changed =
     tree && state.started_at && input.countCommits !== false && commits.length > 0
       ? await filesChanged(tree.cwd, tree.base_sha)
@@ -176,7 +178,7 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
           base_sha: tree.base_sha,
           worktree: tree.path,
           files_changed: changed,
-          landing: "awaiting",
+          landing: toLand === 0 ? "nothing" : "awaiting",
         }
       : state.in_place
         ? { landing: "in_place" }
