@@ -14,7 +14,7 @@ import {
 import { stopMarkedAgents, stopRecordedAgent } from "./finish/orphans";
 import { MAX_DISPATCH_BYTES, readClaimed } from "./intake/intake";
 import { type ExitRecord, readExitRecord } from "./run/exit-record";
-import { readAllStates, readQueueFile, type SessionState, writeState } from "./session-state";
+import { readAllStates, readQueueFile, type SessionState, spawnNumber, writeState } from "./session-state";
 import { carryAttemptSpend } from "./spend/spend";
 
 /** What recovery hands its findings to. */
@@ -124,7 +124,7 @@ export async function recover(parts: RecoveryParts): Promise<void> {
       continue;
     }
     const wasRunning = state.status !== "queued";
-    const exited = wasRunning ? await readExitRecord(layout, state.id, state.attempt) : undefined;
+    const exited = wasRunning ? await readExitRecord(layout, state.id, spawnNumber(state)) : undefined;
     if (exited && !(exited.result.cancelled && exited.cancel_reason === "shutdown")) {
       // Its agent had ended and the exit was recorded: it is finished (or retried) from that,
       // never started again for this attempt. The state stays running until it is settled.

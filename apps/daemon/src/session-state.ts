@@ -20,9 +20,19 @@ export interface SessionState {
   first_seen: string;
   queued_at: string;
   started_at?: string;
-  /** The run being made, counted across daemon restarts; written before each spawn. */
+  /**
+   * The attempt being made: 1, then one more for a retry after a failure and for a run started
+   * again after the daemon was interrupted; counted across daemon restarts, written before each
+   * spawn. A run after a person's answer is a round of the same attempt (see `rounds`).
+   */
   attempt: number;
+  /** Retries after a retryable failure (at most one). */
   retries: number;
+  /**
+   * Runs started by a person's answer (an approved or revised plan, a gstack gate reply): rounds
+   * of one run, never attempts or retries. Absent while there were none.
+   */
+  rounds?: number;
   /**
    * How long the dispatch has been running, in milliseconds on the monotonic clock, summed
    * over daemon restarts; counts against `session_timeout_seconds` (a wall clock moved while
@@ -143,6 +153,15 @@ export function runBaseSha(state: SessionState): { known: boolean; sha?: string 
   }
   if (state.attempt === 1) return { known: true, ...(state.base_sha ? { sha: state.base_sha } : {}) };
   return { known: false };
+}
+
+/**
+ * Which start of the dispatch's agent this is: 1, then one more for every start, a new attempt or
+ * a round after an answer alike. It names the start's `stream-{n}.jsonl` and exit record. (A state
+ * written before rounds were counted apart has none; its attempt counted every start.)
+ */
+export function spawnNumber(state: Pick<SessionState, "attempt" | "rounds">): number {
+  return state.attempt + (state.rounds ?? 0);
 }
 
 /** Where the agent works and its commits are counted: its worktree, or the project's folder. */

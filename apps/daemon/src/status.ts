@@ -193,7 +193,7 @@ export function formatStatus(status: DaemonStatus): string {
   }
   for (const item of sessions.awaiting ?? []) {
     lines.push(
-      `  ? ${item.id}  ${item.project}  waits for an answer to its ${item.kind} (${formatSeconds(item.waiting)}, until ${item.expires_at}): gstack-dispatch answer ${item.id} …`,
+      `  ? ${item.id}  ${item.project}  waits for an answer to its ${item.kind} (${formatSeconds(item.waiting)}, until ${item.expires_at}): gstack-dispatch status ${item.id} shows it and how to answer`,
     );
   }
   lines.push(...formatAwaiting(status.awaiting));

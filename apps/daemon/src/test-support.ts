@@ -14,8 +14,9 @@ import { createCompletionDelivery } from "./deliver/outbox-delivery";
  * A small real agent for tests: reads the prompt, and does what the task line says.
  * `commit NAME` writes NAME and commits it (unless HEAD holds it already); `sleep MS` waits; `hang` starts a child and
  * waits forever; `rate-limit-once` / `too-long-once` fail like Claude Code on attempt 1;
- * `fail` ends with a logic error; `commit-then-rate-limit NAME` commits NAME-{attempt} on each attempt
- * and fails the first as rate-limited. Every prompt is appended to prompts.log beside the state root.
+ * `fail` ends with a logic error; `commit-then-fail NAME` commits NAME, then ends with a logic error;
+ * `commit-then-rate-limit NAME` commits NAME-{attempt} on each attempt and fails the first as
+ * rate-limited. Every prompt is appended to prompts.log beside the state root.
  */
 export const TRIVIAL_AGENT = `
 const { execFileSync, spawn } = require("node:child_process");
@@ -69,6 +70,12 @@ if (verb === "commit") {
   process.exit(1);
 } else if (verb === "too-long-once" && attempt === "1") {
   resultLine({ api_error_status: 400, terminal_reason: "prompt_too_long", result: "Prompt is too long" });
+  process.exit(1);
+} else if (verb === "commit-then-fail") {
+  fs.writeFileSync(arg, "half done\\n");
+  execFileSync("git", ["add", arg]);
+  execFileSync("git", ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "add " + arg]);
+  resultLine({ result: "I could not finish this task" });
   process.exit(1);
 } else if (verb === "fail") {
   resultLine({ result: "I cannot do this task" });

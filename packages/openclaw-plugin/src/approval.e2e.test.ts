@@ -131,8 +131,8 @@ async function expectFinalReportOnce(id: string, shippedNeedle: string) {
   const arrived = turnsAbout(shippedNeedle);
   expect(arrived).toHaveLength(1);
   expect(newestUserText(arrived[0] as never)).toContain(`gstack dispatch ${id} (acme-widget) finished.`);
-  // The run after the approval is the dispatch's second attempt, which its key names.
-  expect(completionKey(completion)).toBe(`gstack:${id}:completed:2`);
+  // The run after the approval is a round of the same attempt, not a retry: its key names none.
+  expect(completionKey(completion)).toBe(`gstack:${id}:completed`);
   expect(await inHistory(reportMarker(completionKey(completion)))).toBe(1);
   // Resumed, not started afresh: the planning session, in the same worktree, now allowed to edit.
   const planned = await initOf(id, 1);

@@ -311,7 +311,8 @@ describe("a gstack gate answered from the OpenClaw session", { timeout: loadBudg
 
       // The final report: in the session once, given to the agent in one turn, recorded once.
       await waitFor(() => delivered(id), 120_000, `the final report of ${id} in the session`);
-      expect(completionKey(completion)).toBe(`gstack:${id}:completed:2`);
+      // The reply's run is a round of the same attempt, not a retry: the key names no attempt.
+      expect(completionKey(completion)).toBe(`gstack:${id}:completed`);
       const arrived = turnsAbout("GATE-SHIPPED");
       expect(arrived).toHaveLength(1);
       expect(newestUserText(arrived[0] as never)).toContain(`gstack dispatch ${id} (acme-widget) finished.`);

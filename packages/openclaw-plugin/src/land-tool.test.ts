@@ -14,6 +14,8 @@ let world: GstackWorld;
 let settings: PluginSettings;
 let openclawState: string;
 let daemon: Daemon | undefined;
+/** The stand-in for the codex CLI the daemon runs; a test may write another in its place. */
+let codex: string;
 const session = { sessionKey: "agent:main:main", agentId: "main" };
 const textOf = (result: { content: { text: string }[] }) => result.content[0]?.text ?? "";
 const git = (...args: string[]) =>
@@ -24,7 +26,7 @@ beforeEach(async () => {
   openclawState = await mkdtemp(join(tmpdir(), "openclaw-state-"));
   settings = resolvePluginSettings({ gstackHome: world.root }, openclawState);
   // A stand-in for the codex CLI that commits one file with git add -A, as agents do.
-  const codex = join(world.base, "codex-stand-in");
+  codex = join(world.base, "codex-stand-in");
   await writeFile(
     codex,
     "#!/bin/sh\necho 'from the agent' > feature.txt && git add -A && git commit -q -m 'Add feature.txt' && printf '## What shipped\\n- feature.txt\\n'\n",
@@ -99,6 +101,25 @@ describe("the gstack_land tool", { timeout: loadBudget(60_000) }, () => {
     const discarded = await runLandTool(settings, { dispatch_id: id, action: "discard", force: true });
     expect(discarded.details).toMatchObject({ ok: true, landing: "discarded" });
     expect(git("branch", "--list", `gstack/${id}`)).toBe("");
+  });
+
+  it("says there is nothing to land, through the daemon and without it, for a branch with no commits", async () => {
+    // This agent commits nothing.
+    await writeFile(codex, "#!/bin/sh\nprintf '## What shipped\\n- nothing\\n'\n");
+    const id = await finishedDispatch();
+    const completion = JSON.parse(await readFile(world.layout.dispatch.completedJson(id), "utf8"));
+    expect(completion).toMatchObject({ commits: 0, landing: "nothing" });
+    const why = `nothing to land: the branch gstack/${id} has no commits beyond main; discard removes its worktree and branch`;
+    const refused = await runLandTool(settings, { dispatch_id: id, action: "land" });
+    expect(refused.details).toMatchObject({ ok: false });
+    expect(textOf(refused)).toBe(`Nothing was changed: ${why}.`);
+    await daemon?.stop(0);
+    daemon = undefined;
+    const offline = await runLandTool(settings, { dispatch_id: id, action: "land" });
+    expect(offline.details).toMatchObject({ ok: false, rule: "nothing" });
+    expect(textOf(offline)).toBe(`Nothing was changed: ${why}.`);
+    const discarded = await runLandTool(settings, { dispatch_id: id, action: "discard" });
+    expect(discarded.details).toMatchObject({ ok: true, landing: "discarded" });
   });
 
   it("refuses input that is not a land request", async () => {

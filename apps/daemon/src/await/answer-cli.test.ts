@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from "node:child_process";
+import { execFile, execFileSync, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -100,4 +100,155 @@ describe("gstack-dispatch answer", { timeout: loadBudget(120_000) }, () => {
       commits: 1,
     });
   });
+
+  it("logs and status show a waiting plan in full with the commands that answer it; the approved plan is one run", async () => {
+    const plan = "## Plan\n1. Add shown.txt with one line.\n2. Commit it with the message 'Add shown.txt'.";
+    model = await startScriptedModel({
+      script: [
+        scripted.text(plan),
+        scripted.write("shown.txt", "from the plan\n"),
+        scripted.bash("git add shown.txt"),
+        scripted.bash("git commit -m 'Add shown.txt'"),
+        scripted.text("Done.\n\n## What shipped\n- shown.txt"),
+      ],
+    });
+    daemon = new Daemon({
+      openclawWorkspace: false,
+      root: world.root,
+      claudeBinary: claude,
+      agentEnv: { ...model.claudeEnv(home), CLAUDE_CODE_MAX_RETRIES: "0" },
+      settings: { trusted_repos: [world.base] },
+    });
+    await daemon.start();
+    const id = "dispatch-cli-shown";
+    await submitDispatch(world.layout, {
+      id,
+      dispatched_by: "wintermute",
+      task: "Add shown.txt",
+      project: "acme-widget",
+      project_dir: world.repo,
+      mode: "plan",
+    });
+    await waitFor(async () => {
+      const state = await readState(world.layout, id);
+      return state?.status === "awaiting" ? state : undefined;
+    }, 90_000);
+    const commands = [
+      `gstack-dispatch answer ${id} approve --round 1`,
+      `gstack-dispatch answer ${id} revise "<what to change>" --round 1`,
+      `gstack-dispatch answer ${id} reject "<why>" --round 1`,
+    ];
+    // logs: the agent's planning, then the whole plan and how to answer it.
+    const logs = await runCli(["logs", id]);
+    expect(logs.code).toBe(0);
+    expect(logs.stdout).toContain(
+      `${id} waits for your answer to its plan (round 1) until ${(await readState(world.layout, id))?.awaiting?.expires_at}`,
+    );
+    expect(logs.stdout).toContain(`\n${plan}\n\nAnswer with one of:\n`);
+    for (const command of commands) expect(logs.stdout).toMatch(new RegExp(`\\n  ${literally(command)} +# `));
+    expect(logs.stdout).not.toContain("has not ended");
+    // status <id>: the same, through the service API.
+    const shown = await runCli(["status", id]);
+    expect(shown.code).toBe(0);
+    expect(shown.stdout.split("\n")[0]).toMatch(
+      new RegExp(`^${id} waits for your answer to its plan \\(round 1\\)`),
+    );
+    expect(shown.stdout).toContain(`\n${plan}\n`);
+    for (const command of commands) expect(shown.stdout).toContain(`  ${command}`);
+    // status: the list points to it.
+    const listed = await runCli(["status"]);
+    expect(listed.stdout).toContain(`gstack-dispatch status ${id} shows it and how to answer`);
+
+    // The approve line, pasted as it is (its comment included), is taken.
+    const line = shown.stdout.split("\n").find((candidate) => candidate.includes(" approve --round 1")) ?? "";
+    const pasted = execFileSync(
+      "bash",
+      ["-c", `${line.trim().replace(/^gstack-dispatch /, "set -- ")}\nprintf '%s\\0' "$@"`],
+      {
+        encoding: "utf8",
+      },
+    )
+      .split("\0")
+      .filter(Boolean);
+    const approved = await runCli(pasted);
+    expect(approved.stdout).toBe(`${id}: approved plan 1; the agent carries it out in the same session\n`);
+    const completion = await waitFor(() => completionOf(world.layout, id), 90_000);
+    // One run: the approval was no retry.
+    expect(completion).toMatchObject({ status: "completed", commits: 1, attempt: 1, retries: 0 });
+    const done = await runCli(["status", id]);
+    expect(done.stdout).toMatch(
+      new RegExp(
+        `^${id}: completed after \\d+ s with 1 commit\\(s\\)\\n  this run \\(attempt 1\\): [0-9a-f]{7}\\n$`,
+      ),
+    );
+    const ended = await runCli(["logs", id]);
+    expect(ended.stdout).toContain("attempt: 1\n");
+    expect(ended.stdout).toContain("retries: 0\n");
+    expect(ended.stdout).not.toMatch(/Ran \d+ times/);
+    expect(ended.stdout).not.toContain("waits for your answer");
+  });
+
+  it("logs --follow shows the plan in full when the wait begins, once, goes on after the answer and stops at the report", async () => {
+    model = await startScriptedModel({
+      script: [
+        scripted.text("## Plan\n1. Add followed.txt.\n2. Commit it."),
+        scripted.write("followed.txt", "followed\n"),
+        scripted.bash("git add followed.txt"),
+        scripted.bash("git commit -m 'Add followed.txt'"),
+        scripted.text("Done.\n\n## What shipped\n- followed.txt"),
+      ],
+    });
+    daemon = new Daemon({
+      openclawWorkspace: false,
+      root: world.root,
+      claudeBinary: claude,
+      agentEnv: { ...model.claudeEnv(home), CLAUDE_CODE_MAX_RETRIES: "0" },
+      settings: { trusted_repos: [world.base] },
+    });
+    await daemon.start();
+    const id = "dispatch-cli-followed";
+    await submitDispatch(world.layout, {
+      id,
+      dispatched_by: "wintermute",
+      task: "Add followed.txt",
+      project: "acme-widget",
+      project_dir: world.repo,
+      mode: "plan",
+    });
+    // Followed from before its agent has written anything.
+    await waitFor(() => readState(world.layout, id));
+    const child = spawn(
+      process.execPath,
+      ["--import", "tsx", cli, "logs", id, "--follow", "--root", world.root],
+      {
+        cwd: join(import.meta.dirname, "..", ".."),
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+    );
+    let output = "";
+    child.stdout?.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.on("exit", resolve));
+    try {
+      await waitFor(
+        () => (output.includes("(--follow goes on once it is answered)") ? true : undefined),
+        90_000,
+      );
+      expect(output).toContain("\n## Plan\n1. Add followed.txt.\n2. Commit it.\n\nAnswer with one of:\n");
+      expect((await runCli(["answer", id, "approve", "--round", "1"])).code).toBe(0);
+      expect(await exited).toBe(0);
+    } finally {
+      if (child.exitCode === null) child.kill("SIGKILL");
+    }
+    expect(output.split("waits for your answer").length - 1).toBe(1);
+    const after = output.slice(output.indexOf("(--follow goes on once it is answered)"));
+    expect(after).toContain("▶ Bash: git commit -m 'Add followed.txt'");
+    expect(after).toMatch(/\n---\ndispatch_id: dispatch-cli-followed\nstatus: completed\n/);
+  });
 });
+
+/** `text` as a regular expression that matches it literally. */
+function literally(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+}

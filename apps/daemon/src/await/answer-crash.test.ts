@@ -1,5 +1,5 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import {
@@ -23,6 +23,8 @@ const REPORT = "Done.\n\n## What shipped\n- plan.txt\n## Needs human judgment\n-
 
 let world: TestWorld;
 let model: ScriptedModel;
+/** Set by a test: the first request of the plan's execution is held open, never answered. */
+let holdFirstExecution = false;
 let home: string;
 const children: ChildProcess[] = [];
 
@@ -51,6 +53,10 @@ beforeEach(async () => {
     // Chosen from the request alone, so a run killed halfway and resumed gets the right step.
     respond: (request) => {
       if (!isExecution(request)) return scripted.text(PLAN);
+      if (holdFirstExecution) {
+        holdFirstExecution = false;
+        return scripted.hang();
+      }
       return executionStep(request);
     },
   });
@@ -70,6 +76,7 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
+  holdFirstExecution = false;
   for (const child of children.splice(0)) {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
   }
@@ -187,6 +194,53 @@ describe("answers across kill -9 of the daemon", { timeout: loadBudget(180_000) 
     const audit = await auditOf(world.layout);
     expect(audit.filter((event) => event.event === "answered" && event.dispatch_id === id)).toHaveLength(1);
     expect(audit.filter((event) => event.event === "awaiting" && event.dispatch_id === id)).toHaveLength(1);
+    await killHard(daemon);
+  });
+
+  it("a kill -9 while the approved plan runs: the run started again is a retry, the approval is not", async () => {
+    const id = "dispatch-plan-rerun";
+    holdFirstExecution = true;
+    let daemon = await startDaemon();
+    await submitDispatch(world.layout, {
+      id,
+      dispatched_by: "wintermute",
+      task: "Add plan.txt and commit it",
+      project: "acme-widget",
+      project_dir: world.repo,
+      mode: "plan",
+    });
+    await waitFor(() => awaitingOf(id), 90_000);
+    const api = await reachDaemonApi(world.layout);
+    if (!api) throw new Error("no service API");
+    const accepted = await apiRequest(api, "POST", "/v1/answer", {
+      body: JSON.stringify({ dispatch_id: id, answer: "approve", round: 1 }),
+    });
+    expect(accepted.status).toBe(200);
+    // The plan's execution has begun (its first model request is held open): the daemon dies.
+    await waitFor(() => (model.hangingCount() > 0 ? true : undefined), 90_000);
+    expect(await readState(world.layout, id)).toMatchObject({ status: "running", attempt: 1, rounds: 1 });
+    await killHard(daemon);
+
+    daemon = await startDaemon();
+    const completion = await waitFor(() => completionOf(world.layout, id), 90_000);
+    // The interrupted run counts: attempt 2, one retry; the approval before it never did.
+    expect(completion).toMatchObject({ status: "completed", commits: 1, attempt: 2, retries: 1 });
+    const report = await readFile(world.layout.dispatch.completedReport(id), "utf8");
+    expect(report).toContain("Ran 2 times (1 after the daemon was interrupted).");
+    // Each start has its own stream: the plan, the cut execution, and the one that finished.
+    const streams = (await readdir(world.layout.dispatch.sessionDir(id))).filter((name) =>
+      /^stream-\d+\.jsonl$/.test(name),
+    );
+    expect(streams.sort()).toEqual(["stream-1.jsonl", "stream-2.jsonl", "stream-3.jsonl"]);
+    const spawned = (await auditOf(world.layout)).filter(
+      (event) => event.event === "spawned" && event.dispatch_id === id,
+    );
+    expect(spawned.map((event) => event.detail)).toEqual([
+      { attempt: 1, agent: "claude" },
+      { attempt: 1, rounds: 1, agent: "claude" },
+      { attempt: 2, rounds: 1, agent: "claude" },
+    ]);
+    expect(plans()).toBe(1);
     await killHard(daemon);
   });
 });

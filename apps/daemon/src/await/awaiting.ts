@@ -2,7 +2,7 @@ import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Awaiting, AwaitingNotice, GstackLayout, ReplyTo } from "@gstack/contracts";
 import { writeFileAtomic } from "@gstack/contracts";
-import type { GateItem } from "./gate-reply";
+import { type GateItem, optionLetter } from "./gate-reply";
 
 /** How long a dispatch waits for an answer when the config does not say (72 hours). */
 export const DEFAULT_AWAITING_EXPIRY_HOURS = 72;
@@ -59,6 +59,89 @@ export function awaitingMarkdown(id: string, project: string, record: Awaiting):
       : `Reply in gstack's gate grammar: all (every recommendation), tokens such as d3b (decision d3, option b), or all except d3b; a bare yes or no is refused. The agent resumes its session with your reply. Unanswered, it ends at ${record.expires_at}.`,
   ];
   return `${lines.join("\n")}\n`;
+}
+
+/** One command that answers a wait: its words after `gstack-dispatch answer <id>`, and what it does. */
+export interface AnswerCommand {
+  words: string[];
+  does: string;
+}
+
+/** What a gate's reply commands need of each pending decision. */
+export type GateChoices = Pick<GateItem, "label" | "options" | "recommended">;
+
+/**
+ * The answers a person can send to a wait, each an exact command: for a plan approve, revise and
+ * reject; for a gstack gate one option for every decision (the recommendation where there is one),
+ * `all` when every decision has a recommendation, `all except …` when all but one have, and reject.
+ * A gate whose decisions are not known gets reject alone (its `how_to_answer` says the rest).
+ */
+export function answerCommands(
+  record: Pick<Awaiting, "kind">,
+  items?: readonly GateChoices[],
+): AnswerCommand[] {
+  if (record.kind === "plan") {
+    return [
+      { words: ["approve"], does: "carry the plan out, in the same agent session" },
+      { words: ["revise", "<what to change>"], does: "plan again with your words" },
+      { words: ["reject", "<why>"], does: "end the dispatch, cancelled" },
+    ];
+  }
+  const reject: AnswerCommand = { words: ["reject", "<why>"], does: "end the dispatch, cancelled" };
+  if (!items || items.length === 0) return [reject];
+  const recommended = (item: GateChoices) =>
+    item.recommended === null ? -1 : item.options.indexOf(item.recommended);
+  const commands: AnswerCommand[] = [
+    {
+      words: items.map((item) => `${item.label}${optionLetter(Math.max(0, recommended(item)))}`),
+      does: `one option for each decision (${items
+        .map((item) => `${item.label}: ${item.options.map((_, index) => optionLetter(index)).join("/")}`)
+        .join(", ")})`,
+    },
+  ];
+  const without = items.filter((item) => recommended(item) < 0);
+  if (without.length === 0) commands.push({ words: ["all"], does: "take every recommendation" });
+  const other = without.length === 1 ? without[0] : without.length === 0 ? items[0] : undefined;
+  const letter = other
+    ? other.options.map((_, index) => index).find((index) => index !== recommended(other))
+    : undefined;
+  if (other && letter !== undefined) {
+    commands.push({
+      words: ["all", "except", `${other.label}${optionLetter(letter)}`],
+      does: `the recommendations, but ${other.label} takes ${optionLetter(letter)}`,
+    });
+  }
+  commands.push(reject);
+  return commands;
+}
+
+/** A command's words as a shell line: a word with a space or `<`/`>` in double quotes. */
+export function answerCommandLine(id: string, round: number, command: AnswerCommand): string {
+  const words = command.words.map((word) => (/[\s<>"]/.test(word) ? JSON.stringify(word) : word));
+  return `gstack-dispatch answer ${id} ${words.join(" ")} --round ${round}`;
+}
+
+/**
+ * What a terminal shows of a wait (`logs`, `status <id>`): what it waits for and until when, the
+ * plan (or the gate's numbered decisions) in full, and the exact commands that answer it, each with
+ * what it does after a `#` (so the line can be pasted into a shell as it is).
+ */
+export function waitingLines(id: string, record: Awaiting, items?: readonly GateChoices[]): string[] {
+  const what = record.kind === "plan" ? "plan" : "gstack gate";
+  const commands = answerCommands(record, items).map((command) => ({
+    line: answerCommandLine(id, record.round, command),
+    does: command.does,
+  }));
+  const width = Math.max(...commands.map((command) => command.line.length));
+  return [
+    `${id} waits for your answer to its ${what} (round ${record.round}) until ${record.expires_at}; unanswered, it then ends cancelled.`,
+    "",
+    ...(record.summary.trim() || "(the agent reported no plan text)").split("\n"),
+    "",
+    "Answer with one of:",
+    ...commands.map((command) => `  ${command.line.padEnd(width)}  # ${command.does}`),
+    ...(record.kind === "gate" && (!items || items.length === 0) ? [`  ${record.how_to_answer}`] : []),
+  ];
 }
 
 /** Where the waiting report of a dispatch is kept. */

@@ -1,3 +1,4 @@
+import { execFile } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -39,6 +40,17 @@ async function runDirectoryWrites(name: string, dir: string, fixture: Parameters
   return Promise.all(
     files.map(async (file) => scripted.write(join(dir, file), await readFile(join(local, file), "utf8"))),
   );
+}
+
+function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    execFile(
+      process.execPath,
+      ["--import", "tsx", join(import.meta.dirname, "..", "cli.ts"), ...args, "--root", world.root],
+      { cwd: join(import.meta.dirname, "..", "..") },
+      (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
+    );
+  });
 }
 
 async function answer(body: Record<string, unknown>) {
@@ -84,6 +96,29 @@ describe("a gstack run that stops at its gate, with the real Claude Code CLI", {
     expect(report).toContain("1. d3: Drop the session cache. Options: a) a; b) b. No recommendation.");
     expect(report).toContain("2. p1: Approve the plan.");
     expect(report).toContain(`gstack-dispatch answer ${id} all | d3b … | all except d3b`);
+    // In a terminal, logs and status show the numbered decisions and the exact replies the gate takes.
+    const gateLines = [
+      "1. d3: Drop the session cache. Options: a) a; b) b. No recommendation.",
+      "2. p1: Approve the plan. Options: a) a; b) b; c) c; d) d; e) e. Recommended: a.",
+    ];
+    const replies = [
+      `gstack-dispatch answer ${id} d3a p1a --round 1`,
+      `gstack-dispatch answer ${id} all except d3a --round 1`,
+      `gstack-dispatch answer ${id} reject "<why>" --round 1`,
+    ];
+    for (const command of [
+      ["logs", id],
+      ["status", id],
+    ]) {
+      const shown = await runCli(command);
+      expect(shown.code).toBe(0);
+      expect(shown.stdout).toContain(`${id} waits for your answer to its gstack gate (round 1) until`);
+      for (const line of [...gateLines, ...replies]) expect(shown.stdout).toContain(line);
+      expect(shown.stdout).toContain("# one option for each decision (d3: a/b, p1: a/b/c/d/e)");
+      expect(shown.stdout).toContain("# the recommendations, but d3 takes a");
+      // No decision lacks a letter: a bare `all` would be refused, so it is not offered.
+      expect(shown.stdout).not.toContain(`answer ${id} all --round`);
+    }
     // The notice for the session carries the gate's decisions, numbered as the report numbers them.
     const noticePath = world.layout.dispatch.awaitingJson(id);
     // Written just after the state that says it waits: waited for.
@@ -123,6 +158,9 @@ describe("a gstack run that stops at its gate, with the real Claude Code CLI", {
     expect(completion).toMatchObject({
       status: "completed",
       gstack_run: { status: "complete", check: "valid", run: "r1" },
+      // The reply continues the same run: a second round, not a retry.
+      attempt: 1,
+      retries: 0,
     });
     // The same agent session went on, and was told the reply and the gate revision.
     const resumed = world.model

@@ -196,6 +196,36 @@ describe("a dispatch that plans first, with the real Claude Code CLI", {
     expect(again.body).toMatchObject({ error: "answer_refused", rule: "finished" });
     const answered = (await auditOf(world.layout)).filter((event) => event.event === "answered");
     expect(answered).toHaveLength(1);
+    // One run in two rounds: the approval is neither a retry nor a second attempt.
+    expect(completion).toMatchObject({ attempt: 1, retries: 0 });
+    expect(await readState(world.layout, "dispatch-plan-go")).toMatchObject({
+      attempt: 1,
+      retries: 0,
+      rounds: 1,
+    });
+    const report = await readFile(world.layout.dispatch.completedReport("dispatch-plan-go"), "utf8");
+    expect(report).not.toMatch(/Ran \d+ times/);
+    const audit = await auditOf(world.layout);
+    expect(audit.filter((event) => event.event === "spawned").map((event) => event.detail)).toEqual([
+      { attempt: 1, agent: "claude" },
+      { attempt: 1, rounds: 1, agent: "claude" },
+    ]);
+    expect(audit.find((event) => event.event === "completed")?.detail).toMatchObject({
+      retries: 0,
+      attempts: 1,
+      rounds: 1,
+    });
+    expect(audit.some((event) => event.event === "retried")).toBe(false);
+    // The snapshot shows the run's commits as this run's, with no earlier attempt.
+    const api = await reachDaemonApi(world.layout);
+    if (!api) throw new Error("the service API does not answer");
+    const snapshot = await apiRequest(api, "GET", "/v1/status?dispatch_id=dispatch-plan-go");
+    expect(snapshot.body).toMatchObject({
+      status: "completed",
+      attempt: 1,
+      run: { attempt: 1, commit_shas: completion.commit_shas },
+    });
+    expect(snapshot.body).not.toHaveProperty("earlier_runs");
   });
 
   it("plan, revise, plan, approve; stale, unparseable and unknown answers change nothing", async () => {
@@ -246,6 +276,9 @@ describe("a dispatch that plans first, with the real Claude Code CLI", {
     const completion = await waitFor(() => completionOf(world.layout, "dispatch-plan-revise"), 90_000);
     expect(completion).toMatchObject({ status: "completed", commits: 1 });
     expect((await initOf("dispatch-plan-revise", 3)).session_id).toBe(first.awaiting?.session_id);
+    // Two plans and their execution: three rounds of one attempt.
+    expect(completion).toMatchObject({ attempt: 1, retries: 0 });
+    expect(await readState(world.layout, "dispatch-plan-revise")).toMatchObject({ attempt: 1, rounds: 2 });
     // Ended: its waiting notice goes (just after the completion is written).
     await waitFor(
       () =>

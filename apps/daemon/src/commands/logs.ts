@@ -1,13 +1,15 @@
 import { open, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { defineCommand } from "citty";
+import { waitingLines } from "../await/awaiting";
 import { DaemonError } from "../errors";
 import { exists } from "../exists";
 import { describeStreamLine } from "../finish/session-log";
+import { readState } from "../session-state";
 import { commandMeta } from "./command-meta";
 import { fail, layoutOf, rootArg } from "./common";
 
-/** The stream files of a session, attempt by attempt (`stream-1.jsonl`, `stream-2.jsonl`, …). */
+/** The stream files of a session, start by start (each attempt and each round: `stream-1.jsonl`, `stream-2.jsonl`, …). */
 async function streamFiles(sessionDir: string): Promise<string[]> {
   const names = (await readdir(sessionDir).catch(() => [] as string[])).filter((name) =>
     /^stream-\d+\.jsonl$/.test(name),
@@ -56,14 +58,31 @@ export const logs = defineCommand({
           }
         }
       };
+      // A wait is shown whole once per round: the plan (or the gate) and how to answer it.
+      let shownWait: string | undefined;
+      const showWait = async (): Promise<boolean> => {
+        const state = await readState(layout, id);
+        const record = state?.status === "awaiting" ? state.awaiting : undefined;
+        if (!record) return false;
+        const key = `${record.kind} ${record.round}`;
+        if (key !== shownWait) {
+          shownWait = key;
+          const lines = waitingLines(id, record, record.gate?.items);
+          process.stdout.write(`\n${lines.join("\n")}\n`);
+          if (args.follow) process.stdout.write("(--follow goes on once it is answered)\n");
+        }
+        return true;
+      };
       await readNew();
       while (args.follow && !(await exists(report))) {
+        await showWait();
         await new Promise((resolve) => setTimeout(resolve, 250));
         await readNew();
       }
       await readNew();
       if (await exists(report)) process.stdout.write(`\n${await readFile(report, "utf8")}`);
-      else process.stdout.write(`(${id} has not ended; --follow prints until it does)\n`);
+      else if (!(await showWait()))
+        process.stdout.write(`(${id} has not ended; --follow prints until it does)\n`);
     } catch (error) {
       fail(error);
     }

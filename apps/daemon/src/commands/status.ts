@@ -1,10 +1,11 @@
 import { type DispatchSnapshot, type GstackLayout, parseValue } from "@gstack/contracts";
 import { defineCommand } from "citty";
+import { type GateChoices, waitingLines } from "../await/awaiting";
 import { DaemonError } from "../errors";
 import { formatEndings, recentEndings } from "../finish/recent-endings";
 import { reachDaemonApi } from "../service-api/local-api";
 import { dispatchSnapshot } from "../service-api/snapshot";
-import { readQueueFile } from "../session-state";
+import { readQueueFile, readState } from "../session-state";
 import { formatStatus, readStatus } from "../status";
 import { waitingOnDisk } from "../submit";
 import { commandMeta } from "./command-meta";
@@ -38,9 +39,17 @@ export const status = defineCommand({
           snapshot = await snapshotFromFiles(layout, id);
           if (!snapshot) throw new DaemonError(`no dispatch ${id} is known here`);
         }
-        process.stdout.write(
-          args.json ? `${JSON.stringify(snapshot, null, 2)}\n` : `${formatSnapshot(snapshot)}\n`,
-        );
+        if (args.json) {
+          process.stdout.write(`${JSON.stringify(snapshot, null, 2)}\n`);
+          return;
+        }
+        // A gate's decisions, for its exact reply commands, are in the session state beside it.
+        const waiting = snapshot.awaiting ? (await readState(layout, id))?.awaiting : undefined;
+        const items =
+          waiting && waiting.round === snapshot.awaiting?.round && waiting.kind === snapshot.awaiting.kind
+            ? waiting.gate?.items
+            : undefined;
+        process.stdout.write(`${formatSnapshot(snapshot, items)}\n`);
         return;
       }
       const current = await readStatus(layout);
@@ -85,7 +94,11 @@ export async function snapshotFromFiles(
   );
 }
 
-function formatSnapshot(snapshot: DispatchSnapshot): string {
+/** One dispatch for a terminal; a waiting one with its plan (or gate) in full and how to answer. */
+function formatSnapshot(snapshot: DispatchSnapshot, items?: readonly GateChoices[]): string {
+  if (snapshot.status === "awaiting" && snapshot.awaiting) {
+    return waitingLines(snapshot.dispatch_id, snapshot.awaiting, items).join("\n");
+  }
   const lines = [`${snapshot.dispatch_id}: ${snapshot.message}`];
   if (snapshot.run && snapshot.run.commit_shas.length > 0) {
     lines.push(

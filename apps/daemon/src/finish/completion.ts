@@ -20,9 +20,9 @@ import { commitsSince } from "../git";
 import { gstackRunOf } from "../gstack-run/gstack-run-of";
 import type { AgentFailure, AgentRunResult } from "../run/agent-types";
 import { describeJump } from "../run/clock";
-import { PRIVATE, runBaseSha, type SessionState, workDir, writeState } from "../session-state";
+import { PRIVATE, runBaseSha, type SessionState, spawnNumber, workDir, writeState } from "../session-state";
 import { totalSpent } from "../spend/spend";
-import { filesChanged } from "../worktree/worktree";
+import { commitsToLand, filesChanged } from "../worktree/worktree";
 import { extractLearnings } from "./learnings";
 import { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
 
@@ -128,6 +128,8 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
         ? await commitsSince(workDir(state), runBase.sha)
         : undefined;
   const tree = state.worktree;
+  // A branch with no commits beyond its base has nothing to land: it is never offered for it.
+  const toLand = tree ? await commitsToLand(tree) : undefined;
   const changed =
     tree && state.started_at && input.countCommits !== false && commits.length > 0
       ? await filesChanged(tree.cwd, tree.base_sha)
@@ -176,7 +178,7 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
           base_sha: tree.base_sha,
           worktree: tree.path,
           files_changed: changed,
-          landing: "awaiting",
+          landing: toLand === 0 ? "nothing" : "awaiting",
         }
       : state.in_place
         ? { landing: "in_place" }
@@ -203,7 +205,7 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
   if (!parsed) {
     // Agents that print plain text report over many lines; read them back from the kept output.
     const plain = await plainTextTail(
-      join(layout.dispatch.sessionDir(state.id), `stream-${state.attempt}.jsonl`),
+      join(layout.dispatch.sessionDir(state.id), `stream-${spawnNumber(state)}.jsonl`),
     );
     const fromStream = plain ? parseReportSections(plain) : undefined;
     if (fromStream) {
@@ -307,6 +309,7 @@ function assemblePlan(
         duration: completion.duration,
         retries: completion.retries,
         attempts: state.attempt,
+        ...(state.rounds ? { rounds: state.rounds } : {}),
         ...(completion.cost_usd !== undefined ? { cost_usd: completion.cost_usd } : {}),
         ...(completion.budget_usd !== undefined ? { budget_usd: completion.budget_usd } : {}),
       },

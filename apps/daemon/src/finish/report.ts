@@ -136,7 +136,8 @@ export function renderReport(
 
 /**
  * The report's last section when the dispatch worked on a branch of its own: where the work is,
- * what it changed, and the commands that land or discard it. Empty for in-place runs.
+ * what it changed, and the commands that land or discard it (only discard when there is nothing
+ * to land). Empty for in-place runs.
  */
 export function renderWorkSection(completion: Completion): string {
   if (!completion.worktree || !completion.branch) return "";
@@ -159,6 +160,15 @@ export function renderWorkSection(completion: Completion): string {
       );
     }
     lines.push("");
+  }
+  if (completion.landing === "nothing") {
+    lines.push(
+      `Nothing to land: the branch has no commits beyond \`${completion.base ?? completion.base_sha ?? "its base"}\`.`,
+      "",
+      `- remove its worktree and branch: \`gstack-dispatch discard ${id}\``,
+      "",
+    );
+    return lines.join("\n");
   }
   lines.push(
     "Nothing is in your checkout until you say so:",

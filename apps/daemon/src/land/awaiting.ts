@@ -3,7 +3,7 @@ import { join } from "node:path";
 import type { GstackLayout } from "@gstack/contracts";
 import { readAllStates, type SessionState } from "../session-state";
 import { runGit } from "../worktree/run-git";
-import { removeWorktree, type WorktreeRecord, worktreesRoot } from "../worktree/worktree";
+import { commitsToLand, removeWorktree, type WorktreeRecord, worktreesRoot } from "../worktree/worktree";
 import { readMove } from "./checkout-move";
 import {
   completeRecordedLanding,
@@ -26,15 +26,23 @@ export interface AwaitingLanding {
   /** Bytes of files in its worktree (0 once retention removed the folder). */
   disk_bytes: number;
   worktree: string;
+  /** Its branch has no commits beyond its base: nothing to land, only its worktree to discard. */
+  nothing?: boolean;
 }
 
-/** Finished dispatches with a worktree, neither landed nor discarded, oldest first. */
+/**
+ * Finished dispatches with a worktree, neither landed nor discarded, oldest first; `nothing` is
+ * true for one whose branch has no commits beyond its base (it is never offered for landing:
+ * only discard applies).
+ */
 export async function awaitingLanding(layout: GstackLayout, now: Date): Promise<AwaitingLanding[]> {
   const waiting: AwaitingLanding[] = [];
   for (const state of await readAllStates(layout)) {
     if (state.status !== "finished" || !state.worktree) continue;
     if (await readLanding(layout, state.id)) continue;
+    const nothing = (await commitsToLand(state.worktree)) === 0;
     waiting.push({
+      ...(nothing ? { nothing: true } : {}),
       id: state.id,
       project: state.project,
       branch: state.worktree.branch,
@@ -47,14 +55,31 @@ export async function awaitingLanding(layout: GstackLayout, now: Date): Promise<
   return waiting.sort((a, b) => b.age_seconds - a.age_seconds);
 }
 
-/** Lines for `status`: what waits for the person's word, and how to give it. */
+/**
+ * Lines for `status`: what waits for the person's word, and how to give it; then the worktrees
+ * with nothing to land, which only discard removes.
+ */
 export function formatAwaiting(waiting: readonly AwaitingLanding[] | undefined): string[] {
-  if (!waiting || waiting.length === 0) return [];
-  const lines = [`${waiting.length} awaiting landing (gstack-dispatch land <id>, or discard <id>):`];
-  for (const item of waiting) {
+  const landable = (waiting ?? []).filter((item) => !item.nothing);
+  const empty = (waiting ?? []).filter((item) => item.nothing);
+  const lines: string[] = [];
+  if (landable.length > 0) {
+    lines.push(`${landable.length} awaiting landing (gstack-dispatch land <id>, or discard <id>):`);
+    for (const item of landable) {
+      lines.push(
+        `  ⏸ ${item.id}  ${item.project}  ${item.branch} → ${item.base}  ${age(item.age_seconds)} ago  ${size(item.disk_bytes)}`,
+      );
+    }
+  }
+  if (empty.length > 0) {
     lines.push(
-      `  ⏸ ${item.id}  ${item.project}  ${item.branch} → ${item.base}  ${age(item.age_seconds)} ago  ${size(item.disk_bytes)}`,
+      `${empty.length} with nothing to land, no commits beyond the base (gstack-dispatch discard <id> removes the worktree):`,
     );
+    for (const item of empty) {
+      lines.push(
+        `  ∅ ${item.id}  ${item.project}  ${item.branch}  ${age(item.age_seconds)} ago  ${size(item.disk_bytes)}`,
+      );
+    }
   }
   return lines;
 }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
+import { formatStatus, readStatus } from "../status";
 import { submitDispatch } from "../submit";
 import {
   auditOf,
@@ -249,9 +250,84 @@ else console.log("gh version 2.0.0 (stand-in)");
     daemon = testDaemon(world);
     await daemon.start();
     await submitDispatch(world.layout, dispatchFor(world, "dispatch-discard-empty", "nothing to do"));
-    await waitFor(() => completionOf(world.layout, "dispatch-discard-empty"), 30_000);
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-discard-empty"), 30_000);
+    expect(completion).toMatchObject({ status: "completed", commits: 0, landing: "nothing" });
     expect(await discardDispatch(world.layout, "dispatch-discard-empty")).toMatchObject({
       landing: "discarded",
     });
+  });
+});
+
+describe("a dispatch with nothing to land", { timeout: loadBudget(60_000) }, () => {
+  /** Runs one dispatch with the test agent doing `task`, and waits for its report. */
+  async function ended(id: string, task: string) {
+    daemon ??= testDaemon(world);
+    await daemon.start();
+    await submitDispatch(world.layout, dispatchFor(world, id, task));
+    return waitFor(() => completionOf(world.layout, id), 30_000);
+  }
+
+  it("failed with no commits: never offered for landing, land refuses in words, discard removes it", async () => {
+    const id = "dispatch-failed-empty";
+    const completion = await ended(id, "fail");
+    expect(completion).toMatchObject({ status: "failed", commits: 0, landing: "nothing" });
+    // The report offers only the discard.
+    const report = await readFile(world.layout.dispatch.completedReport(id), "utf8");
+    expect(report).toContain("Nothing to land: the branch has no commits beyond `main`.");
+    expect(report).toContain(`gstack-dispatch discard ${id}`);
+    expect(report).not.toContain(`gstack-dispatch land ${id}`);
+    // status lists it with nothing to land, not under the landings.
+    const status = await readStatus(world.layout);
+    expect(status.awaiting).toEqual([expect.objectContaining({ id, nothing: true })]);
+    const text = formatStatus(status);
+    expect(text).not.toContain("awaiting landing");
+    expect(text).toContain("1 with nothing to land");
+    expect(text).toMatch(new RegExp(`∅ ${id}  acme-widget  gstack/${id}`));
+    // land and land --pr refuse, saying why, and change nothing.
+    const main = git("rev-parse", "main");
+    for (const options of [{}, { pr: true, gh: "/nonexistent/gh" }]) {
+      const refused = await refusal(landDispatch(world.layout, id, options));
+      expect(refused.rule).toBe("nothing");
+      expect(refused.message).toBe(
+        `nothing to land: the branch gstack/${id} has no commits beyond main; discard removes its worktree and branch`,
+      );
+    }
+    expect(git("rev-parse", "main")).toBe(main);
+    expect(await events("landed", id)).toEqual([]);
+    expect(await completionOf(world.layout, id)).toMatchObject({ landing: "nothing" });
+    // discard needs no --force, and takes the worktree and branch away.
+    expect(await discardDispatch(world.layout, id)).toMatchObject({ landing: "discarded", changed: true });
+    expect(await gone(String(completion.worktree))).toBe(true);
+    expect(git("branch", "--list", `gstack/${id}`)).toBe("");
+    expect(await completionOf(world.layout, id)).toMatchObject({ landing: "discarded" });
+    expect((await readStatus(world.layout)).awaiting).toBeUndefined();
+  });
+
+  it("failed after committing: stays landable, and lands", async () => {
+    const id = "dispatch-failed-work";
+    const completion = await ended(id, "commit-then-fail half.txt");
+    expect(completion).toMatchObject({ status: "failed", commits: 1, landing: "awaiting" });
+    const status = await readStatus(world.layout);
+    expect(status.awaiting).toEqual([expect.not.objectContaining({ nothing: true })]);
+    expect(formatStatus(status)).toContain(`1 awaiting landing`);
+    const tip = git("rev-parse", `gstack/${id}`);
+    expect(await landDispatch(world.layout, id)).toMatchObject({
+      landing: "landed",
+      how: "fast-forward",
+      commit: tip,
+    });
+    expect(await readFile(join(world.repo, "half.txt"), "utf8")).toBe("half done\n");
+  });
+
+  it("a branch whose commits its base already has is nothing to land; discard agrees", async () => {
+    const id = "dispatch-already-in";
+    await ended(id, "commit b.txt");
+    // The person merged the branch by hand: landing would change nothing.
+    git("merge", "-q", "--ff-only", `gstack/${id}`);
+    expect((await refusal(landDispatch(world.layout, id))).rule).toBe("nothing");
+    expect((await readStatus(world.layout)).awaiting).toEqual([
+      expect.objectContaining({ id, nothing: true }),
+    ]);
+    expect(await discardDispatch(world.layout, id)).toMatchObject({ landing: "discarded" });
   });
 });

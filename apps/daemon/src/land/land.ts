@@ -14,7 +14,7 @@ import { readState, type SessionState } from "../session-state";
 import { loadSettings } from "../settings";
 import { checkTrust } from "../trust/trust";
 import { firstLine, runGit } from "../worktree/run-git";
-import { listWorktrees, removeWorktree, type WorktreeRecord } from "../worktree/worktree";
+import { commitsToLand, listWorktrees, removeWorktree, type WorktreeRecord } from "../worktree/worktree";
 import { forgetMove, landGit, MoveRefused, moveCheckedOutBranch, resumeCheckoutMove } from "./checkout-move";
 
 /** Why landing or discarding was refused; nothing was changed. `files` names what is in the way. */
@@ -27,6 +27,7 @@ export class LandRefusal extends Error {
       | "discarded"
       | "landed"
       | "no-branch"
+      | "nothing"
       | "base-not-branch"
       | "dirty-checkout"
       | "locked"
@@ -85,8 +86,9 @@ export async function readLanding(layout: GstackLayout, id: string): Promise<Lan
  * word: a fast-forward when the base has not moved, else a merge commit built without touching
  * any working tree (`git merge-tree`) and then moved in as a fast-forward. Refuses, changing
  * nothing, when the checkout holding the base has uncommitted changes or the branches conflict
- * (naming the files). With `pr`, pushes the branch to the repository's remote and opens a pull
- * request with `gh`. Done once: asking again answers what was done.
+ * (naming the files), and when the branch has no commits beyond its base (nothing to land: discard
+ * it instead). With `pr`, pushes the branch to the repository's remote and opens a pull request
+ * with `gh`. Done once: asking again answers what was done.
  */
 export function landDispatch(
   layout: GstackLayout,
@@ -112,6 +114,13 @@ export function landDispatch(
       return finishLanding(layout, id, tree, record, options);
     }
     const tip = await branchTip(tree);
+    if ((await commitsToLand(tree)) === 0) {
+      // Landing would change nothing, and a pull request would hold nothing.
+      throw new LandRefusal(
+        "nothing",
+        `nothing to land: the branch ${tree.branch} has no commits beyond ${tree.land_into ?? tree.base}; discard removes its worktree and branch`,
+      );
+    }
     if (options.pr) return openPullRequest(layout, state, tree, tip, options);
     const target = tree.land_into;
     if (!target) {
@@ -187,14 +196,9 @@ export function discardDispatch(
       }
       return repeatAnswer(layout, id, tree, done, options);
     }
-    const tip = (
-      await runGit(tree.repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${tree.branch}`])
-    ).stdout.trim();
-    if (tip && !options.force) {
-      const against = tree.land_into ? `refs/heads/${tree.land_into}` : tree.base_sha;
-      const count = Number(
-        (await runGit(tree.repo, ["rev-list", "--count", `${against}..${tip}`])).stdout.trim() || "0",
-      );
+    if (!options.force) {
+      // The same count that decides whether there is anything to land.
+      const count = (await commitsToLand(tree)) ?? 0;
       if (count > 0) {
         throw new LandRefusal(
           "unlanded",

@@ -25,7 +25,7 @@ import { commitsSince, headAndBranch } from "../git";
 import { gstackRunOf } from "../gstack-run/gstack-run-of";
 import { unattendedEnvironment } from "../gstack-run/unattended-environment";
 import { expiresAt } from "../intake/intake";
-import { type SessionState, workDir, writeQueueFile, writeState } from "../session-state";
+import { type SessionState, spawnNumber, workDir, writeQueueFile, writeState } from "../session-state";
 import { budgetOf, carryAttemptSpend, formatUsd, remainingBudget } from "../spend/spend";
 import { prepareWorkspace } from "../worktree/prepare";
 import type { AgentFailure, AgentRunResult, AgentStarter, RunningAgent } from "./agent-types";
@@ -284,13 +284,14 @@ export class SessionRunner {
       session.exited = undefined;
       if (reason) session.cancelReason = reason;
       context.log(
-        `finishing ${state.id} from its recorded exit (attempt ${state.attempt}), not running it again`,
+        `finishing ${state.id} from its recorded exit (${describeStart(state)}), not running it again`,
       );
       await this.settle(session, result);
       return;
     }
     const expiry = expiresAt(dispatch, new Date(state.first_seen));
-    if (state.attempt === 1 && expiry && expiry.getTime() <= context.now().getTime()) {
+    // Only before its first start: a plan approved after the dispatch's ttl is carried out.
+    if (spawnNumber(state) === 1 && expiry && expiry.getTime() <= context.now().getTime()) {
       await context.audit("expired", {
         dispatch_id: state.id,
         reason: `expired at ${expiry.toISOString()} while queued`,
@@ -310,7 +311,7 @@ export class SessionRunner {
     if (await this.refusedAtLaunch(session)) return;
     // The attempt is on disk before the agent starts, so a crash from here on counts it; the
     // write overlaps the git queries below.
-    state.status = state.attempt > 1 && !state.phase ? "retrying" : "running";
+    state.status = state.attempt > 1 ? "retrying" : "running";
     state.updated_at = context.now().toISOString();
     const persisted = writeState(layout, state);
     // Awaited below, after the git queries; a failure meanwhile must not count as unhandled.
@@ -432,7 +433,7 @@ export class SessionRunner {
         ...(environment.claudeBinary ? { binary: environment.claudeBinary } : {}),
         // Measured on the monotonic clock, across restarts: a moved wall clock times out nothing.
         timeoutMs: Math.max(1000, settings.session_timeout_seconds * 1000 - this.ranMs(session)),
-        streamFile: join(sessionDir, `stream-${state.attempt}.jsonl`),
+        streamFile: join(sessionDir, `stream-${spawnNumber(state)}.jsonl`),
         ...(budgetLeft !== undefined ? { budgetUsd: budgetLeft } : {}),
         onProgress: (progress) => {
           state.progress = progress;
@@ -449,7 +450,7 @@ export class SessionRunner {
       markRunOver = resolve;
     });
     try {
-      state.status = state.attempt > 1 && !state.phase ? "retrying" : "running";
+      state.status = state.attempt > 1 ? "retrying" : "running";
       if (agent.pid > 1) {
         state.pid = agent.pid;
         state.pgid = agent.pid;
@@ -462,9 +463,13 @@ export class SessionRunner {
       await context.audit("spawned", {
         dispatch_id: state.id,
         pid: agent.pid,
-        detail: { attempt: state.attempt, agent: state.agent },
+        detail: {
+          attempt: state.attempt,
+          ...(state.rounds ? { rounds: state.rounds } : {}),
+          agent: state.agent,
+        },
       });
-      context.log(`started ${state.id} with ${state.agent} (pid ${agent.pid}, attempt ${state.attempt})`);
+      context.log(`started ${state.id} with ${state.agent} (pid ${agent.pid}, ${describeStart(state)})`);
       await this.settleRun(session, agent);
     } finally {
       session.runOver = undefined;
@@ -527,7 +532,7 @@ export class SessionRunner {
     // Recorded before anything else: a crash from here on finishes the dispatch at the next
     // start instead of starting its agent again.
     await writeExitRecord(this.context.layout, state.id, {
-      attempt: state.attempt,
+      attempt: spawnNumber(state),
       result,
       ...(session.cancelReason ? { cancel_reason: session.cancelReason } : {}),
     }).catch((error: Error) => this.context.log(`could not record how ${state.id} ended: ${error.message}`));
@@ -1048,8 +1053,9 @@ export class SessionRunner {
       state.phase = "plan";
       state.plan_round = (state.plan_round ?? 1) + 1;
     } else state.phase = "execute";
-    // Each run after an answer is an attempt of its own, with its own stream and exit record.
-    state.attempt += 1;
+    // The run goes on as a round of the same attempt, not a retry; the round is a start of its
+    // own, with its own stream and exit record (numbered by spawnNumber).
+    state.rounds = (state.rounds ?? 0) + 1;
     state.status = "queued";
     delete state.awaiting;
     state.updated_at = context.now().toISOString();
@@ -1100,6 +1106,11 @@ function resumeSessionId(state: SessionState): string | undefined {
   if (state.agent !== "claude" || !state.worktree || !state.include_learnings) return undefined;
   if (state.attempt === 1 && (state.restarts ?? 0) === 0) return undefined;
   return state.progress?.sessionId;
+}
+
+/** "attempt n", with the round once a person's answers started runs of it, for log lines. */
+function describeStart(state: SessionState): string {
+  return `attempt ${state.attempt}${state.rounds ? ` (round ${state.rounds + 1})` : ""}`;
 }
 
 function spawnFailure(error: Error): AgentFailure {

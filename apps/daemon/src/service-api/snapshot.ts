@@ -89,7 +89,10 @@ async function terminalSnapshot(
     ...(report.project ? { project: report.project } : {}),
     ...(report.agent ? { agent: report.agent } : {}),
     ...(report.branch ? { branch: report.branch } : {}),
-    ...(report.worktree && report.landing === "awaiting" ? { worktree: report.worktree } : {}),
+    // The worktree is there until the work is landed or discarded.
+    ...(report.worktree && (report.landing === "awaiting" || report.landing === "nothing")
+      ? { worktree: report.worktree }
+      : {}),
     attempt,
     ...(report.started_at ? { started_at: report.started_at } : {}),
     ...(report.finished_at ? { finished_at: report.finished_at } : {}),

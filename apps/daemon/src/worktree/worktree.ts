@@ -469,6 +469,24 @@ export async function filesChanged(worktree: string, baseSha: string): Promise<F
   return changes;
 }
 
+/**
+ * How many commits the dispatch's branch holds that the branch it lands into does not (its base
+ * commit when the base is not a branch, or that branch is gone): 0 means there is nothing to land,
+ * as when the branch no longer exists. Undefined when git cannot tell. Finishing (the completion's
+ * `landing`), `status`, `land` and `discard` all judge by this one count.
+ */
+export async function commitsToLand(tree: WorktreeRecord): Promise<number | undefined> {
+  const tip = await runGit(tree.repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${tree.branch}`]);
+  // git says 1 for a ref that does not exist; anything else (no repository) is not an answer.
+  if (!tip.ok) return tip.code === 1 ? 0 : undefined;
+  const count = async (against: string) => {
+    const out = await runGit(tree.repo, ["rev-list", "--count", `${against}..${tip.stdout.trim()}`]);
+    const value = Number(out.stdout.trim());
+    return out.ok && Number.isInteger(value) ? value : undefined;
+  };
+  return (tree.land_into ? await count(`refs/heads/${tree.land_into}`) : undefined) ?? count(tree.base_sha);
+}
+
 /** Removes a dispatch's worktree folder and git's record of it (the branch stays). */
 export async function removeWorktree(repo: string, path: string): Promise<void> {
   const removed = await runGit(repo, ["worktree", "remove", "--force", "--force", path]);

@@ -105,10 +105,10 @@ export const completionSchema = lazySchema((z) =>
         .optional()
         .describe("Files the dispatch's commits changed against the base, with lines added and removed."),
       landing: z
-        .enum(["awaiting", "landed", "pr_opened", "discarded", "in_place"])
+        .enum(["awaiting", "landed", "pr_opened", "discarded", "in_place", "nothing"])
         .optional()
         .describe(
-          "Where the work stands: awaiting the person's word (land or discard), landed into its base, pushed with a pull request opened, discarded, or made in place in the project's checkout.",
+          "Where the work stands: awaiting the person's word (land or discard), landed into its base, pushed with a pull request opened, discarded, made in place in the project's checkout, or nothing to land (its branch has no commits beyond its base; only discard applies).",
         ),
       turns: z.int().min(0).optional(),
       cost_usd: z
