@@ -71,6 +71,12 @@ export function completionMessage(news: CompletionNews): string {
       `The work is on branch ${completion.branch}${completion.base ? ` (from ${completion.base})` : ""}, not in the person's checkout. Only on the person's word, once: "land" or "land it" is gstack_land with dispatch_id ${completion.dispatch_id} and action land; "open a PR" is action land with pr true; "discard" is action discard with force true.`,
     );
   }
+  if (completion.landing === "nothing" && completion.branch) {
+    lines.push(
+      "",
+      `Nothing to land: branch ${completion.branch} has no commits beyond its base. Only on the person's word: "discard" is gstack_land with dispatch_id ${completion.dispatch_id} and action discard (it removes the worktree and branch).`,
+    );
+  }
   const judgment =
     news.needsJudgment ?? (sections ? bulletItems(sections["Needs human judgment"] ?? "") : []);
   const realJudgment = judgment.filter((item) => !/^(none|nothing)\.?$/i.test(item.trim()));

@@ -320,6 +320,12 @@ describe("the report outbox", () => {
         answer: "Heads up: you froze the auth module last week; this touches it.",
         verdict: "sent",
       },
+      { session: "agent:main:key", answer: "(report key gstack:d-3:completed)", verdict: "silent" },
+      {
+        session: "agent:main:keyed",
+        answer: "Heads up: the staging deploy is frozen until Monday.\n(report key gstack:d-4:completed)",
+        verdict: "sent",
+      },
     ];
     const box = open();
     await box.start();
@@ -337,6 +343,9 @@ describe("the report outbox", () => {
       ["agent:main:echo", news],
       ["agent:main:adds", news],
       ["agent:main:adds", "Heads up: you froze the auth module last week; this touches it."],
+      ["agent:main:key", news],
+      ["agent:main:keyed", news],
+      ["agent:main:keyed", "Heads up: the staging deploy is frozen until Monday."],
     ]);
   });
 

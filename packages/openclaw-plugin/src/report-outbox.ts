@@ -208,9 +208,15 @@ export function reportOutbox(options: OutboxOptions) {
     const needle = first.looked_again_at
       ? lookAgainMarker([first.key]).slice(0, -1)
       : reportMarker(first.key);
-    const reply =
+    const raw =
       answerTo(history, needle) ??
       (first.looked_again_at ? answerTo(history, reportMarker(first.key)) : undefined);
+    // A report key the agent copied into its answer is for the session, not the person.
+    const reply = raw
+      ?.split("\n")
+      .filter((line) => !line.includes("(report key "))
+      .join("\n")
+      .trim();
     const news = entries.map((entry) => entry.person_text ?? entry.text).join("\n");
     const told = entries.every((entry) => entry.told === "sent");
     const verdict =
