@@ -1,4 +1,4 @@
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
@@ -117,8 +117,6 @@ export default {
 `,
   );
 }
-
-const SESSION = "agent:main:person";
 
 /** What the report's turn answers, by a needle of the report's text; NO_REPLY when none matches. */
 const answers = new Map<string, string>();
