@@ -10,9 +10,11 @@
  *   start-up  gstack-dispatch --help and status, against node -e 0 (run pnpm build first)
  *   answer-resume  an accepted answer (approve, over the service API) to the resumed Claude Code
  *             agent's start, against a bare spawn of the same agent (bench/answer-resume.bench.ts)
+ *   status    gstack-dispatch status and status --json with 300 worktrees awaiting landing,
+ *             against node -e 0 (bench/status.bench.ts; run pnpm build first)
  * BENCH_DISPATCHES (default 200), BENCH_PICKUPS (default 50), BENCH_IDLE_SECONDS (default 60) and
  * BENCH_API_REQUESTS (default 1000) shorten the run; BENCH_ONLY (a comma list of pickup,
- * throughput, service-api, worktree, idle, start-up, answer-resume) runs only those parts.
+ * throughput, service-api, worktree, idle, start-up, status, answer-resume) runs only those parts.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -27,6 +29,7 @@ import type { AgentStarter } from "../src/run/agent-types";
 import { startRunnerAgent } from "../src/run/runner-agent";
 import { benchAnswerResume } from "./answer-resume.bench";
 import { benchServiceApi } from "./service-api.bench";
+import { benchStatus } from "./status.bench";
 import { benchWorktrees } from "./worktree.bench";
 
 const dispatches = Number(process.env.BENCH_DISPATCHES ?? 200);
@@ -232,4 +235,5 @@ if (wanted("service-api")) await benchServiceApi();
 if (wanted("worktree")) await benchWorktrees();
 if (wanted("idle")) await benchIdle();
 if (wanted("start-up")) benchCliStartUp();
+if (wanted("status")) await benchStatus();
 if (wanted("answer-resume")) await benchAnswerResume();

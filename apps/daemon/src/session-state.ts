@@ -1,10 +1,11 @@
+import { readFileSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { CompletionStatus, GstackLayout } from "@gstack/contracts";
 import { writeFileAtomic } from "@gstack/contracts";
 import type { AwaitingRecord } from "./await/awaiting";
 import type { AgentProgress } from "./run/agent-types";
-import type { WorktreeRecord } from "./worktree/worktree";
+import type { WorktreeMeasure, WorktreeRecord } from "./worktree/worktree";
 
 /** The daemon's state files are its user's alone, whatever the umask. */
 export const PRIVATE = { mode: 0o600 } as const;
@@ -52,6 +53,12 @@ export interface SessionState {
   branch?: string;
   /** The dispatch's own worktree, planned (and written here) before it is made. */
   worktree?: WorktreeRecord;
+  /**
+   * What its worktree held when the dispatch finished, measured once so `status` walks no files:
+   * commits to land, bytes on disk, and the tips they were counted against (a moved branch is
+   * counted again).
+   */
+  worktree_measure?: WorktreeMeasure;
   /** Set when the project runs in place, in its own checkout, by the in_place_projects setting. */
   in_place?: boolean;
   progress?: AgentProgress;
@@ -112,15 +119,15 @@ export async function readAllStates(layout: GstackLayout): Promise<SessionState[
   } catch {
     return [];
   }
+  // Read synchronously: `status` reads every state on each call, and hundreds of small files
+  // cost a few milliseconds this way, many times that through the thread pool.
   const states: SessionState[] = [];
   for (const name of names) {
-    let state: SessionState | undefined;
     try {
-      state = await readState(layout, name);
+      states.push(JSON.parse(readFileSync(join(layout.dispatch.sessionDir(name), "state.json"), "utf8")));
     } catch {
-      state = undefined;
+      // Not a state (yet): a session folder being made, or a torn file.
     }
-    if (state) states.push(state);
   }
   return states.sort((a, b) => a.queued_at.localeCompare(b.queued_at));
 }

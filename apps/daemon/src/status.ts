@@ -116,8 +116,9 @@ export async function readStatus(layout: GstackLayout, now = new Date()): Promis
   try {
     heartbeat = parseValue("heartbeat", JSON.parse(await readFile(layout.dispatch.heartbeat, "utf8")));
   } catch {}
+  const states = await readAllStates(layout);
   const response = await listSessionsOf(
-    await readAllStates(layout),
+    states,
     await readQueueFile(layout),
     heartbeat?.max_concurrent ?? 2,
     now,
@@ -132,7 +133,7 @@ export async function readStatus(layout: GstackLayout, now = new Date()): Promis
   const late =
     !fresh && heartbeat !== undefined && (await osLockHeld(layout.root, layout.dispatch.lock)) === true;
   const delivery = await readDeliveryStatus(layout);
-  const awaiting = await awaitingLanding(layout, now);
+  const awaiting = await awaitingLanding(layout, now, states);
   return {
     ...(awaiting.length > 0 ? { awaiting } : {}),
     ...(heartbeat ? { heartbeat } : {}),
@@ -140,6 +141,21 @@ export async function readStatus(layout: GstackLayout, now = new Date()): Promis
     ...(late ? { heartbeatLate: true } : {}),
     sessions: response,
     ...(delivery ? { delivery } : {}),
+  };
+}
+
+/**
+ * The list-sessions answer with the lists the text shows under it: the landings waiting for the
+ * person's word and the worktrees with nothing to land (only listed when there are some).
+ */
+export function statusJson(status: DaemonStatus): ListSessionsResponse {
+  const entry = ({ nothing: _nothing, ...item }: AwaitingLanding) => item;
+  const landable = (status.awaiting ?? []).filter((item) => !item.nothing).map(entry);
+  const empty = (status.awaiting ?? []).filter((item) => item.nothing).map(entry);
+  return {
+    ...status.sessions,
+    ...(landable.length > 0 ? { awaiting_landing: landable } : {}),
+    ...(empty.length > 0 ? { nothing_to_land: empty } : {}),
   };
 }
 

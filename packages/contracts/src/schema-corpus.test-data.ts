@@ -682,8 +682,52 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
         ...listSessions,
         sessions: [{ id: "dispatch-a", project: "p", elapsed: 1, cost_usd: 0.42, budget_usd: 2 }],
       },
+      "landings listed": {
+        ...listSessions,
+        awaiting_landing: [
+          {
+            id: "dispatch-done",
+            project: "baku",
+            branch: "gstack/dispatch-done",
+            base: "main",
+            age_seconds: 90,
+            disk_bytes: 4096,
+            worktree: "/home/u/.gstack/worktrees/baku/dispatch-done",
+          },
+        ],
+        nothing_to_land: [
+          {
+            id: "dispatch-empty",
+            project: "baku",
+            branch: "gstack/dispatch-empty",
+            base: "main",
+            age_seconds: 30,
+            worktree: "/home/u/.gstack/worktrees/baku/dispatch-empty",
+          },
+        ],
+      },
     },
     invalid: {
+      "landing without branch": {
+        ...listSessions,
+        awaiting_landing: [
+          { id: "dispatch-done", project: "baku", base: "main", age_seconds: 1, worktree: "/w" },
+        ],
+      },
+      "negative disk bytes": {
+        ...listSessions,
+        nothing_to_land: [
+          {
+            id: "dispatch-done",
+            project: "baku",
+            branch: "b",
+            base: "main",
+            age_seconds: 1,
+            disk_bytes: -1,
+            worktree: "/w",
+          },
+        ],
+      },
       "session without project": { ...listSessions, sessions: [{ id: "dispatch-a", elapsed: 1 }] },
       "session with bad id": { ...listSessions, sessions: [{ id: "a", project: "p", elapsed: 1 }] },
       "max_concurrent 0": { ...listSessions, max_concurrent: 0 },

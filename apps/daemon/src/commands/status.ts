@@ -6,7 +6,7 @@ import { formatEndings, recentEndings } from "../finish/recent-endings";
 import { reachDaemonApi } from "../service-api/local-api";
 import { dispatchSnapshot } from "../service-api/snapshot";
 import { readQueueFile, readState } from "../session-state";
-import { formatStatus, readStatus } from "../status";
+import { formatStatus, readStatus, statusJson } from "../status";
 import { waitingOnDisk } from "../submit";
 import { commandMeta } from "./command-meta";
 import { fail, layoutOf, refusalLine, rootArg } from "./common";
@@ -61,7 +61,7 @@ export const status = defineCommand({
         }
       }
       if (args.json) {
-        process.stdout.write(`${JSON.stringify(current.sessions, null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify(statusJson(current), null, 2)}\n`);
         return;
       }
       const endings = formatEndings(await recentEndings(layout));

@@ -22,7 +22,7 @@ import type { AgentFailure, AgentRunResult } from "../run/agent-types";
 import { describeJump } from "../run/clock";
 import { PRIVATE, runBaseSha, type SessionState, spawnNumber, workDir, writeState } from "../session-state";
 import { totalSpent } from "../spend/spend";
-import { commitsToLand, filesChanged } from "../worktree/worktree";
+import { commitsToLand, filesChanged, measureWorktree } from "../worktree/worktree";
 import { extractLearnings } from "./learnings";
 import { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
 
@@ -413,6 +413,9 @@ export async function carryOutCompletion(
     } catch {}
     state.claimed_file = archived;
   }
+  // Measured once, now that nothing writes the worktree any more, so `status` walks no files;
+  // before the report appears, so the state is finished soon after it.
+  const measure = state.worktree ? await measureWorktree(state.worktree) : undefined;
   await step("completion-json");
   await writeFileAtomic(
     layout.dispatch.completedJson(id),
@@ -428,6 +431,8 @@ export async function carryOutCompletion(
     reportMarkdown: plan.reportMarkdown,
   });
   await step("finished");
+  if (measure) state.worktree_measure = measure;
+  else delete state.worktree_measure;
   state.status = "finished";
   state.outcome = plan.completion.status;
   delete state.pid;

@@ -1,15 +1,24 @@
-import { lstat, readdir, readFile, rm } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { GstackLayout } from "@gstack/contracts";
 import { readAllStates, type SessionState } from "../session-state";
 import { runGit } from "../worktree/run-git";
-import { commitsToLand, removeWorktree, type WorktreeRecord, worktreesRoot } from "../worktree/worktree";
+import {
+  branchTips,
+  commitsToLand,
+  measuredCommits,
+  removeWorktree,
+  type WorktreeRecord,
+  worktreesRoot,
+} from "../worktree/worktree";
 import { readMove } from "./checkout-move";
 import {
   completeRecordedLanding,
   LandRefusal,
   type LandTrust,
   landDispatch,
+  landingFile,
   landingTrust,
   readLanding,
   untrustedCheckout,
@@ -23,8 +32,11 @@ export interface AwaitingLanding {
   base: string;
   /** Seconds since the dispatch finished. */
   age_seconds: number;
-  /** Bytes of files in its worktree (0 once retention removed the folder). */
-  disk_bytes: number;
+  /**
+   * Bytes of files in its worktree as measured when the dispatch finished (0 once retention
+   * removed the folder); absent for a dispatch that finished before it was measured.
+   */
+  disk_bytes?: number;
   worktree: string;
   /** Its branch has no commits beyond its base: nothing to land, only its worktree to discard. */
   nothing?: boolean;
@@ -33,23 +45,46 @@ export interface AwaitingLanding {
 /**
  * Finished dispatches with a worktree, neither landed nor discarded, oldest first; `nothing` is
  * true for one whose branch has no commits beyond its base (it is never offered for landing:
- * only discard applies).
+ * only discard applies). Walks no worktree: sizes and counts are the ones measured when each
+ * dispatch finished, with one git call per repository to see whether a branch moved since (a
+ * moved one is counted again).
  */
-export async function awaitingLanding(layout: GstackLayout, now: Date): Promise<AwaitingLanding[]> {
+export async function awaitingLanding(
+  layout: GstackLayout,
+  now: Date,
+  states?: readonly SessionState[],
+): Promise<AwaitingLanding[]> {
+  const candidates = (states ?? (await readAllStates(layout))).filter(
+    (state): state is SessionState & { worktree: WorktreeRecord } =>
+      state.status === "finished" && state.worktree !== undefined,
+  );
+  // Two stat calls each, synchronous (hundreds of them cost a few milliseconds, far less than as
+  // many trips through the thread pool); git once per repository, again only for a moved branch.
+  const looked = candidates.map((state) => ({
+    state,
+    landed: existsSync(landingFile(layout, state.id)),
+    present: existsSync(state.worktree.path),
+  }));
+  const tipsOf = new Map<string, Map<string, string> | undefined>();
   const waiting: AwaitingLanding[] = [];
-  for (const state of await readAllStates(layout)) {
-    if (state.status !== "finished" || !state.worktree) continue;
-    if (await readLanding(layout, state.id)) continue;
-    const nothing = (await commitsToLand(state.worktree)) === 0;
+  for (const { state, landed, present } of looked) {
+    if (landed) continue;
+    const tree = state.worktree;
+    if (!tipsOf.has(tree.repo)) tipsOf.set(tree.repo, await branchTips(tree.repo));
+    const tips = tipsOf.get(tree.repo);
+    const commits =
+      (tips ? measuredCommits(tree, state.worktree_measure, tips) : undefined) ?? (await commitsToLand(tree));
+    const measured = state.worktree_measure;
+    const bytes = measured ? (present ? measured.disk_bytes : 0) : undefined;
     waiting.push({
-      ...(nothing ? { nothing: true } : {}),
+      ...(commits === 0 ? { nothing: true } : {}),
       id: state.id,
       project: state.project,
-      branch: state.worktree.branch,
-      base: state.worktree.land_into ?? state.worktree.base,
+      branch: tree.branch,
+      base: tree.land_into ?? tree.base,
       age_seconds: Math.max(0, Math.round((now.getTime() - finishedAt(state).getTime()) / 1000)),
-      disk_bytes: await diskUse(state.worktree.path),
-      worktree: state.worktree.path,
+      ...(bytes !== undefined ? { disk_bytes: bytes } : {}),
+      worktree: tree.path,
     });
   }
   return waiting.sort((a, b) => b.age_seconds - a.age_seconds);
@@ -185,26 +220,14 @@ function finishedAt(state: SessionState): Date {
   return new Date(state.updated_at);
 }
 
-async function diskUse(folder: string): Promise<number> {
-  let total = 0;
-  const walk = async (path: string): Promise<void> => {
-    const info = await lstat(path).catch(() => undefined);
-    if (!info) return;
-    total += info.size;
-    if (!info.isDirectory()) return;
-    for (const name of await readdir(path).catch(() => [] as string[])) await walk(join(path, name));
-  };
-  await walk(folder);
-  return total;
-}
-
 function age(seconds: number): string {
   if (seconds < 3600) return `${Math.floor(seconds / 60)}m`;
   if (seconds < 86_400) return `${Math.floor(seconds / 3600)}h`;
   return `${Math.floor(seconds / 86_400)}d`;
 }
 
-function size(bytes: number): string {
+function size(bytes: number | undefined): string {
+  if (bytes === undefined) return "size not measured";
   if (bytes < 1024 * 1024) return `${Math.ceil(bytes / 1024)} KiB`;
   return `${(bytes / (1024 * 1024)).toFixed(1)} MiB`;
 }

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
+import { readState } from "../session-state";
 import { formatStatus, readStatus } from "../status";
 import { submitDispatch } from "../submit";
 import {
@@ -264,7 +265,12 @@ describe("a dispatch with nothing to land", { timeout: loadBudget(60_000) }, () 
     daemon ??= testDaemon(world);
     await daemon.start();
     await submitDispatch(world.layout, dispatchFor(world, id, task));
-    return waitFor(() => completionOf(world.layout, id), 30_000);
+    const completion = await waitFor(() => completionOf(world.layout, id), 30_000);
+    // The report appears just before the state says finished: status reads the state.
+    await waitFor(async () =>
+      (await readState(world.layout, id))?.status === "finished" ? true : undefined,
+    );
+    return completion;
   }
 
   it("failed with no commits: never offered for landing, land refuses in words, discard removes it", async () => {

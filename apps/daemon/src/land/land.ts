@@ -68,7 +68,8 @@ export interface LandOptions extends LandTrust {
   audit?: Audit;
 }
 
-function landingFile(layout: GstackLayout, id: string): string {
+/** Where a dispatch's landing record is kept. */
+export function landingFile(layout: GstackLayout, id: string): string {
   return join(layout.dispatch.sessionDir(id), "landing.json");
 }
 

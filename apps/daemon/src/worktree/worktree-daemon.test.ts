@@ -187,6 +187,8 @@ describe("the daemon and dispatch worktrees", { timeout: loadBudget(60_000) }, (
     const status = await readStatus(world.layout, new Date());
     expect(status.awaiting?.map((item) => item.id).sort()).toEqual(["dispatch-keep", "dispatch-old"]);
     expect(status.awaiting?.[0]?.disk_bytes).toBeGreaterThan(0);
+    // Measured when the dispatch finished, kept in its state: status walks no files.
+    expect((await readState(world.layout, "dispatch-keep"))?.worktree_measure).toMatchObject({ commits: 1 });
     expect(formatStatus(status)).toContain("2 awaiting landing");
     expect(formatStatus(status)).toMatch(
       /dispatch-keep {2}acme-widget {2}gstack\/dispatch-keep → main {2}\d+m ago {2}\d+ KiB/,

@@ -111,6 +111,25 @@ export const sessionStateSchema = lazySchema((z) =>
   z.enum(["queued", "running", "retrying", "awaiting", "finished"]),
 );
 
+/** A finished dispatch's worktree waiting for the person's word, as `status --json` lists it. */
+const finishedWorktreeSchema = lazySchema((z) =>
+  z.looseObject({
+    id: dispatchIdSchema,
+    project: nonEmptyString,
+    branch: nonEmptyString,
+    base: nonEmptyString.describe("The branch (or commit) it lands into."),
+    age_seconds: z.int().min(0).describe("Seconds since the dispatch finished."),
+    disk_bytes: z
+      .int()
+      .min(0)
+      .optional()
+      .describe(
+        "Bytes in its worktree as measured when it finished (0 once the folder was removed); absent when never measured.",
+      ),
+    worktree: nonEmptyString.describe("The worktree's folder."),
+  }),
+);
+
 /** The answer to Clawvisor's `list-sessions` action and the daemon's `status` command. */
 export const listSessionsResponseSchema = lazySchema((z) =>
   z
@@ -153,6 +172,18 @@ export const listSessionsResponseSchema = lazySchema((z) =>
         )
         .optional()
         .describe("Dispatches waiting for a person's answer; they hold no slot."),
+      awaiting_landing: z
+        .array(finishedWorktreeSchema)
+        .optional()
+        .describe(
+          "Finished dispatches whose branches wait to be landed or discarded, oldest first (the `status` command's answer; the service API leaves it out).",
+        ),
+      nothing_to_land: z
+        .array(finishedWorktreeSchema)
+        .optional()
+        .describe(
+          "Finished dispatches whose branches have no commits beyond their base: only discard applies (the `status` command's answer; the service API leaves it out).",
+        ),
     })
     .describe("Running and queued sessions of the dispatch daemon."),
 );
