@@ -13,7 +13,7 @@ import {
 import { openclawPackageDir, openclawVersion as testbedOpenClaw } from "@gstack/openclaw-testbed";
 import fc from "fast-check";
 import { beforeAll, describe, expect, it } from "vitest";
-import { HOST_RANGE_MARK, hostRangeLine, logHostRangeOnce } from "./host-range";
+import { HOST_RANGE_MARK, hostRangeLine, logHostRangeOnce, runningOpenClaw } from "./host-range";
 
 const packageDir = join(import.meta.dirname, "..");
 const repository = join(packageDir, "..", "..");
@@ -87,6 +87,20 @@ describe("the line the plugin logs when it loads", () => {
         }
       }),
     );
+  });
+});
+
+describe("reading the running version", () => {
+  it("reads api.runtime.version, and nothing in a registration whose runtime throws (the CLI's command metadata pass)", () => {
+    expect(runningOpenClaw({ runtime: { version: "2026.9.6" } })).toEqual({ version: "2026.9.6" });
+    const metadataOnly = {
+      get runtime(): { version?: unknown } {
+        throw new Error(
+          'Plugin "gstack" runtime is intentionally unavailable during "cli-metadata" registration.',
+        );
+      },
+    };
+    expect(runningOpenClaw(metadataOnly)).toBeUndefined();
   });
 });
 

@@ -37,3 +37,18 @@ export function logHostRangeOnce(running: unknown, warn: (line: string) => void)
   warn(line);
   return true;
 }
+
+/**
+ * The running OpenClaw's version as a plugin reads it (`api.runtime.version`), or `undefined`
+ * in a registration that has no runtime: OpenClaw's CLI registers plugins for their command
+ * metadata with a runtime that throws on every access, and no line is due then.
+ */
+export function runningOpenClaw(api: {
+  readonly runtime: { readonly version?: unknown };
+}): { version: unknown } | undefined {
+  try {
+    return { version: api.runtime.version };
+  } catch {
+    return undefined;
+  }
+}

@@ -14,7 +14,7 @@ import {
   runListHandoffsTool,
   runResumeHandoffTool,
 } from "./handoff-tools";
-import { logHostRangeOnce } from "./host-range";
+import { logHostRangeOnce, runningOpenClaw } from "./host-range";
 import { landTool } from "./land-tool";
 import { learningsCorpus } from "./learnings-corpus";
 import { learningsParameters, runLearningsTool } from "./learnings-tool";
@@ -40,7 +40,9 @@ interface ToolSpec {
 /** Registers the tools, the completion service and the callback route on the host. */
 export function registerGstackPlugin(api: OpenClawPluginApi): void {
   // On an OpenClaw outside the tested versions: one line in the gateway log, and on as usual.
-  logHostRangeOnce(api.runtime.version, (line) => api.logger.warn(line));
+  // (Not in a registration without a runtime, such as the CLI's command metadata pass.)
+  const running = runningOpenClaw(api);
+  if (running) logHostRangeOnce(running.version, (line) => api.logger.warn(line));
 
   const stateRoot = openclawStateDir(api);
   const settings = resolvePluginSettings(api.pluginConfig, stateRoot);
