@@ -13,6 +13,16 @@ export function awaitingSlot(notice: Pick<AwaitingNotice, "dispatch_id" | "round
 
 const letter = (index: number) => String.fromCharCode(97 + index);
 
+/** The reply token that picks a gate item's option (`d2` and its second option: `d2b`). */
+export function optionToken(item: GateItem, at: number): string {
+  return `${item.label}${letter(at)}`;
+}
+
+/** A gate item's options as the person and the agent read them: `d2a) Redis; d2b) In memory`. */
+export function optionList(item: GateItem): string {
+  return item.options.map((option, at) => `${optionToken(item, at)}) ${option}`).join("; ");
+}
+
 type GateItem = NonNullable<AwaitingNotice["items"]>[number];
 
 /**
@@ -22,17 +32,17 @@ type GateItem = NonNullable<AwaitingNotice["items"]>[number];
 function recommendationOf(item: GateItem): string {
   if (item.recommended === null) return "no recommendation";
   const at = item.options.indexOf(item.recommended);
-  return at >= 0 ? `recommended: ${item.label}${letter(at)}` : `recommended: "${item.recommended}"`;
+  return at >= 0 ? `recommended: ${optionToken(item, at)}` : `recommended: "${item.recommended}"`;
 }
 
 /**
  * A token of this gate for the grammar's examples: the first pending decision's second option
  * (`d2b`), so an example copied as it stands names a decision that waits.
  */
-function exampleToken(items: readonly GateItem[]): string {
+export function exampleToken(items: readonly GateItem[]): string {
   const first = items[0];
   if (!first) return "d1b";
-  return `${first.label}${letter(Math.min(1, Math.max(0, first.options.length - 1)))}`;
+  return optionToken(first, Math.min(1, Math.max(0, first.options.length - 1)));
 }
 
 /**
@@ -64,7 +74,7 @@ export function awaitingMessage(notice: AwaitingNotice): string {
     );
     if (notice.items && notice.items.length > 0) {
       for (const [index, item] of notice.items.entries()) {
-        const options = item.options.map((option, at) => `${item.label}${letter(at)}) ${option}`).join("; ");
+        const options = optionList(item);
         const recommended = recommendationOf(item);
         lines.push(`${index + 1}. ${item.label}: ${item.title}. Options: ${options} (${recommended}).`);
       }

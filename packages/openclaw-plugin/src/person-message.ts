@@ -1,6 +1,8 @@
 import type { AwaitingNotice, Completion } from "@gstack/contracts";
 import { bulletItems, parseReportSections } from "@gstack/daemon";
+import { exampleToken, optionList, optionToken } from "./awaiting-message";
 import { landable, stripFrontmatter } from "./completion-message";
+import { cutAtBreak } from "./text-cut";
 
 /**
  * The message a person reads on their chat channel when a dispatch needs them or ends: its
@@ -53,7 +55,7 @@ export function personAwaitingMessage(input: PersonAwaitingInput): string {
       `Unanswered, it is cancelled ${whenText(notice.expires_at)}.`,
     );
   } else {
-    const example = gateExample(notice.items ?? []);
+    const example = exampleToken(notice.items ?? []);
     reply.push(
       `Reply “all” to take every recommendation, or choose: “${example}”, “all except ${example}”. “reject: …” stops it.`,
       `Unanswered, it is cancelled ${whenText(notice.expires_at)}.`,
@@ -76,24 +78,16 @@ function gateLines(notice: AwaitingNotice): string[] {
   const items = notice.items ?? [];
   if (items.length === 0) return [plainText(notice.summary.trim())];
   return items.map((item, index) => {
-    const options = item.options.map((option, at) => `${item.label}${letter(at)}) ${option}`).join("; ");
+    const options = optionList(item);
     const recommended =
       item.recommended === null
         ? ""
         : item.options.includes(item.recommended)
-          ? ` Recommended: ${item.label}${letter(item.options.indexOf(item.recommended))}.`
+          ? ` Recommended: ${optionToken(item, item.options.indexOf(item.recommended))}.`
           : ` Recommended: ${item.recommended}.`;
     return `${index + 1}. ${item.title}: ${options}.${recommended}`;
   });
 }
-
-function gateExample(items: NonNullable<AwaitingNotice["items"]>): string {
-  const first = items[0];
-  if (!first) return "d1b";
-  return `${first.label}${letter(Math.min(1, Math.max(0, first.options.length - 1)))}`;
-}
-
-const letter = (index: number) => String.fromCharCode(97 + index);
 
 export interface PersonCompletionInput {
   completion: Completion;
@@ -286,11 +280,5 @@ export function fit(head: string[], body: string, foot: string[], limit: number,
   const whole = [...head, body, ...foot].join("\n");
   if ([...whole].length <= limit) return whole;
   const room = limit - [...[...head, "", ...foot].join("\n")].length - rest.length - 4;
-  const chars = [...body];
-  let cut = chars.slice(0, Math.max(0, room)).join("");
-  const atLine = cut.lastIndexOf("\n");
-  const atWord = cut.lastIndexOf(" ");
-  if (atLine > cut.length / 2) cut = cut.slice(0, atLine);
-  else if (atWord > cut.length / 2) cut = cut.slice(0, atWord);
-  return [...head, `${cut.trimEnd()} …`, "", rest, ...foot].join("\n");
+  return [...head, `${cutAtBreak(body, room)} …`, "", rest, ...foot].join("\n");
 }

@@ -1,4 +1,5 @@
 import type { OpenClawPluginApi } from "openclaw/plugin-sdk/plugin-entry";
+import { cutAtBreak } from "./text-cut";
 
 /** How one posted message's turn ended, as the gateway reports it. */
 export type TurnEnd = "ended" | "failed" | "still-running";
@@ -106,12 +107,7 @@ export function withinLimit(text: string, limit: number | undefined): string {
   const chars = [...text];
   if (!limit || limit <= 0 || chars.length <= limit) return text;
   const tail = "… Say “show the full report” to read the rest.";
-  let cut = chars.slice(0, Math.max(0, limit - [...tail].length - 1)).join("");
-  const atLine = cut.lastIndexOf("\n");
-  const atWord = cut.lastIndexOf(" ");
-  if (atLine > cut.length / 2) cut = cut.slice(0, atLine);
-  else if (atWord > cut.length / 2) cut = cut.slice(0, atWord);
-  return `${cut.trimEnd()}\n${tail}`;
+  return `${cutAtBreak(text, limit - [...tail].length - 1)}\n${tail}`;
 }
 
 /** The role and all text of one message as `sessions.get` returns it, whatever its shape. */
