@@ -10,9 +10,11 @@
  *   start-up  gstack-dispatch --help and status, against node -e 0 (run pnpm build first)
  *   answer-resume  an accepted answer (approve, over the service API) to the resumed Claude Code
  *             agent's start, against a bare spawn of the same agent (bench/answer-resume.bench.ts)
+ *   land-resume  finishing a landing of 1,000 files a kill cut short, against one bare
+ *             git read-tree -m -u of the same change (bench/land-resume.bench.ts)
  * BENCH_DISPATCHES (default 200), BENCH_PICKUPS (default 50), BENCH_IDLE_SECONDS (default 60) and
  * BENCH_API_REQUESTS (default 1000) shorten the run; BENCH_ONLY (a comma list of pickup,
- * throughput, service-api, worktree, idle, start-up, answer-resume) runs only those parts.
+ * throughput, service-api, worktree, idle, start-up, answer-resume, land-resume) runs only those parts.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -26,6 +28,7 @@ import { Daemon } from "../src/daemon";
 import type { AgentStarter } from "../src/run/agent-types";
 import { startRunnerAgent } from "../src/run/runner-agent";
 import { benchAnswerResume } from "./answer-resume.bench";
+import { benchLandResume } from "./land-resume.bench";
 import { benchServiceApi } from "./service-api.bench";
 import { benchWorktrees } from "./worktree.bench";
 
@@ -233,3 +236,4 @@ if (wanted("worktree")) await benchWorktrees();
 if (wanted("idle")) await benchIdle();
 if (wanted("start-up")) benchCliStartUp();
 if (wanted("answer-resume")) await benchAnswerResume();
+if (wanted("land-resume")) await benchLandResume();

@@ -71,27 +71,10 @@ export async function indexFolder(holder: string): Promise<string> {
 export async function moveCheckedOutBranch(
   layout: GstackLayout,
   id: string,
-  target: { holder: string; branch: string; from: string; to: string; how: "fast-forward" | "merge" },
+  target: MoveTarget,
 ): Promise<MoveOutcome> {
-  const index = await indexPath(target.holder);
-  const folder = dirname(index);
-  const move: CheckoutMove = {
-    ...target,
-    index,
-    lock: `${index}.lock`,
-    owner: join(folder, ownerName(id)),
-    next: join(folder, `gstack-land-${id}.index`),
-    changes: await readChanges(target.holder, target.from, target.to),
-  };
-  await saveMove(layout, id, move);
-  await rm(move.owner, { force: true });
-  await dropPrivateIndex(move);
-  const handle = await open(move.owner, "wx", 0o644);
-  const info = await handle.stat();
-  await handle.close();
-  move.owned = { dev: info.dev, ino: info.ino };
-  await saveMove(layout, id, move);
-  await takeLock(layout, id, move, "first");
+  const move = await takeCheckout(layout, id, target);
+  const index = move.index;
   await copyFile(index, move.next);
   await withIndex(move.holder, move.next, ["update-index", "-q", "--refresh"]);
   // Git checks every file it would write (changed since the index, untracked in the way)
@@ -130,6 +113,47 @@ export async function moveCheckedOutBranch(
   await rename(move.next, move.index);
   await moveBranch(layout, id, move);
   return finish(layout, id, move);
+}
+
+/** What a move is asked to do: move `branch`, checked out in `holder`, from `from` to `to`. */
+export interface MoveTarget {
+  holder: string;
+  branch: string;
+  from: string;
+  to: string;
+  how: "fast-forward" | "merge";
+}
+
+/**
+ * The first steps of a move, before anything in the checkout changes: the record (with every
+ * path the move changes), the owner file written down, and the index lock taken as its second
+ * name. A kill from here on is what `resumeCheckoutMove` finishes (the benchmark starts there).
+ */
+export async function takeCheckout(
+  layout: GstackLayout,
+  id: string,
+  target: MoveTarget,
+): Promise<CheckoutMove> {
+  const index = await indexPath(target.holder);
+  const folder = dirname(index);
+  const move: CheckoutMove = {
+    ...target,
+    index,
+    lock: `${index}.lock`,
+    owner: join(folder, ownerName(id)),
+    next: join(folder, `gstack-land-${id}.index`),
+    changes: await readChanges(target.holder, target.from, target.to),
+  };
+  await saveMove(layout, id, move);
+  await rm(move.owner, { force: true });
+  await dropPrivateIndex(move);
+  const handle = await open(move.owner, "wx", 0o644);
+  const info = await handle.stat();
+  await handle.close();
+  move.owned = { dev: info.dev, ino: info.ino };
+  await saveMove(layout, id, move);
+  await takeLock(layout, id, move, "first");
+  return move;
 }
 
 /**
