@@ -23,7 +23,7 @@ import {
   seeded,
   untilExists,
 } from "./kill-fixture";
-import { LandRefusal, landDispatch, readLanding } from "./land";
+import { discardDispatch, LandRefusal, landDispatch, readLanding } from "./land";
 
 /**
  * A landing killed inside one file's write leaves that file part-written. Git collects a
@@ -238,6 +238,20 @@ describe("a landing killed inside a file's write", { timeout: loadBudget(180_000
       commit: after,
     });
     expect(checkoutState(world.repo, [after])).toBe(`at ${after}`);
+  });
+
+  it("a discard asked for after the kill finishes the landing first, and says so", async () => {
+    const id = "dispatch-inside-discard";
+    const { after } = await finishedChange(id);
+    await landKilledInsideSlowFile(id, 1000);
+    const refused = await discardDispatch(world.layout, id, { force: true }).then(
+      () => undefined,
+      (error: unknown) => error as LandRefusal,
+    );
+    expect(refused?.rule).toBe("landed");
+    expect(refused?.message).toContain("cut the landing short");
+    expect(checkoutState(world.repo, [after])).toBe(`at ${after}`);
+    expect(await completionOf(world.layout, id)).toMatchObject({ landing: "landed" });
   });
 
   it("git killed by a signal inside a large file's write: the landing puts back what git wrote, and the next one lands", async () => {

@@ -186,6 +186,15 @@ export function discardDispatch(
       }
       return repeatAnswer(layout, id, tree, done, options);
     }
+    // A landing of it that a kill cut short is finished first: its record is what lets the
+    // checkout be brought to one side, so it is never dropped with the work.
+    const landed = await finishMove(layout, id, tree, options);
+    if (landed) {
+      throw new LandRefusal(
+        "landed",
+        `${id} was being landed when a kill cut the landing short; that landing is now finished (${landed.message}), so there is nothing to discard`,
+      );
+    }
     const tip = (
       await runGit(tree.repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${tree.branch}`])
     ).stdout.trim();
