@@ -12,9 +12,11 @@
  *             agent's start, against a bare spawn of the same agent (bench/answer-resume.bench.ts)
  *   status    gstack-dispatch status and status --json with 300 worktrees awaiting landing,
  *             against node -e 0 (bench/status.bench.ts; run pnpm build first)
+ *   land-resume  finishing a landing of 1,000 files a kill cut short, against one bare
+ *             git read-tree -m -u of the same change (bench/land-resume.bench.ts)
  * BENCH_DISPATCHES (default 200), BENCH_PICKUPS (default 50), BENCH_IDLE_SECONDS (default 60) and
  * BENCH_API_REQUESTS (default 1000) shorten the run; BENCH_ONLY (a comma list of pickup,
- * throughput, service-api, worktree, idle, start-up, status, answer-resume) runs only those parts.
+ * throughput, service-api, worktree, idle, start-up, status, answer-resume, land-resume) runs only those parts.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -28,6 +30,7 @@ import { Daemon } from "../src/daemon";
 import type { AgentStarter } from "../src/run/agent-types";
 import { startRunnerAgent } from "../src/run/runner-agent";
 import { benchAnswerResume } from "./answer-resume.bench";
+import { benchLandResume } from "./land-resume.bench";
 import { benchServiceApi } from "./service-api.bench";
 import { benchStatus } from "./status.bench";
 import { benchWorktrees } from "./worktree.bench";
@@ -237,3 +240,4 @@ if (wanted("idle")) await benchIdle();
 if (wanted("start-up")) benchCliStartUp();
 if (wanted("status")) await benchStatus();
 if (wanted("answer-resume")) await benchAnswerResume();
+if (wanted("land-resume")) await benchLandResume();

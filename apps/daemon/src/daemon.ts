@@ -7,7 +7,7 @@ import type { CompletionStepContext, CompletionStepName } from "./finish/complet
 import { learningsSharer } from "./finish/learnings";
 import { MAX_DISPATCH_BYTES } from "./intake/intake";
 import { Intake, type OfferVerdict } from "./intake/intake-doors";
-import { pruneWorktrees } from "./land/awaiting";
+import { finishCutLandings, pruneWorktrees } from "./land/awaiting";
 import { Lifecycle } from "./lifecycle";
 import { recover } from "./recovery";
 import type { AgentStarter } from "./run/agent-types";
@@ -177,6 +177,16 @@ export class Daemon {
           log: (line) => context.log(line),
         });
       },
+      background: () =>
+        finishCutLandings(context.layout, {
+          now: () => context.now(),
+          trustedRepos: () =>
+            context.currentTrustedRepos
+              ? context.currentTrustedRepos()
+              : Promise.resolve(context.settings.trusted_repos),
+          audit: context.audit,
+          log: (line) => context.log(line),
+        }),
       doors: {
         open: async () => {
           await intake.open();

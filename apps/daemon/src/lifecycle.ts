@@ -19,6 +19,11 @@ export interface LifecycleParts {
   makeDelivery(): CompletionDelivery;
   /** Start-up reconciliation (see `recovery.ts`), before anything new is taken. */
   recover(): Promise<void>;
+  /**
+   * Start-up work that runs beside new work once the doors are open (landings cut short being
+   * finished); a stop waits for it, up to the grace, before it lets go of the lock.
+   */
+  background?(): Promise<void>;
   /** The doors: opened last at start, rescanned on each heartbeat, closed first at stop. */
   doors: { open(): Promise<void>; rescan(): Promise<void>; close(): Promise<void> };
   sessions: {
@@ -54,6 +59,8 @@ export class Lifecycle {
   private cutGrace?: (() => void) | undefined;
   /** A stop without grace came while stopping (a second SIGTERM), before or during the grace. */
   private graceCut = false;
+  /** The start-up work running beside new work, while it runs. */
+  private background?: Promise<void>;
 
   constructor(private readonly parts: LifecycleParts) {
     this.startedAt = parts.context.now();
@@ -159,6 +166,9 @@ export class Lifecycle {
     if (context.api) await this.writeHeartbeat();
     void this.replayDeliveries();
     this.parts.sessions.pump();
+    this.background = this.parts
+      .background?.()
+      .catch((error: Error) => context.log(`start-up work beside the doors failed: ${error.message}`));
   }
 
   /** One heartbeat: the file, a rescan of `dispatch/`, a delivery replay. */
@@ -259,6 +269,18 @@ export class Lifecycle {
       }
     }
     await sessions.saveQueue();
+    if (this.background) {
+      // Landings being finished: each is safe to cut (the next start finishes it), but one
+      // nearly done is better let finish.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        this.background,
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, graceMs === 0 ? 0 : grace);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
     await context.delivery.stop(2000);
     await this.writeHeartbeat();
     await context.audit("daemon_stopped");

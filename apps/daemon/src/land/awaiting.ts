@@ -2,6 +2,7 @@ import { existsSync } from "node:fs";
 import { readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { GstackLayout } from "@gstack/contracts";
+import type { Audit } from "../daemon-context";
 import { readAllStates, type SessionState } from "../session-state";
 import { runGit } from "../worktree/run-git";
 import {
@@ -120,19 +121,16 @@ export function formatAwaiting(waiting: readonly AwaitingLanding[] | undefined):
 }
 
 /**
- * At start-up: a landing that was cut short while it moved a checked-out branch is finished
- * (the person asked for it; until then the checkout's index stays locked), once and audited.
- * A landing whose record was written but whose audit event a kill cut off (with the
- * completion's mark) has those steps carried out, once.
+ * At start-up: a landing whose record was written but whose audit event a kill cut off (with
+ * the completion's mark) has those steps carried out, once.
  */
-export async function finishCutLandings(
+export async function finishRecordedLandings(
   layout: GstackLayout,
   options: LandTrust & { now: Date; log?: (line: string) => void },
 ): Promise<void> {
   const trust = options.trustedRepos ? { trustedRepos: options.trustedRepos } : {};
-  const states = await readAllStates(layout);
   const recorded = new Map<string, string>();
-  for (const state of states) {
+  for (const state of await readAllStates(layout)) {
     const landing = await readLanding(layout, state.id);
     if (landing) recorded.set(state.id, landing.landing === "discarded" ? "discarded" : "landed");
   }
@@ -146,10 +144,26 @@ export async function finishCutLandings(
       options.log?.(`the landing record of ${id} could not be finished: ${String(error)}`);
     }
   }
-  for (const state of states) {
-    if (!(await readMove(layout, state.id)) || recorded.has(state.id)) continue;
+}
+
+/**
+ * After start-up, beside other work: a landing that was cut short while it moved a
+ * checked-out branch is finished (the person asked for it; until then the checkout's index
+ * stays locked), once and audited. A landing into the same checkout waits for it. One that
+ * cannot be finished is logged with what the checkout holds and how to put it back.
+ */
+export async function finishCutLandings(
+  layout: GstackLayout,
+  options: LandTrust & { now: () => Date; log?: (line: string) => void; audit?: Audit },
+): Promise<void> {
+  for (const state of await readAllStates(layout)) {
+    if (!(await readMove(layout, state.id)) || (await readLanding(layout, state.id))) continue;
     try {
-      const landed = await landDispatch(layout, state.id, { now: () => options.now, ...trust });
+      const landed = await landDispatch(layout, state.id, {
+        now: options.now,
+        ...(options.trustedRepos ? { trustedRepos: options.trustedRepos } : {}),
+        ...(options.audit ? { audit: options.audit } : {}),
+      });
       options.log?.(`finished a landing cut short: ${landed.message}`);
     } catch (error) {
       const why = error instanceof LandRefusal ? error.message : String(error);
@@ -159,7 +173,8 @@ export async function finishCutLandings(
 }
 
 /**
- * At start-up: finishes landings cut short (`finishCutLandings`), then removes worktree folders no dispatch needs any more (landed, discarded, or left
+ * At start-up: finishes landing records a kill cut short (`finishRecordedLandings`), then
+ * removes worktree folders no dispatch needs any more (landed, discarded, or left
  * by a dispatch the state root no longer knows), the folders of dispatches that waited longer
  * than `retentionDays` (their branches stay, so they can still be landed), and git's records of
  * worktrees whose folders are gone (`git worktree prune`). Never touches a dispatch that has not
@@ -169,7 +184,7 @@ export async function pruneWorktrees(
   layout: GstackLayout,
   options: LandTrust & { now: Date; retentionDays?: number; log?: (line: string) => void },
 ): Promise<string[]> {
-  await finishCutLandings(layout, options);
+  await finishRecordedLandings(layout, options);
   const states = new Map<string, SessionState>();
   for (const state of await readAllStates(layout)) states.set(state.id, state);
   // git writes only in repositories trusted now (and still the ones the worktrees were made from).

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   type AuditEventName,
@@ -15,7 +15,17 @@ import { loadSettings } from "../settings";
 import { checkTrust } from "../trust/trust";
 import { firstLine, runGit } from "../worktree/run-git";
 import { commitsToLand, listWorktrees, removeWorktree, type WorktreeRecord } from "../worktree/worktree";
-import { forgetMove, landGit, MoveRefused, moveCheckedOutBranch, resumeCheckoutMove } from "./checkout-move";
+import {
+  forgetMove,
+  indexFolder,
+  landGit,
+  MoveRefused,
+  moveCheckedOutBranch,
+  ownerOf,
+  readMove,
+  resumeCheckoutMove,
+  type SavedFile,
+} from "./checkout-move";
 
 /** Why landing or discarding was refused; nothing was changed. `files` names what is in the way. */
 export class LandRefusal extends Error {
@@ -31,6 +41,7 @@ export class LandRefusal extends Error {
       | "base-not-branch"
       | "dirty-checkout"
       | "locked"
+      | "unfinished"
       | "conflict"
       | "unlanded"
       | "no-remote"
@@ -52,6 +63,8 @@ export interface LandingRecord {
   at: string;
   commit?: string;
   pr?: string;
+  /** Files found changed by someone else at the landing's paths after a kill, and where they went. */
+  saved?: SavedFile[];
 }
 
 /** Where landing learns the `trusted_repos` in force; `config.yaml` of the layout when absent. */
@@ -104,16 +117,8 @@ export function landDispatch(
       return repeatAnswer(layout, id, tree, done, options);
     }
     // A landing cut short while it moved a checked-out branch is finished (or undone) first.
-    const resumed = await refusedAs(resumeCheckoutMove(layout, id));
-    if (resumed) {
-      const record: LandingRecord = {
-        landing: "landed",
-        how: resumed.how,
-        at: now(options),
-        commit: resumed.to,
-      };
-      return finishLanding(layout, id, tree, record, options);
-    }
+    const resumed = await finishMove(layout, id, tree, options);
+    if (resumed) return resumed;
     const tip = await branchTip(tree);
     if ((await commitsToLand(tree)) === 0) {
       // Landing would change nothing, and a pull request would hold nothing.
@@ -130,8 +135,10 @@ export function landDispatch(
         `${id} started from ${tree.base}, which is not a branch; land it with --pr, or merge ${tree.branch} yourself`,
       );
     }
-    const targetSha = await gitOut(tree.repo, ["rev-parse", "--verify", `refs/heads/${target}`]);
     const holder = (await listWorktrees(tree.repo)).find((entry) => entry.branch === target);
+    // Another landing into that checkout cut short comes first (it may move the branch).
+    if (holder) await finishOthersIn(layout, id, holder.path, options);
+    const targetSha = await gitOut(tree.repo, ["rev-parse", "--verify", `refs/heads/${target}`]);
     const dirty = holder ? await changedFiles(holder.path) : [];
     if (holder && dirty.length > 0) {
       const files = dirty;
@@ -197,6 +204,15 @@ export function discardDispatch(
       }
       return repeatAnswer(layout, id, tree, done, options);
     }
+    // A landing of it that a kill cut short is finished first: its record is what lets the
+    // checkout be brought to one side, so it is never dropped with the work.
+    const landed = await finishMove(layout, id, tree, options);
+    if (landed) {
+      throw new LandRefusal(
+        "landed",
+        `${id} was being landed when a kill cut the landing short; that landing is now finished (${landed.message}), so there is nothing to discard`,
+      );
+    }
     if (!options.force) {
       // The same count that decides whether there is anything to land.
       const count = (await commitsToLand(tree)) ?? 0;
@@ -213,6 +229,87 @@ export function discardDispatch(
 }
 
 /**
+ * The landing of `id` cut short while it moved a checked-out branch, finished: the checkout
+ * brought to the landed side (or, when its branch moved since, put back), then recorded.
+ * Undefined when no such move is left (nothing of one is in the checkout).
+ */
+async function finishMove(
+  layout: GstackLayout,
+  id: string,
+  tree: WorktreeRecord,
+  options: { now?: () => Date; audit?: Audit },
+): Promise<LandAnswer | undefined> {
+  const resumed = await refusedAs(resumeCheckoutMove(layout, id));
+  if (!resumed) return undefined;
+  const record: LandingRecord = {
+    landing: "landed",
+    how: resumed.move.how,
+    at: now(options),
+    commit: resumed.move.to,
+    ...(resumed.saved.length > 0 ? { saved: resumed.saved } : {}),
+  };
+  return finishLanding(layout, id, tree, record, options);
+}
+
+/**
+ * At start-up, and before another landing into the same checkout: a landing of `id` cut short
+ * while it moved a checked-out branch is finished (waiting while someone else finishes it).
+ * Never starts a landing afresh; undefined when nothing of one was left.
+ */
+function finishCutLanding(
+  layout: GstackLayout,
+  id: string,
+  options: LandTrust & { now?: () => Date; audit?: Audit } = {},
+): Promise<LandAnswer | undefined> {
+  return withLanding(
+    layout,
+    id,
+    options,
+    async (_state, tree, done) =>
+      done ? repeatAnswer(layout, id, tree, done, options) : finishMove(layout, id, tree, options),
+    { timeoutMs: WAIT_FOR_LANDING_MS },
+  );
+}
+
+/** How long a landing waits for another one into the same checkout that is being finished. */
+const WAIT_FOR_LANDING_MS = 10 * 60_000;
+
+/**
+ * Landings of other dispatches into the checkout at `holder` that a kill cut short (their
+ * lock's owner file beside the index, their record here) are finished first, each under its
+ * own landing lock: one being finished now (by the daemon's start-up, another `land`) is
+ * waited for. Until then the checkout is half-way and its index locked.
+ */
+async function finishOthersIn(
+  layout: GstackLayout,
+  id: string,
+  holder: string,
+  options: LandTrust & { now?: () => Date; audit?: Audit },
+): Promise<void> {
+  const names = await indexFolder(holder)
+    .then((folder) => readdir(folder))
+    .catch(() => [] as string[]);
+  for (const name of names) {
+    const other = ownerOf(name);
+    if (!other || other === id) continue;
+    const pending = await Promise.resolve()
+      .then(() => readMove(layout, other))
+      .catch(() => undefined);
+    if (!pending) continue;
+    await finishCutLanding(layout, other, options).catch((error: unknown) => {
+      if (error instanceof LandRefusal && error.rule === "unknown") return undefined;
+      throw error instanceof LandRefusal
+        ? new LandRefusal(
+            error.rule,
+            `the landing of ${other} into the same checkout comes first: ${error.message}`,
+            error.files,
+          )
+        : error;
+    });
+  }
+}
+
+/**
  * Takes the dispatch's landing lock, checks it can be landed or discarded, and runs `act`. Every
  * git command of a landing or a discard writes in the repository of the dispatch's checkout, so
  * that repository must be trusted now, and be the one the worktree was made from.
@@ -222,35 +319,40 @@ async function withLanding<T>(
   id: string,
   trust: LandTrust,
   act: (state: SessionState, tree: WorktreeRecord, done: LandingRecord | undefined) => Promise<T>,
+  lock: { timeoutMs?: number } = {},
 ): Promise<T> {
   layout.dispatch.sessionDir(id);
   const state = await readState(layout, id);
   if (!state) throw new LandRefusal("unknown", `no dispatch ${id} is known here`);
-  return withFileLock(join(layout.dispatch.sessionDir(id), "landing.lock"), async () => {
-    const done = await readLanding(layout, id);
-    const current = (await readState(layout, id)) ?? state;
-    if (!current.worktree) {
-      throw new LandRefusal(
-        "in-place",
-        current.in_place
-          ? `${id} ran in place in ${current.project_dir}; its commits are already there`
-          : `${id} has no worktree of its own (it never started)`,
+  return withFileLock(
+    join(layout.dispatch.sessionDir(id), "landing.lock"),
+    async () => {
+      const done = await readLanding(layout, id);
+      const current = (await readState(layout, id)) ?? state;
+      if (!current.worktree) {
+        throw new LandRefusal(
+          "in-place",
+          current.in_place
+            ? `${id} ran in place in ${current.project_dir}; its commits are already there`
+            : `${id} has no worktree of its own (it never started)`,
+        );
+      }
+      // The report is the end of the run (the state is marked finished a moment after it).
+      const reported = await readFile(layout.dispatch.completedJson(id), "utf8").then(
+        () => true,
+        () => false,
       );
-    }
-    // The report is the end of the run (the state is marked finished a moment after it).
-    const reported = await readFile(layout.dispatch.completedJson(id), "utf8").then(
-      () => true,
-      () => false,
-    );
-    if (current.status !== "finished" && !reported && !done) {
-      throw new LandRefusal(
-        "not-finished",
-        `${id} is still ${current.status}; wait for its report, or cancel it`,
-      );
-    }
-    await refuseUntrusted(layout, id, current.worktree, trust);
-    return act(current, current.worktree, done);
-  });
+      if (current.status !== "finished" && !reported && !done) {
+        throw new LandRefusal(
+          "not-finished",
+          `${id} is still ${current.status}; wait for its report, or cancel it`,
+        );
+      }
+      await refuseUntrusted(layout, id, current.worktree, trust);
+      return act(current, current.worktree, done);
+    },
+    lock,
+  );
 }
 
 /** The `trusted_repos` a landing is judged by: the caller's list in force, else `config.yaml`'s. */
@@ -345,6 +447,7 @@ async function finishLanding(
         ...(tree.land_into ? { into: tree.land_into } : {}),
         ...(record.commit ? { commit: record.commit } : {}),
         ...(record.pr ? { pr: record.pr } : {}),
+        ...(record.saved ? { saved: record.saved } : {}),
       },
     });
   }
@@ -387,7 +490,7 @@ function answer(id: string, tree: WorktreeRecord, record: LandingRecord, changed
       ? `${changed ? "discarded" : "already discarded"}: ${tree.branch} and its worktree are gone`
       : record.landing === "pr_opened"
         ? `${changed ? "pushed" : "already pushed"} ${tree.branch} and opened ${record.pr ?? "a pull request"}`
-        : `${changed ? "landed" : "already landed"} ${tree.branch} into ${into} (${record.how}) at ${record.commit?.slice(0, 12) ?? "?"}`;
+        : `${changed ? "landed" : "already landed"} ${tree.branch} into ${into} (${record.how}) at ${record.commit?.slice(0, 12) ?? "?"}${savedNote(record.saved)}`;
   return parseValue("land-answer", {
     dispatch_id: id,
     landing: record.landing,
@@ -399,6 +502,16 @@ function answer(id: string, tree: WorktreeRecord, record: LandingRecord, changed
     ...(record.pr ? { pr: record.pr } : {}),
     message,
   });
+}
+
+/**
+ * The files found changed by someone else at the landing's paths after it was cut short, and
+ * where each was moved (the landed version is in their place).
+ */
+function savedNote(saved: SavedFile[] | undefined): string {
+  if (!saved || saved.length === 0) return "";
+  const list = saved.map((entry) => `${entry.path} (now at ${entry.at})`).join(", ");
+  return `; the landing had been cut short, and ${saved.length === 1 ? "a file it changes was" : `${saved.length} files it changes were`} since changed by someone else: moved out of the way, not lost: ${list}`;
 }
 
 async function branchTip(tree: WorktreeRecord): Promise<string> {
@@ -528,7 +641,8 @@ async function refusedAs<T>(step: Promise<T>): Promise<T> {
     return await step;
   } catch (error) {
     if (error instanceof MoveRefused) {
-      throw new LandRefusal(error.rule === "locked" ? "locked" : "git", error.message, error.files);
+      const rule = error.rule === "locked" || error.rule === "unfinished" ? error.rule : "git";
+      throw new LandRefusal(rule, error.message, error.files);
     }
     throw error;
   }
