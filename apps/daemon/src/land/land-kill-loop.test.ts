@@ -13,6 +13,7 @@ import {
   makeWorld,
   type TestWorld,
   testDaemon,
+  trustInConfig,
   waitFor,
 } from "../test-support";
 import {
@@ -50,6 +51,8 @@ const git = (...args: string[]) =>
 
 beforeEach(async () => {
   world = await makeWorld();
+  // What `land` outside the daemon reads: this world's repository is trusted.
+  await trustInConfig(world);
 });
 
 afterEach(async () => {

@@ -12,6 +12,7 @@ import {
   makeWorld,
   type TestWorld,
   testDaemon,
+  trustInConfig,
   waitFor,
 } from "../test-support";
 import { readMove } from "./checkout-move";
@@ -67,6 +68,8 @@ const SLOW = "m-slow.bin";
 
 beforeEach(async () => {
   world = await makeWorld();
+  // What `land` outside the daemon reads: this world's repository is trusted.
+  await trustInConfig(world);
   await writeFile(join(world.base, "half.sh"), FILTER(world.base));
   await chmod(join(world.base, "half.sh"), 0o755);
   git("config", "filter.half.smudge", `${join(world.base, "half.sh")} %f`);
@@ -114,7 +117,15 @@ async function landKilledInsideSlowFile(id: string, bytes: number) {
   await rm(join(world.base, "hit"), { force: true });
   const landing = await landingChild(world.base, world.root, id);
   landing.go();
-  await untilExists(join(world.base, "hit"), "the filter half-way through the slow file");
+  // A landing that ends before the filter is reached (refused, or failed) says why at once.
+  await Promise.race([
+    untilExists(join(world.base, "hit"), "the filter half-way through the slow file"),
+    landing.exited.then(({ code, signal }) => {
+      throw new Error(
+        `the landing ended (code ${code}, signal ${signal}) before the filter was reached: ${landing.stderr()}`,
+      );
+    }),
+  ]);
   landing.kill();
   await landing.exited;
 }
