@@ -25,6 +25,7 @@ import { commitsSince, headAndBranch } from "../git";
 import { gstackRunOf } from "../gstack-run/gstack-run-of";
 import { unattendedEnvironment } from "../gstack-run/unattended-environment";
 import { expiresAt } from "../intake/intake";
+import type { CancelOutcome, LiveSession } from "../live-session";
 import { type SessionState, spawnNumber, workDir, writeQueueFile, writeState } from "../session-state";
 import { budgetOf, carryAttemptSpend, formatUsd, remainingBudget } from "../spend/spend";
 import { prepareWorkspace } from "../worktree/prepare";
@@ -36,39 +37,7 @@ import { type ExitRecord, writeExitRecord } from "./exit-record";
 import { untrustedAtLaunch } from "./launch-trust";
 import { buildPrompt } from "./prompt";
 
-/**
- * What a cancel did: `cancelling` (a running agent was signalled, or a launch under way stops
- * before its spawn; the completion follows), `cancelled` (a queued dispatch was finished as
- * cancelled), `pending` (the dispatch is still in `dispatch/` or being claimed: applied when it
- * is taken), `finished` (it had already ended; `status` is its terminal status and nothing
- * changed) or `unknown` (nobody knows the id).
- */
-export interface CancelOutcome {
-  outcome: "cancelling" | "cancelled" | "pending" | "finished" | "unknown";
-  status?: CompletionStatus;
-}
-
-/** A dispatch the daemon holds: queued, launching, running, waiting to retry or finishing. */
-export interface LiveSession {
-  state: SessionState;
-  dispatch: Dispatch;
-  agent?: RunningAgent;
-  cancelReason?: "cancel" | "shutdown";
-  cancelMessage?: string;
-  firstStarted?: number;
-  /** When it first ran in this process, on the monotonic clock, and what it had run before. */
-  runClock?: { startedMs: number; ranBeforeMs: number; watch: ClockWatch };
-  retryTimer?: NodeJS.Timeout;
-  persistTimer?: NodeJS.Timeout;
-  /** Set once finishing has begun; settles when the completion is written. */
-  finishing?: Promise<void>;
-  /** Set from an agent's start until its result has been taken and the run settled. */
-  runOver?: Promise<void>;
-  /** A run recovery found ended (its exit recorded): settled from the record, never run again. */
-  exited?: ExitRecord;
-  /** Ends a wait nobody answered, when it expires. */
-  expiryTimer?: NodeJS.Timeout;
-}
+export type { CancelOutcome, LiveSession } from "../live-session";
 
 /** How sessions are run; everything but `completion` has a default. */
 export interface SessionRunnerOptions {
