@@ -1,6 +1,7 @@
 import type { CompletionStatus, Dispatch } from "@gstack/contracts";
 import type { RunningAgent } from "./run/agent-types";
 import type { ClockWatch } from "./run/clock";
+import type { DispatchQueue } from "./run/dispatch-queue";
 import type { ExitRecord } from "./run/exit-record";
 import type { SessionState } from "./session-state";
 
@@ -36,4 +37,19 @@ export interface LiveSession {
   exited?: ExitRecord;
   /** Ends a wait nobody answered, when it expires. */
   expiryTimer?: NodeJS.Timeout;
+}
+
+/**
+ * What the stages ask of the runner that holds the live sessions and the line: they are handed
+ * this, and never import the runner.
+ */
+export interface SessionHost {
+  readonly queue: DispatchQueue;
+  get(id: string): LiveSession | undefined;
+  /** Holds a session (recovery's waiting ones). */
+  hold(session: LiveSession): void;
+  /** Lets a session go: it has ended, or it waits for the next start. */
+  drop(id: string): void;
+  /** Launches waiting sessions while slots are free. */
+  pump(): void;
 }

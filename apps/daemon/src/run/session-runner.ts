@@ -14,18 +14,13 @@ import {
 import { type GateItem, gateLabel, gateUsage, parseGateReply } from "../await/gate-reply";
 import { answerPrompt, mustPlanFirst, planInstructions } from "../await/plan-mode";
 import type { DaemonContext } from "../daemon-context";
-import {
-  type CompletionStepContext,
-  carryOutCompletion,
-  planCompletion,
-  readCompletionStatus,
-  readPlan,
-} from "../finish/completion";
+import { type CompletionStepContext, readCompletionStatus } from "../finish/completion";
+import { Finisher, type FinishOutcome } from "../finish/finisher";
 import { commitsSince, headAndBranch } from "../git";
 import { gstackRunOf } from "../gstack-run/gstack-run-of";
 import { unattendedEnvironment } from "../gstack-run/unattended-environment";
 import { expiresAt } from "../intake/intake";
-import type { CancelOutcome, LiveSession } from "../live-session";
+import type { CancelOutcome, LiveSession, SessionHost } from "../live-session";
 import { type SessionState, spawnNumber, workDir, writeQueueFile, writeState } from "../session-state";
 import { budgetOf, carryAttemptSpend, formatUsd, remainingBudget } from "../spend/spend";
 import { prepareWorkspace } from "../worktree/prepare";
@@ -63,6 +58,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 export class SessionRunner {
   readonly queue: DispatchQueue;
   private readonly sessions = new Map<string, LiveSession>();
+  private readonly finisher: Finisher;
 
   constructor(
     private readonly context: DaemonContext,
@@ -73,10 +69,19 @@ export class SessionRunner {
       save: (ids) => writeQueueFile(context.layout, ids),
       onSaveError: (error) => context.log(`could not save the queue: ${error.message}`),
     });
+    const host: SessionHost = {
+      queue: this.queue,
+      get: (id) => this.sessions.get(id),
+      hold: (session) => void this.sessions.set(session.state.id, session),
+      drop: (id) => void this.sessions.delete(id),
+      pump: () => this.pump(),
+    };
+    this.finisher = new Finisher(context, host, {
+      completion: () => options.completion(),
+      onSessionLeft: () => options.onSessionLeft?.(),
+      waitEnded: (id) => removeAwaitingNotice(context.layout, id),
+    });
   }
-
-  /** How long the last few dispatches that ran took, in seconds (for queue estimates). */
-  private readonly recentRunSeconds: number[] = [];
 
   /**
    * A rough wait, in seconds, before a dispatch joining the queue now would start: the queue
@@ -84,7 +89,7 @@ export class SessionRunner {
    * any has ended). Used for `retry_after_seconds`.
    */
   estimatedWaitSeconds(): number {
-    const sorted = [...this.recentRunSeconds].sort((a, b) => a - b);
+    const sorted = [...this.finisher.recentRunSeconds].sort((a, b) => a - b);
     const typical = sorted.length > 0 ? Math.max(1, sorted[Math.floor(sorted.length / 2)] ?? 60) : 60;
     const rounds = Math.ceil((this.queue.length + 1) / Math.max(1, this.context.settings.max_concurrent));
     return Math.min(3600, Math.max(5, rounds * typical));
@@ -625,60 +630,8 @@ export class SessionRunner {
   }
 
   /** Ends a session through the completion step (once, however often asked), then frees its slot. */
-  finish(
-    session: LiveSession,
-    status: CompletionStatus,
-    outcome: { result?: AgentRunResult; failure?: AgentFailure; countCommits?: false },
-  ): Promise<void> {
-    session.finishing ??= this.finishNow(session, status, outcome);
-    return session.finishing;
-  }
-
-  private async finishNow(
-    session: LiveSession,
-    status: CompletionStatus,
-    outcome: { result?: AgentRunResult; failure?: AgentFailure; countCommits?: false },
-  ): Promise<void> {
-    const { context } = this;
-    const { state, dispatch } = session;
-    if (session.expiryTimer) clearTimeout(session.expiryTimer);
-    session.expiryTimer = undefined;
-    const plan = await planCompletion({
-      layout: context.layout,
-      state,
-      dispatch,
-      status,
-      outcome,
-      finishedAt: context.now(),
-      sessionTimeoutSeconds: context.settings.session_timeout_seconds,
-      ...(outcome.countCommits === false ? { countCommits: false } : {}),
-    });
-    // A step failing for space waits for room, its slot given back meanwhile, then goes on from
-    // the plan on disk (steps done are not done again); the dispatch is never failed for it.
-    let resumed = false;
-    for (;;) {
-      try {
-        const current = resumed ? ((await readPlan(context.layout, state.id)) ?? plan) : plan;
-        await carryOutCompletion(this.options.completion(), state, dispatch, current, resumed);
-        break;
-      } catch (error) {
-        if (!isDiskFull(error) || !context.disk) throw error;
-        context.disk.noteFull(`finishing ${state.id}`, error);
-        this.queue.releaseSlot(state.id);
-        if (!(await context.disk.waitForRoom())) throw error;
-        resumed = (await readPlan(context.layout, state.id)) !== undefined;
-      }
-    }
-    // A dispatch that waited no longer does: its waiting notice goes (readers skip a stale one anyway).
-    await removeAwaitingNotice(context.layout, state.id);
-    if (state.started_at) {
-      this.recentRunSeconds.push(plan.completion.duration);
-      if (this.recentRunSeconds.length > 20) this.recentRunSeconds.shift();
-    }
-    this.queue.releaseSlot(state.id);
-    this.sessions.delete(state.id);
-    this.pump();
-    if (context.stopping) this.options.onSessionLeft?.();
+  finish(session: LiveSession, status: CompletionStatus, outcome: FinishOutcome): Promise<void> {
+    return this.finisher.finish(session, status, outcome);
   }
 
   /**
