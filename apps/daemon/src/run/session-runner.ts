@@ -1,26 +1,22 @@
-import { join } from "node:path";
 import type { CompletionStatus, Dispatch } from "@gstack/contracts";
 import type { AnswerInput } from "../await/answer";
 import { removeAwaitingNotice } from "../await/awaiting";
-import { answerPrompt, mustPlanFirst, planInstructions } from "../await/plan-mode";
+import { mustPlanFirst } from "../await/plan-mode";
 import { Waits } from "../await/waits";
 import type { DaemonContext } from "../daemon-context";
-import { type CompletionStepContext, readCompletionStatus } from "../finish/completion";
+import type { CompletionStepContext } from "../finish/completion";
+import { readCompletionStatus } from "../finish/completion";
 import { Finisher, type FinishOutcome } from "../finish/finisher";
-import { commitsSince, headAndBranch } from "../git";
-import { unattendedEnvironment } from "../gstack-run/unattended-environment";
-import { expiresAt } from "../intake/intake";
 import type { CancelOutcome, LiveSession, SessionHost } from "../live-session";
-import { type SessionState, spawnNumber, workDir, writeQueueFile, writeState } from "../session-state";
-import { budgetOf, carryAttemptSpend, formatUsd, remainingBudget } from "../spend/spend";
-import { prepareWorkspace } from "../worktree/prepare";
-import type { AgentFailure, AgentRunResult, AgentStarter, RunningAgent } from "./agent-types";
-import { ClockWatch, monotonicNow } from "./clock";
+import { type SessionState, writeQueueFile, writeState } from "../session-state";
+import { budgetOf } from "../spend/spend";
+import type { AgentStarter } from "./agent-types";
 import { isDiskFull } from "./disk-space";
 import { DispatchQueue } from "./dispatch-queue";
-import { type ExitRecord, writeExitRecord } from "./exit-record";
-import { untrustedAtLaunch } from "./launch-trust";
-import { buildPrompt } from "./prompt";
+import type { ExitRecord } from "./exit-record";
+import { Launcher, spawnFailure } from "./launch";
+import { unlessDiskFull } from "./run-time";
+import { RunSettler } from "./settle-run";
 
 export type { CancelOutcome, LiveSession } from "../live-session";
 
@@ -40,16 +36,18 @@ export interface SessionRunnerOptions {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * Runs the sessions: admits a taken dispatch to the queue, launches agents as slots free up
- * (the attempt on disk before the spawn), keeps their progress on disk, settles each run
- * (retry once, or queue it again when the daemon stops) and hands the outcome to the
- * completion step. Cancels of a live session are carried out here.
+ * Runs the sessions: holds the live sessions and the line, admits a taken dispatch to the queue
+ * and hands each session to the stage that has it next: launching (`launch.ts`) and settling its
+ * run (`settle-run.ts`) here in `run/`, waiting for a person and taking answers (`await/waits.ts`),
+ * finishing (`finish/finisher.ts`). Cancels, and what a stop does to retries and running agents,
+ * are carried out here.
  */
 export class SessionRunner {
   readonly queue: DispatchQueue;
   private readonly sessions = new Map<string, LiveSession>();
   private readonly finisher: Finisher;
   private readonly waits: Waits;
+  private readonly launcher: Launcher;
 
   constructor(
     private readonly context: DaemonContext,
@@ -73,6 +71,18 @@ export class SessionRunner {
       waitEnded: (id) => removeAwaitingNotice(context.layout, id),
     });
     this.waits = new Waits(context, host, this.finisher);
+    const settler = new RunSettler(context, host, this.waits, this.finisher, {
+      ...(options.retryDelayMs ? { retryDelayMs: options.retryDelayMs } : {}),
+      onSessionLeft: () => options.onSessionLeft?.(),
+      relaunch: (session) =>
+        void this.launcher.launch(session).catch((error: Error) => this.launchFailed(session, error, false)),
+    });
+    this.launcher = new Launcher(
+      context,
+      { startAgent: options.startAgent, ...(options.agentEnv ? { agentEnv: options.agentEnv } : {}) },
+      this.finisher,
+      settler,
+    );
   }
 
   /**
@@ -169,7 +179,7 @@ export class SessionRunner {
     // a crash before its state is written makes recovery take it again as a first attempt.
     if (!startsAtOnce)
       await writeState(context.layout, state).catch((error) =>
-        this.unlessDiskFull(error, `queueing ${dispatch.id}`),
+        unlessDiskFull(context, error, `queueing ${dispatch.id}`),
       );
     const session: LiveSession = { state, dispatch };
     this.sessions.set(dispatch.id, session);
@@ -209,7 +219,7 @@ export class SessionRunner {
         continue;
       }
       void this.queue.save();
-      void this.launch(session).catch((error: Error) => this.launchFailed(session, error, true));
+      void this.launcher.launch(session).catch((error: Error) => this.launchFailed(session, error, true));
     }
   }
 
@@ -235,397 +245,6 @@ export class SessionRunner {
     );
   }
 
-  /** Swallows a failed write when the disk is full (noting it); rethrows anything else. */
-  private unlessDiskFull(error: unknown, what: string): void {
-    if (!isDiskFull(error) || !this.context.disk) throw error;
-    this.context.disk.noteFull(what, error);
-  }
-
-  private async launch(session: LiveSession): Promise<void> {
-    const { context } = this;
-    const { state, dispatch } = session;
-    const { settings, layout } = context;
-    if (session.exited) {
-      const { result, cancel_reason: reason } = session.exited;
-      session.exited = undefined;
-      if (reason) session.cancelReason = reason;
-      context.log(
-        `finishing ${state.id} from its recorded exit (${describeStart(state)}), not running it again`,
-      );
-      await this.settle(session, result);
-      return;
-    }
-    const expiry = expiresAt(dispatch, new Date(state.first_seen));
-    // Only before its first start: a plan approved after the dispatch's ttl is carried out.
-    if (spawnNumber(state) === 1 && expiry && expiry.getTime() <= context.now().getTime()) {
-      await context.audit("expired", {
-        dispatch_id: state.id,
-        reason: `expired at ${expiry.toISOString()} while queued`,
-      });
-      await this.finish(session, "cancelled", {
-        failure: {
-          kind: "cancelled",
-          retryable: false,
-          message: `expired at ${expiry.toISOString()} before it could start`,
-          retryWithoutLearnings: false,
-        },
-      });
-      return;
-    }
-    // Taken from the line now, in queue order, whatever the checks below take.
-    const takenAt = context.now().toISOString();
-    if (await this.refusedAtLaunch(session)) return;
-    // The attempt is on disk before the agent starts, so a crash from here on counts it; the
-    // write overlaps the git queries below.
-    state.status = state.attempt > 1 ? "retrying" : "running";
-    state.updated_at = context.now().toISOString();
-    const persisted = writeState(layout, state);
-    // Awaited below, after the git queries; a failure meanwhile must not count as unhandled.
-    persisted.catch(() => undefined);
-    const firstStart = state.started_at === undefined;
-    state.started_at ??= takenAt;
-    // The dispatch's own worktree (made once, found again on a retry or after a crash).
-    await persisted;
-    await prepareWorkspace(context, state, dispatch);
-    if (firstStart && !state.worktree) {
-      const { commit: baseSha, branch } = await headAndBranch(state.project_dir);
-      if (baseSha) state.base_sha = baseSha;
-      if (branch) state.branch = branch;
-    }
-    if (state.attempt > 1 && state.run?.attempt !== state.attempt) {
-      // Each attempt's own start, so what it made can be told from what earlier ones made.
-      const { commit: head } = await headAndBranch(workDir(state));
-      state.run = { attempt: state.attempt, ...(head ? { base_sha: head } : {}) };
-    }
-    session.firstStarted ??= new Date(state.started_at).getTime();
-    const monotonic = () => monotonicNow(context);
-    session.runClock ??= {
-      startedMs: monotonic(),
-      ranBeforeMs: state.ran_ms ?? 0,
-      watch: new ClockWatch(context.now, monotonic),
-    };
-    const agentConfig = settings.agents?.[state.agent];
-    const resume =
-      (state.restarts ?? 0) > 0
-        ? {
-            ...(state.branch ? { branch: state.branch } : {}),
-            commits: (await commitsSince(workDir(state), state.base_sha)).map(
-              (commit) => `${commit.sha.slice(0, 7)} ${commit.subject}`,
-            ),
-          }
-        : undefined;
-    const planOnly = state.phase === "plan";
-    const prompt = state.continue_with
-      ? answerPrompt(state.continue_with.answer)
-      : [
-          buildPrompt(dispatch, {
-            dispatchFile: state.claimed_file,
-            includeLearnings: state.include_learnings,
-            attempt: state.attempt,
-            ...(resume ? { resume } : {}),
-          }),
-          ...(planOnly ? ["", planInstructions()] : []),
-        ].join("\n");
-    await persisted;
-    const sessionDir = layout.dispatch.sessionDir(state.id);
-    // In place, one agent at a time per checkout: a second waits (in its slot) for the first.
-    const release = state.in_place ? await this.holdCheckout(state.project_dir) : () => undefined;
-    if (session.cancelReason === "cancel") {
-      release();
-      await this.finish(session, "cancelled", {
-        failure: {
-          kind: "cancelled",
-          retryable: false,
-          message: session.cancelMessage ?? "cancel requested",
-          retryWithoutLearnings: false,
-        },
-      });
-      return;
-    }
-    const budgetLeft = remainingBudget(state.budget_usd, state.spent_usd);
-    if (budgetLeft === 0) {
-      // Earlier attempts spent the whole cap: another would spend past it.
-      release();
-      await this.finish(session, "failed", {
-        failure: {
-          kind: "budget_exhausted",
-          retryable: false,
-          message: `Spent ${formatUsd(state.spent_usd ?? 0)} of its ${formatUsd(state.budget_usd ?? 0)} budget before this attempt; not started again.`,
-          retryWithoutLearnings: false,
-        },
-      });
-      return;
-    }
-    // Checked again at the last moment: the git queries above took time.
-    if (await this.refusedAtLaunch(session)) {
-      release();
-      return;
-    }
-    if (state.phase !== undefined && state.agent !== "claude") {
-      release();
-      await this.finish(session, "failed", {
-        failure: {
-          kind: "spawn_error",
-          retryable: false,
-          message: `this dispatch must be planned and approved first, and only Claude Code can plan read-only (its agent is ${state.agent})`,
-          retryWithoutLearnings: false,
-        },
-        countCommits: false,
-      });
-      return;
-    }
-    const resumeId = state.continue_with?.session_id ?? resumeSessionId(state);
-    const { environment } = context;
-    let agent: RunningAgent;
-    try {
-      agent = this.options.startAgent({
-        agent: state.agent,
-        prompt,
-        cwd: workDir(state),
-        ...(resumeId ? { resumeSessionId: resumeId } : {}),
-        ...(planOnly ? { planOnly: true } : {}),
-        env: {
-          ...agentConfig?.env,
-          ...this.options.agentEnv,
-          ...unattendedEnvironment({
-            dispatchId: state.id,
-            stateRoot: layout.root,
-            ...(dispatch.reply_to ? { openclawSession: dispatch.reply_to.session_key } : {}),
-          }),
-        },
-        allowedTools: settings.allowed_tools ?? [],
-        disallowedTools: environment.disallowedTools,
-        ...(state.agent !== "claude" && agentConfig ? { command: agentConfig.command } : {}),
-        ...(environment.claudeBinary ? { binary: environment.claudeBinary } : {}),
-        // Measured on the monotonic clock, across restarts: a moved wall clock times out nothing.
-        timeoutMs: Math.max(1000, settings.session_timeout_seconds * 1000 - this.ranMs(session)),
-        streamFile: join(sessionDir, `stream-${spawnNumber(state)}.jsonl`),
-        ...(budgetLeft !== undefined ? { budgetUsd: budgetLeft } : {}),
-        onProgress: (progress) => {
-          state.progress = progress;
-          this.schedulePersist(session);
-        },
-      });
-    } catch (error) {
-      release();
-      throw error;
-    }
-    session.agent = agent;
-    let markRunOver!: () => void;
-    session.runOver = new Promise<void>((resolve) => {
-      markRunOver = resolve;
-    });
-    try {
-      state.status = state.attempt > 1 ? "retrying" : "running";
-      if (agent.pid > 1) {
-        state.pid = agent.pid;
-        state.pgid = agent.pid;
-      }
-      state.updated_at = context.now().toISOString();
-      // The agent runs: a write failing for space now must not fail or queue it again.
-      await writeState(layout, state).catch((error) =>
-        this.unlessDiskFull(error, `recording ${state.id}'s agent`),
-      );
-      await context.audit("spawned", {
-        dispatch_id: state.id,
-        pid: agent.pid,
-        detail: {
-          attempt: state.attempt,
-          ...(state.rounds ? { rounds: state.rounds } : {}),
-          agent: state.agent,
-        },
-      });
-      context.log(`started ${state.id} with ${state.agent} (pid ${agent.pid}, ${describeStart(state)})`);
-      await this.settleRun(session, agent);
-    } finally {
-      session.runOver = undefined;
-      markRunOver();
-      release();
-    }
-  }
-
-  /**
-   * Trust is checked again right before an agent starts (see `run/launch-trust.ts`): the folder
-   * and the repository it belongs to, and once a worktree is made, the repository it was made
-   * from. A session no longer trusted ends failed, its reason in the report and the audit log,
-   * and no git command runs in the folder. Returns true when it was refused.
-   */
-  private async refusedAtLaunch(session: LiveSession): Promise<boolean> {
-    const { context } = this;
-    const { state } = session;
-    const trusted = context.currentTrustedRepos
-      ? await context.currentTrustedRepos()
-      : context.settings.trusted_repos;
-    const reason = await untrustedAtLaunch(state.project_dir, trusted, state.worktree);
-    if (reason === undefined) return false;
-    const message = `refused at launch: ${reason}`;
-    await context.audit("rejected", {
-      dispatch_id: state.id,
-      reason: message,
-      detail: { rule: "trusted-repos" },
-    });
-    context.log(`refused ${state.id} at launch: ${reason}`);
-    await this.finish(session, "failed", {
-      failure: { kind: "spawn_error", retryable: false, message, retryWithoutLearnings: false },
-      countCommits: false,
-    });
-    return true;
-  }
-
-  /** Checkouts an in-place agent is working in, each released when its run has settled. */
-  private readonly checkouts = new Map<string, Promise<void>>();
-
-  private async holdCheckout(folder: string): Promise<() => void> {
-    for (let held = this.checkouts.get(folder); held; held = this.checkouts.get(folder)) await held;
-    let release!: () => void;
-    this.checkouts.set(
-      folder,
-      new Promise<void>((resolve) => {
-        release = () => {
-          if (this.checkouts.get(folder) === done) this.checkouts.delete(folder);
-          resolve();
-        };
-      }),
-    );
-    const done = this.checkouts.get(folder);
-    return release;
-  }
-
-  /** Takes an agent's result when it ends and settles the run. */
-  private async settleRun(session: LiveSession, agent: RunningAgent): Promise<void> {
-    const { state } = session;
-    const result = await agent.done;
-    // Recorded before anything else: a crash from here on finishes the dispatch at the next
-    // start instead of starting its agent again.
-    await writeExitRecord(this.context.layout, state.id, {
-      attempt: spawnNumber(state),
-      result,
-      ...(session.cancelReason ? { cancel_reason: session.cancelReason } : {}),
-    }).catch((error: Error) => this.context.log(`could not record how ${state.id} ended: ${error.message}`));
-    session.agent = undefined;
-    this.noteRunTime(session);
-    if (session.persistTimer) clearTimeout(session.persistTimer);
-    session.persistTimer = undefined;
-    state.progress = result.progress;
-    // From here the run's outcome is decided by its result, not by a cancel arriving now.
-    await this.settle(session, result);
-  }
-
-  /** How long the session has run, on the monotonic clock, over every daemon that ran it. */
-  private ranMs(session: LiveSession): number {
-    const clock = session.runClock;
-    if (!clock) return session.state.ran_ms ?? 0;
-    return clock.ranBeforeMs + (monotonicNow(this.context) - clock.startedMs);
-  }
-
-  /** Puts the run time, and a jump of the wall clock seen meanwhile, in the state to be written. */
-  private noteRunTime(session: LiveSession): void {
-    const { state } = session;
-    state.ran_ms = Math.round(this.ranMs(session));
-    const jump = session.runClock?.watch.jumpMs() ?? 0;
-    if (jump !== 0 && state.clock_jump_ms === undefined) {
-      state.clock_jump_ms = jump;
-      this.context.log(
-        `the system clock moved while ${state.id} ran (${Math.round(jump / 1000)} s); its times may be off`,
-      );
-    }
-  }
-
-  /** Writes a running session's progress at most every half second. */
-  private schedulePersist(session: LiveSession): void {
-    if (session.persistTimer) return;
-    session.persistTimer = setTimeout(() => {
-      session.persistTimer = undefined;
-      this.noteRunTime(session);
-      session.state.updated_at = this.context.now().toISOString();
-      void writeState(this.context.layout, session.state).catch(() => undefined);
-    }, 500);
-  }
-
-  private async settle(session: LiveSession, result: AgentRunResult): Promise<void> {
-    const { context } = this;
-    const { state } = session;
-    if (result.cancelled && session.cancelReason === "shutdown") {
-      // Interrupted by the daemon stopping: keep it for the next start.
-      carryAttemptSpend(state);
-      state.status = "queued";
-      delete state.pid;
-      delete state.pgid;
-      await writeState(context.layout, state);
-      this.queue.releaseSlot(state.id);
-      this.queue.putFirst(state.id);
-      await this.queue.save();
-      await context.audit("cancelled", {
-        dispatch_id: state.id,
-        reason: "daemon stopping; queued again for the next start",
-      });
-      this.sessions.delete(state.id);
-      this.options.onSessionLeft?.();
-      return;
-    }
-    if (result.cancelled) {
-      await this.finish(session, "cancelled", { result });
-      return;
-    }
-    if (result.timedOut) {
-      await this.finish(session, "timeout", { result });
-      return;
-    }
-    const failure = result.failure ?? (result.exitCode === 0 ? undefined : unknownFailure(result));
-    if (!failure && state.phase === "plan") {
-      await this.waits.start(session, result);
-      return;
-    }
-    if (!failure) {
-      const gate = await this.waits.gateOf(session, result).catch((error: Error) => {
-        context.log(`could not read the gstack gate of ${state.id}: ${error.message}`);
-        return undefined;
-      });
-      if (gate) {
-        await this.waits.start(session, result, gate);
-        return;
-      }
-    }
-    if (!failure) {
-      await this.finish(session, "completed", { result });
-      return;
-    }
-    state.last_failure = { kind: failure.kind, message: failure.message };
-    if (failure.retryable && state.retries === 0 && !context.stopping) {
-      state.retries = 1;
-      carryAttemptSpend(state);
-      state.attempt += 1;
-      if (failure.retryWithoutLearnings) state.include_learnings = false;
-      state.status = "retrying";
-      delete state.pid;
-      await writeState(context.layout, state);
-      const delays = this.options.retryDelayMs ?? { rateLimit: 30_000, other: 5_000 };
-      const wait = failure.kind === "rate_limit" ? delays.rateLimit : delays.other;
-      await context.audit("retried", {
-        dispatch_id: state.id,
-        reason: `${failure.kind}: ${failure.message.slice(0, 300)}`,
-        detail: { attempt: state.attempt, delay_ms: wait, without_learnings: !state.include_learnings },
-      });
-      context.log(`retrying ${state.id} in ${Math.round(wait / 1000)} s after ${failure.kind}`);
-      session.retryTimer = setTimeout(() => {
-        session.retryTimer = undefined;
-        if (context.stopping) {
-          void this.settle(session, { ...result, cancelled: true });
-          return;
-        }
-        void this.launch(session).catch((error: Error) => this.launchFailed(session, error, false));
-      }, wait);
-      session.cancelReason = context.stopping ? "shutdown" : session.cancelReason;
-      return;
-    }
-    await this.finish(session, "failed", { result, failure });
-  }
-
-  /** Ends a session through the completion step (once, however often asked), then frees its slot. */
-  finish(session: LiveSession, status: CompletionStatus, outcome: FinishOutcome): Promise<void> {
-    return this.finisher.finish(session, status, outcome);
-  }
-
   /**
    * Holds a waiting session recovery found on disk: no slot, its expiry armed again. An answer
    * accepted before the daemon stopped, and not yet acted on, is acted on now.
@@ -637,6 +256,11 @@ export class SessionRunner {
   /** A person's answer to a waiting dispatch (see `await/waits.ts`). */
   answer(id: string, input: AnswerInput): Promise<{ round: number; status: "queued" | "cancelled" }> {
     return this.waits.answer(id, input);
+  }
+
+  /** Ends a session through the completion step (once, however often asked), then frees its slot. */
+  finish(session: LiveSession, status: CompletionStatus, outcome: FinishOutcome): Promise<void> {
+    return this.finisher.finish(session, status, outcome);
   }
 
   /**
@@ -719,33 +343,4 @@ export class SessionRunner {
       await sleep(50);
     }
   }
-}
-
-/**
- * The Claude Code session a later attempt continues: the one the earlier attempt's stream
- * reported, when the run has a worktree of its own (Claude Code resumes a session only from
- * the folder it began in) and the retry is not one that must leave the context behind.
- */
-function resumeSessionId(state: SessionState): string | undefined {
-  if (state.agent !== "claude" || !state.worktree || !state.include_learnings) return undefined;
-  if (state.attempt === 1 && (state.restarts ?? 0) === 0) return undefined;
-  return state.progress?.sessionId;
-}
-
-/** "attempt n", with the round once a person's answers started runs of it, for log lines. */
-function describeStart(state: SessionState): string {
-  return `attempt ${state.attempt}${state.rounds ? ` (round ${state.rounds + 1})` : ""}`;
-}
-
-function spawnFailure(error: Error): AgentFailure {
-  return { kind: "spawn_error", retryable: false, message: error.message, retryWithoutLearnings: false };
-}
-
-function unknownFailure(result: AgentRunResult): AgentFailure {
-  return {
-    kind: "unknown",
-    retryable: false,
-    message: `the agent exited with ${result.signal ? `signal ${result.signal}` : `code ${result.exitCode}`}`,
-    retryWithoutLearnings: false,
-  };
 }
