@@ -1,6 +1,6 @@
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { type Completion, writeFileAtomic } from "@gstack/contracts";
+import { type Completion, type GstackLayout, writeFileAtomic } from "@gstack/contracts";
 import type { ReceiverKind } from "./delivery-targets";
 
 /** One receiver of a completion and how far its delivery has got. */
@@ -114,4 +114,37 @@ export async function markDelivered(sessionDir: string, outbox: DeliveryOutbox, 
     )}\n`,
     { mode: 0o600 },
   );
+}
+
+/**
+ * Rewrites a session's outbox in the old single-callback format as a delivery outbox with one
+ * Clawvisor target, keeping its attempts. False when there is none.
+ */
+export async function convertLegacyOutbox(
+  layout: GstackLayout,
+  sessionDir: string,
+  now: () => Date,
+): Promise<boolean> {
+  const legacy = await readLegacyOutbox(sessionDir);
+  if (!legacy) return false;
+  const report = await readFile(layout.dispatch.completedReport(legacy.dispatch_id), "utf8").catch(() => "");
+  const outbox: DeliveryOutbox = {
+    version: 1,
+    dispatch_id: legacy.dispatch_id,
+    created_at: now().toISOString(),
+    completion: legacy.body as Completion,
+    report_markdown: report,
+    targets: [
+      {
+        kind: "clawvisor",
+        url: legacy.url,
+        state: "pending",
+        attempts: legacy.attempts,
+        next_attempt_at: now().toISOString(),
+      },
+    ],
+  };
+  await writeOutbox(sessionDir, outbox);
+  await removeLegacyOutbox(sessionDir);
+  return true;
 }

@@ -1,14 +1,6 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import {
-  type Completion,
-  type Dispatch,
-  type DispatchSettings,
-  type GstackLayout,
-  readSecretFile,
-  signCallback,
-  writeFileAtomic,
-} from "@gstack/contracts";
+import { type DispatchSettings, type GstackLayout, writeFileAtomic } from "@gstack/contracts";
 import { auditHolds } from "../daemon-context";
 import { readCallbackToken } from "../token";
 import { createAwaitingDelivery } from "./awaiting-delivery";
@@ -20,30 +12,18 @@ import type {
   PendingDelivery,
 } from "./completion-delivery";
 import {
+  convertLegacyOutbox,
   type DeliveryOutbox,
   isDelivered,
   markDelivered,
   type OutboxTarget,
-  readLegacyOutbox,
   readOutbox,
-  removeLegacyOutbox,
   writeOutbox,
 } from "./delivery-outbox";
-import {
-  checkCallbackUrl,
-  configuredEndpoints,
-  credentialTransportProblem,
-  type ReceiverKind,
-} from "./delivery-targets";
+import { checkCallbackUrl, configuredEndpoints, type ReceiverKind } from "./delivery-targets";
 import { checkEndpoint } from "./endpoint-check";
-import { postAttempt } from "./post-attempt";
-import { completionCallbackBody, completionMessage, hooksBody } from "./receiver-body";
-import {
-  type AttemptOutcome,
-  DEFAULT_RETRY_SCHEDULE,
-  nextDelayMs,
-  type RetrySchedule,
-} from "./retry-schedule";
+import { attemptTarget, outboxTargets, type SendOptions } from "./outbox-send";
+import { DEFAULT_RETRY_SCHEDULE, nextDelayMs, type RetrySchedule } from "./retry-schedule";
 
 /** What `createCompletionDelivery` needs; everything after `context` is for tests. */
 export interface CompletionDeliveryOptions {
@@ -66,8 +46,6 @@ export interface CompletionDeliveryOptions {
 
 /** At most this many ended deliveries are listed in `status()` and the status file. */
 const FAILED_KEPT = 20;
-
-class RefusedBeforeSending extends Error {}
 
 /**
  * The daemon's completion delivery: one outbox file per session, one target per configured
@@ -107,7 +85,14 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
   }
   const fetchImplementation = options.fetch ?? fetch;
   const random = options.random ?? Math.random;
-  const readClawvisorToken = options.readClawvisorToken ?? (() => readCallbackToken(layout));
+  const sending: SendOptions = {
+    layout,
+    settings,
+    now,
+    fetch: fetchImplementation,
+    readClawvisorToken: options.readClawvisorToken ?? (() => readCallbackToken(layout)),
+    ...(options.postTimeoutMs !== undefined ? { postTimeoutMs: options.postTimeoutMs } : {}),
+  };
   const endpoints = new Map<ReceiverKind, EndpointCheck>(
     configuredEndpoints(settings).map((endpoint) => [
       endpoint.kind,
@@ -174,113 +159,6 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
     fields: Parameters<DeliveryContext["audit"]>[1],
   ): Promise<void> {
     await context.audit(event, fields).catch((error: Error) => context.log(`audit: ${error.message}`));
-  }
-
-  function targetsFor(dispatch: Dispatch): OutboxTarget[] {
-    const targets: OutboxTarget[] = [];
-    const first = now().toISOString();
-    if (settings.clawvisor_url && dispatch.callback_url) {
-      const check = checkCallbackUrl(settings, dispatch.callback_url);
-      targets.push(
-        check.ok
-          ? {
-              kind: "clawvisor",
-              url: dispatch.callback_url,
-              state: "pending",
-              attempts: 0,
-              next_attempt_at: first,
-            }
-          : {
-              kind: "clawvisor",
-              url: dispatch.callback_url,
-              state: "failed",
-              attempts: 0,
-              failed_reason: check.reason,
-            },
-      );
-    }
-    if (settings.openclaw_hooks_url) {
-      targets.push({
-        kind: "openclaw-hooks",
-        url: settings.openclaw_hooks_url,
-        state: "pending",
-        attempts: 0,
-        next_attempt_at: first,
-      });
-    }
-    if (settings.openclaw_callback_url) {
-      targets.push({
-        kind: "gstack-receiver",
-        url: settings.openclaw_callback_url,
-        state: "pending",
-        attempts: 0,
-        next_attempt_at: first,
-      });
-    }
-    return targets;
-  }
-
-  async function secret(path: string, what: string): Promise<string> {
-    try {
-      return await readSecretFile(path);
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT") {
-        throw new RefusedBeforeSending(`no ${what} in ${path} (create it with mode 0600)`);
-      }
-      throw new RefusedBeforeSending(`${what}: ${(error as Error).message.split("\n").join(" ")}`);
-    }
-  }
-
-  /** The headers and body for one attempt; throws RefusedBeforeSending when it must not be sent. */
-  async function request(
-    target: OutboxTarget,
-    outbox: DeliveryOutbox,
-  ): Promise<{ headers: Record<string, string>; body: string }> {
-    const transport = credentialTransportProblem(target.url);
-    if (transport) throw new RefusedBeforeSending(transport);
-    const headers: Record<string, string> = {
-      "content-type": "application/json",
-      "idempotency-key": outbox.dispatch_id,
-    };
-    const reportPath = layout.dispatch.completedReport(outbox.dispatch_id);
-    if (target.kind === "clawvisor") {
-      const allowed = checkCallbackUrl(settings, target.url);
-      if (!allowed.ok) throw new RefusedBeforeSending(allowed.reason);
-      let token: string | undefined;
-      try {
-        token = await readClawvisorToken();
-      } catch (error) {
-        throw new RefusedBeforeSending(`callback token: ${(error as Error).message.split("\n").join(" ")}`);
-      }
-      if (token) headers.authorization = `Bearer ${token}`;
-      return { headers, body: JSON.stringify(outbox.completion) };
-    }
-    if (target.kind === "openclaw-hooks") {
-      const token = await secret(layout.openclawHooksToken, "OpenClaw hooks token");
-      headers.authorization = `Bearer ${token}`;
-      const message = completionMessage(outbox.completion, outbox.report_markdown, reportPath);
-      return { headers, body: JSON.stringify(hooksBody(target.url, message)) };
-    }
-    const signingSecret = await secret(layout.callbackSecret, "callback secret");
-    const sentAt = now();
-    const body = JSON.stringify(completionCallbackBody(outbox.completion, outbox.report_markdown, sentAt));
-    return { headers: { ...headers, ...signCallback(body, signingSecret, sentAt) }, body };
-  }
-
-  async function attempt(target: OutboxTarget, outbox: DeliveryOutbox): Promise<AttemptOutcome> {
-    let prepared: { headers: Record<string, string>; body: string };
-    try {
-      prepared = await request(target, outbox);
-    } catch (error) {
-      if (error instanceof RefusedBeforeSending) return { kind: "permanent", reason: error.message };
-      return { kind: "permanent", reason: `could not build the body: ${(error as Error).message}` };
-    }
-    return postAttempt(
-      fetchImplementation,
-      target.url,
-      { ...prepared, timeoutMs: options.postTimeoutMs ?? 15_000 },
-      now,
-    );
   }
 
   function scheduleIn(sessionDir: string, waitMs: number): void {
@@ -374,7 +252,7 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
       if (target.state !== "pending") continue;
       if (remainingMs(sessionDir, target) > 0) continue;
       dueAt.delete(dueKey(sessionDir, target));
-      const outcome = await attempt(target, outbox);
+      const outcome = await attemptTarget(sending, target, outbox);
       target.attempts += 1;
       if (outcome.kind === "delivered") {
         target.state = "delivered";
@@ -432,33 +310,6 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
     scheduleIn(sessionDir, Math.min(...waiting.map((target) => remainingMs(sessionDir, target))));
   }
 
-  async function convertLegacy(sessionDir: string): Promise<boolean> {
-    const legacy = await readLegacyOutbox(sessionDir);
-    if (!legacy) return false;
-    const report = await readFile(layout.dispatch.completedReport(legacy.dispatch_id), "utf8").catch(
-      () => "",
-    );
-    const outbox: DeliveryOutbox = {
-      version: 1,
-      dispatch_id: legacy.dispatch_id,
-      created_at: now().toISOString(),
-      completion: legacy.body as Completion,
-      report_markdown: report,
-      targets: [
-        {
-          kind: "clawvisor",
-          url: legacy.url,
-          state: "pending",
-          attempts: legacy.attempts,
-          next_attempt_at: now().toISOString(),
-        },
-      ],
-    };
-    await writeOutbox(sessionDir, outbox);
-    await removeLegacyOutbox(sessionDir);
-    return true;
-  }
-
   return {
     async start() {
       await loadFailed();
@@ -488,7 +339,7 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
       if (await isDelivered(sessionDir)) return;
       const existing = await readOutbox(sessionDir);
       if (!existing) {
-        const targets = targetsFor(dispatch);
+        const targets = outboxTargets(settings, dispatch, now);
         if (targets.length === 0) {
           if (dispatch.callback_url) {
             context.log(
@@ -533,7 +384,7 @@ export function createCompletionDelivery(options: CompletionDeliveryOptions): Co
         try {
           if (await isDelivered(sessionDir)) continue;
           const outbox = await readOutbox(sessionDir);
-          if (!outbox && !(await convertLegacy(sessionDir))) continue;
+          if (!outbox && !(await convertLegacyOutbox(layout, sessionDir, now))) continue;
           pendingSessions.add(sessionDir);
           void run(sessionDir);
         } catch (error) {
