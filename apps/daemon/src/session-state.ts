@@ -124,12 +124,15 @@ export async function readAllStates(layout: GstackLayout): Promise<SessionState[
   const states: SessionState[] = [];
   for (const name of names) {
     try {
-      states.push(JSON.parse(readFileSync(join(layout.dispatch.sessionDir(name), "state.json"), "utf8")));
+      // A name from the folder's own listing is one plain name: joined without the checks
+      // `sessionDir` makes of an id from elsewhere (hundreds of them showed in the time).
+      states.push(JSON.parse(readFileSync(join(layout.dispatch.sessions, name, "state.json"), "utf8")));
     } catch {
       // Not a state (yet): a session folder being made, or a torn file.
     }
   }
-  return states.sort((a, b) => a.queued_at.localeCompare(b.queued_at));
+  // ISO timestamps compare as plain strings; localeCompare sets up a collator (milliseconds).
+  return states.sort((a, b) => (a.queued_at < b.queued_at ? -1 : a.queued_at > b.queued_at ? 1 : 0));
 }
 
 export async function readQueueFile(layout: GstackLayout): Promise<string[]> {

@@ -9,7 +9,7 @@ import {
 import { foreignHolderText } from "./daemon-lock";
 import type { DeliveryStatus } from "./deliver/completion-delivery";
 import { commitsSince } from "./git";
-import { type AwaitingLanding, awaitingLanding, formatAwaiting } from "./land/awaiting";
+import { type AwaitingLanding, awaitingLanding, formatAwaiting } from "./land/awaiting-list";
 import { osLockHolder } from "./lock/os-lock";
 import { readAllStates, readQueueFile, type SessionState, workDir } from "./session-state";
 import { formatUsd, totalSpent } from "./spend/spend";
@@ -138,7 +138,10 @@ export async function readStatus(layout: GstackLayout, now = new Date()): Promis
   // A late heartbeat is not proof of death: the lock, held by the kernel, says whether it runs,
   // when its holder is the heartbeat's own process (anyone can hold the name: a process of
   // another user holding it is said so, never taken for the daemon).
-  const holder = fresh ? undefined : await osLockHolder(layout.root, layout.dispatch.lock, heartbeat?.pid);
+  const holder =
+    fresh || heartbeat === undefined
+      ? undefined
+      : await osLockHolder(layout.root, layout.dispatch.lock, heartbeat.pid);
   const lockForeign = holder ? foreignHolderText(holder, layout.root) : undefined;
   const late =
     heartbeat !== undefined &&

@@ -26,6 +26,9 @@ import {
   resumeCheckoutMove,
   type SavedFile,
 } from "./checkout-move";
+import { landingFile } from "./landing-file";
+
+export { landingFile };
 
 /** Why landing or discarding was refused; nothing was changed. `files` names what is in the way. */
 export class LandRefusal extends Error {
@@ -79,11 +82,6 @@ export interface LandOptions extends LandTrust {
   gh?: string;
   now?: () => Date;
   audit?: Audit;
-}
-
-/** Where a dispatch's landing record is kept. */
-export function landingFile(layout: GstackLayout, id: string): string {
-  return join(layout.dispatch.sessionDir(id), "landing.json");
 }
 
 /** What became of a dispatch's work, once landed, pushed or discarded; undefined while it awaits. */
