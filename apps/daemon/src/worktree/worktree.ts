@@ -3,7 +3,7 @@ import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "nod
 import { exists } from "../exists";
 import { findRepository } from "../trust/repository";
 import { branchNameProblem, defaultBranch } from "./branch-name";
-import { firstLine, gitText, runGit } from "./run-git";
+import { firstLine, type GitOutput, gitText, runGit } from "./run-git";
 
 export {
   branchTips,
@@ -146,16 +146,20 @@ export async function planWorktree(request: WorktreeRequest): Promise<WorktreeRe
   const problem = branchNameProblem(branch);
   if (problem) throw new WorktreeRefusal("branch-name", `branch '${branch}' ${problem}`);
   const path = worktreePath(request.stateRoot, request.project, request.dispatchId);
-  const checkedOut = (await listWorktrees(repo)).find(
-    (entry) => entry.branch === branch && resolve(entry.path) !== resolve(path),
-  );
+  const branchExisted = (await runGit(repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`])).ok;
+  // Only a branch that exists can be checked out somewhere: a new one skips the list of every
+  // worktree, which grows with the worktrees waiting to be landed.
+  const checkedOut = branchExisted
+    ? (await listWorktrees(repo)).find(
+        (entry) => entry.branch === branch && resolve(entry.path) !== resolve(path),
+      )
+    : undefined;
   if (checkedOut) {
     throw new WorktreeRefusal(
       "branch-checked-out",
       `branch '${branch}' is checked out in ${checkedOut.path}; git lets a branch be checked out in one place only`,
     );
   }
-  const branchExisted = (await runGit(repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`])).ok;
   const checkoutBranch = (await runGit(repo, ["symbolic-ref", "--quiet", "--short", "HEAD"])).stdout.trim();
   let base: string;
   let baseSha: string;
@@ -242,9 +246,13 @@ export async function materializeWorktree(record: WorktreeRecord): Promise<boole
     await mkdir(record.cwd, { recursive: true });
     return false;
   }
-  const registered = (await listWorktrees(record.repo)).find(
-    (entry) => resolve(entry.path) === resolve(record.path),
-  );
+  // A folder that is not there was never made, or its registration was cut short before git
+  // made it: `worktree add` goes ahead, and a record left without its folder is cleared when
+  // git names it. Only a folder that exists is looked up in the list of every worktree.
+  const folder = await exists(record.path);
+  const registered = folder
+    ? (await listWorktrees(record.repo)).find((entry) => resolve(entry.path) === resolve(record.path))
+    : undefined;
   if (registered && (await exists(join(record.path, ".git")))) {
     if (registered.lockReason === CHECKING_OUT && registered.branch === record.branch) {
       await checkOutFiles(record, false);
@@ -262,28 +270,63 @@ export async function materializeWorktree(record: WorktreeRecord): Promise<boole
   }
   // Registration cut short (or a folder without one): clear this worktree's own record and
   // folder only; a global prune could take the record of a worktree another process is adding.
-  if (registered || (await exists(record.path))) {
-    for (const admin of await adminFolders(record)) {
-      await rm(admin, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
-    }
-    await rm(record.path, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
-  }
+  if (registered || folder) await clearCutRegistration(record);
   await mkdir(dirname(record.path), { recursive: true });
   const createdBranch = await ensureBranch(record);
-  const added = await runGit(record.repo, [
-    "worktree",
-    "add",
-    "--quiet",
-    "--no-checkout",
-    "--lock",
-    "--reason",
-    CHECKING_OUT,
-    record.path,
-    record.branch,
-  ]);
+  const add = () =>
+    runGit(record.repo, [
+      "worktree",
+      "add",
+      "--quiet",
+      "--no-checkout",
+      "--lock",
+      "--reason",
+      CHECKING_OUT,
+      record.path,
+      record.branch,
+    ]);
+  let added = await retryWhileBusy(add);
+  if (!added.ok && /already registered/.test(added.stderr)) {
+    // A registration cut short before git made the folder: cleared, then made again.
+    await clearCutRegistration(record);
+    added = await retryWhileBusy(add);
+  }
   if (!added.ok) await failed(record, createdBranch, added.stderr);
   await checkOutFiles(record, createdBranch);
   return true;
+}
+
+/**
+ * Clears a registration cut short: this worktree's own record in git's folder and its folder
+ * only; a global prune could take the record of a worktree another process is adding.
+ */
+async function clearCutRegistration(record: WorktreeRecord): Promise<void> {
+  for (const admin of await adminFolders(record)) {
+    await rm(admin, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+  }
+  await rm(record.path, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+}
+
+/**
+ * What git says when another git of the same repository is halfway through a write this one
+ * reads or must take in turn: a worktree record still being written ("failed to read
+ * …/commondir"), or a lock file another git holds for a moment (a ref, the config, packed-refs).
+ */
+const BUSY =
+  /failed to read .*(commondir|gitdir)|\.lock'?: File exists|cannot lock ref|could not lock config file|Another git process seems to be running/i;
+
+/**
+ * Runs a git step again while it fails only because another git in the same repository holds
+ * what it needs for a moment: worktrees of one repository are made side by side, and git's own
+ * locks take the turns (never a lock of ours around every creation). Gives up after 30 s.
+ */
+async function retryWhileBusy(step: () => Promise<GitOutput>): Promise<GitOutput> {
+  const deadline = Date.now() + 30_000;
+  for (let wait = 5; ; wait = Math.min(wait * 2, 250)) {
+    const out = await step();
+    if (out.ok || !BUSY.test(out.stderr) || Date.now() > deadline) return out;
+    await new Promise((done) => setTimeout(done, wait + Math.random() * wait));
+  }
 }
 
 /**
@@ -313,16 +356,28 @@ async function madeAsRecorded(record: WorktreeRecord): Promise<string | undefine
 
 /** Step 3 of making a worktree: its files, then the lock let go. */
 async function checkOutFiles(record: WorktreeRecord, createdBranch: boolean): Promise<void> {
-  const own = await gitText(record.path, ["rev-parse", "--absolute-git-dir"]);
+  const own = await ownGitFolder(record.path);
   // The worktree's own index lock: only the daemon's git writes there, and none runs now for
-  // this worktree (dispatches are prepared one at a time; a killed daemon's group is gone).
+  // this worktree (a dispatch is prepared once at a time; a killed daemon's group is gone).
   await rm(join(own, "index.lock"), { force: true });
   const checkout = await runGit(record.path, ["read-tree", "--reset", "-u", "HEAD"]);
   if (!checkout.ok) await failed(record, createdBranch, checkout.stderr);
-  const unlocked = await runGit(record.repo, ["worktree", "unlock", record.path]);
-  if (!unlocked.ok)
-    throw new Error(`could not unlock the worktree ${record.path}: ${firstLine(unlocked.stderr)}`);
+  // Unlocked as `git worktree unlock` does it, by removing the worktree's own `locked` file;
+  // git itself would first read the record of every worktree to find this one.
+  try {
+    await rm(join(own, "locked"), { force: true });
+  } catch (error) {
+    throw new Error(`could not unlock the worktree ${record.path}: ${String(error)}`);
+  }
   await mkdir(record.cwd, { recursive: true });
+}
+
+/** The worktree's own git folder, from its `.git` file (git is asked when that is unusual). */
+async function ownGitFolder(path: string): Promise<string> {
+  const pointer = /^gitdir: (.+)$/m.exec(await readFile(join(path, ".git"), "utf8").catch(() => ""))?.[1];
+  const own = pointer ? resolve(path, pointer.trim()) : undefined;
+  if (own && (await exists(join(own, "commondir")))) return own;
+  return gitText(path, ["rev-parse", "--absolute-git-dir"]);
 }
 
 /**
