@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { readdir, readFile } from "node:fs/promises";
+import { lstat, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   type AuditEventName,
@@ -46,6 +46,7 @@ export class LandRefusal extends Error {
       | "locked"
       | "unfinished"
       | "conflict"
+      | "in-the-way"
       | "unlanded"
       | "no-remote"
       | "no-gh"
@@ -157,6 +158,18 @@ export function landDispatch(
     } else {
       newSha = await mergeCommit(tree, target, targetSha, tip, state);
       how = "merge";
+    }
+    if (holder && newSha !== targetSha) {
+      // git overwrites an ignored file at a path the landing adds, without a word: refused.
+      const inTheWay = await filesInTheWay(tree.repo, holder.path, targetSha, newSha);
+      if (inTheWay.length > 0) {
+        const one = inTheWay.length === 1;
+        throw new LandRefusal(
+          "in-the-way",
+          `${tree.branch} adds ${inTheWay.join(", ")}, and ${holder.path} already has ${one ? "a file" : "files"} there that git does not track (ignored or untracked), which landing would overwrite; nothing was changed: move ${one ? "it" : "them"} aside (or rename, or commit ${one ? "it" : "them"}), then land again`,
+          inTheWay,
+        );
+      }
     }
     if (newSha !== targetSha) {
       if (holder) {
@@ -663,6 +676,39 @@ async function changedFiles(folder: string): Promise<string[]> {
     .split("\0")
     .filter((entry) => entry.length > 3)
     .map((entry) => entry.slice(3));
+}
+
+/**
+ * Paths the move from `from` to `to` adds that something untracked in the checkout occupies (an
+ * ignored `config.env`, an untracked folder, a file where the landing needs a folder): git would
+ * overwrite an ignored file there silently. The checkout has no uncommitted changes to tracked
+ * files when this is asked, so anything at an added path is untracked.
+ */
+async function filesInTheWay(repo: string, checkout: string, from: string, to: string): Promise<string[]> {
+  const args = ["diff-tree", "-r", "--no-renames", "--name-only", "--diff-filter=A", "-z", from, to];
+  const added = await runGit(repo, args);
+  if (!added.ok) throw new LandRefusal("git", `git diff-tree: ${firstLine(added.stderr)}`);
+  const found = new Set<string>();
+  for (const path of added.stdout.split("\0").filter(Boolean)) {
+    const code = await lstat(join(checkout, path)).then(
+      () => "EXISTS",
+      (error: NodeJS.ErrnoException) => error.code,
+    );
+    if (code === "EXISTS") found.add(path);
+    else if (code === "ENOTDIR") {
+      // A file where the landing needs a folder: the first such parent is named.
+      const parts = path.split("/");
+      for (let depth = 1; depth < parts.length; depth += 1) {
+        const parent = parts.slice(0, depth).join("/");
+        const info = await lstat(join(checkout, parent)).catch(() => undefined);
+        if (info && !info.isDirectory()) {
+          found.add(parent);
+          break;
+        }
+      }
+    }
+  }
+  return [...found];
 }
 
 async function gitOut(cwd: string, args: string[]): Promise<string> {
