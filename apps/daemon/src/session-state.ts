@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, open, readdir, readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import type { CompletionStatus, GstackLayout } from "@gstack/contracts";
 import { writeFileAtomic } from "@gstack/contracts";
 import type { AwaitingRecord } from "./await/awaiting";
@@ -9,6 +9,16 @@ import type { WorktreeMeasure, WorktreeRecord } from "./worktree/worktree";
 
 /** The daemon's state files are its user's alone, whatever the umask. */
 export const PRIVATE = { mode: 0o600 } as const;
+
+/**
+ * Makes the file at `path` exist, private (0600) with its missing folders private (0700),
+ * whatever the umask: for files others append to afterwards (activity, learnings), which would
+ * otherwise be made 0644 in folders 0755. A file that exists is left as it is.
+ */
+export async function ensurePrivateFile(path: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  await (await open(path, "a", 0o600)).close();
+}
 
 /** What the daemon keeps about one dispatch in `sessions/{id}/state.json`. */
 export interface SessionState {
