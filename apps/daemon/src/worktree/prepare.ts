@@ -1,7 +1,7 @@
 import type { Dispatch } from "@gstack/contracts";
 import type { DaemonContext } from "../daemon-context";
 import { type SessionState, writeState } from "../session-state";
-import { materializeWorktree, planWorktree } from "./worktree";
+import { materializeWorktree, planWorktree, submodulesNote } from "./worktree";
 
 /**
  * Gets a session's place to work ready before its agent starts: the project's own checkout
@@ -48,5 +48,7 @@ async function prepareNow(context: DaemonContext, state: SessionState, dispatch:
       detail: { path, branch, base, base_sha },
     });
     context.log(`made worktree ${path} on ${branch} from ${base}`);
+    const note = submodulesNote(state.worktree);
+    if (note) context.log(`${state.id}: ${note}`);
   }
 }

@@ -38,6 +38,11 @@ export interface WorktreeRecord {
   land_into?: string;
   /** The branch existed before the dispatch (it named one): landing and discarding keep it. */
   branch_existed?: boolean;
+  /**
+   * The repository's initialised submodules (paths): git does not check them out in a new
+   * worktree, where each is an empty folder; the run's log and report say so.
+   */
+  submodules?: string[];
   created_at: string;
 }
 
@@ -136,6 +141,11 @@ export async function planWorktree(request: WorktreeRequest): Promise<WorktreeRe
     .split("\n")
     .filter((line) => line.startsWith("-"))
     .map((line) => line.slice(1).split(" ")[1] ?? line);
+  const initialised = submodules.stdout
+    .split("\n")
+    .filter((line) => /^[ +U]/.test(line) && line.trim() !== "")
+    .map((line) => line.slice(1).split(" ")[1] ?? "")
+    .filter(Boolean);
   if (missing.length > 0) {
     throw new WorktreeRefusal(
       "submodules",
@@ -213,8 +223,17 @@ export async function planWorktree(request: WorktreeRequest): Promise<WorktreeRe
     base_sha: baseSha,
     ...(landInto ? { land_into: landInto } : {}),
     ...(branchExisted ? { branch_existed: true } : {}),
+    ...(initialised.length > 0 ? { submodules: initialised } : {}),
     created_at: request.now.toISOString(),
   };
+}
+
+/** What a worktree of a repository with submodules lacks, for the run's log and its report. */
+export function submodulesNote(record: WorktreeRecord): string | undefined {
+  const paths = record.submodules ?? [];
+  if (paths.length === 0) return undefined;
+  const one = paths.length === 1;
+  return `The repository's submodule${one ? "" : "s"} ${paths.join(", ")} ${one ? "is an empty folder" : "are empty folders"} in the dispatch's worktree: git does not check submodules out in a new worktree, so the agent saw none of ${one ? "its" : "their"} files (to work on a submodule, dispatch into its own checkout).`;
 }
 
 /** The reason a worktree the daemon is still checking out is locked with. */
@@ -271,7 +290,8 @@ export async function materializeWorktree(record: WorktreeRecord): Promise<boole
   // Registration cut short (or a folder without one): clear this worktree's own record and
   // folder only; a global prune could take the record of a worktree another process is adding.
   if (registered || folder) await clearCutRegistration(record);
-  await mkdir(dirname(record.path), { recursive: true });
+  // worktrees/ and its project folders are the user's alone, as the rest of the state root.
+  await mkdir(dirname(record.path), { recursive: true, mode: 0o700 });
   const createdBranch = await ensureBranch(record);
   const add = () =>
     runGit(record.repo, [
@@ -285,11 +305,15 @@ export async function materializeWorktree(record: WorktreeRecord): Promise<boole
       record.path,
       record.branch,
     ]);
-  let added = await retryWhileBusy(add);
+  // Whatever a git stopped halfway left of this worktree is cleared before it runs again.
+  const clearHalfMade = async () => {
+    if (await exists(record.path)) await clearCutRegistration(record);
+  };
+  let added = await retryWhileBusy(add, clearHalfMade);
   if (!added.ok && /already registered/.test(added.stderr)) {
     // A registration cut short before git made the folder: cleared, then made again.
     await clearCutRegistration(record);
-    added = await retryWhileBusy(add);
+    added = await retryWhileBusy(add, clearHalfMade);
   }
   if (!added.ok) await failed(record, createdBranch, added.stderr);
   await checkOutFiles(record, createdBranch);
@@ -320,12 +344,16 @@ const BUSY =
  * what it needs for a moment: worktrees of one repository are made side by side, and git's own
  * locks take the turns (never a lock of ours around every creation). Gives up after 30 s.
  */
-async function retryWhileBusy(step: () => Promise<GitOutput>): Promise<GitOutput> {
+async function retryWhileBusy(
+  step: () => Promise<GitOutput>,
+  beforeAgain: () => Promise<void>,
+): Promise<GitOutput> {
   const deadline = Date.now() + 30_000;
   for (let wait = 5; ; wait = Math.min(wait * 2, 250)) {
     const out = await step();
     if (out.ok || !BUSY.test(out.stderr) || Date.now() > deadline) return out;
     await new Promise((done) => setTimeout(done, wait + Math.random() * wait));
+    await beforeAgain();
   }
 }
 
