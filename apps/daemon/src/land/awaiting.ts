@@ -15,7 +15,6 @@ import {
   LandRefusal,
   type LandTrust,
   landDispatch,
-  landingFile,
   landingTrust,
   readLanding,
   untrustedCheckout,

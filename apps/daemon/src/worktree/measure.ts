@@ -1,7 +1,15 @@
 import { lstat, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { runGit } from "./run-git";
-import type { WorktreeRecord } from "./worktree";
+
+/** What measuring needs of a worktree's record (a `WorktreeRecord` is one). */
+export interface MeasuredTree {
+  repo: string;
+  path: string;
+  branch: string;
+  base_sha: string;
+  land_into?: string;
+}
 
 /*
  * What a finished worktree holds to land and how big it is: measured once when its dispatch
@@ -14,7 +22,7 @@ import type { WorktreeRecord } from "./worktree";
  * as when the branch no longer exists. Undefined when git cannot tell. Finishing (the completion's
  * `landing`), `status`, `land` and `discard` all judge by this one count.
  */
-export async function commitsToLand(tree: WorktreeRecord): Promise<number | undefined> {
+export async function commitsToLand(tree: MeasuredTree): Promise<number | undefined> {
   const tip = await runGit(tree.repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${tree.branch}`]);
   // git says 1 for a ref that does not exist; anything else (no repository) is not an answer.
   if (!tip.ok) return tip.code === 1 ? 0 : undefined;
@@ -52,7 +60,7 @@ export async function branchTips(repo: string): Promise<Map<string, string> | un
  * Counts the commits to land and the bytes in the worktree's folder, with the tips they were
  * counted against; undefined when git cannot tell. Walks every file: call it once per worktree.
  */
-export async function measureWorktree(tree: WorktreeRecord): Promise<WorktreeMeasure | undefined> {
+export async function measureWorktree(tree: MeasuredTree): Promise<WorktreeMeasure | undefined> {
   const tips = await branchTips(tree.repo);
   const commits = await commitsToLand(tree);
   if (!tips || commits === undefined) return undefined;
@@ -71,7 +79,7 @@ export async function measureWorktree(tree: WorktreeRecord): Promise<WorktreeMea
  * tips come from `branchTips`); undefined when it must be counted again.
  */
 export function measuredCommits(
-  tree: WorktreeRecord,
+  tree: MeasuredTree,
   measure: WorktreeMeasure | undefined,
   tips: ReadonlyMap<string, string>,
 ): number | undefined {
