@@ -680,35 +680,51 @@ async function changedFiles(folder: string): Promise<string[]> {
 
 /**
  * Paths the move from `from` to `to` adds that something untracked in the checkout occupies (an
- * ignored `config.env`, an untracked folder, a file where the landing needs a folder): git would
- * overwrite an ignored file there silently. The checkout has no uncommitted changes to tracked
- * files when this is asked, so anything at an added path is untracked.
+ * ignored `config.env`, an untracked file or folder, an untracked file where the landing needs a
+ * folder): git would overwrite an ignored file there silently. A path taken by what `from` tracks
+ * (a tracked file the landing turns into a folder, a tracked folder it turns into a file) is
+ * git's to replace and not in the way; git is asked only about paths where something is found.
  */
 async function filesInTheWay(repo: string, checkout: string, from: string, to: string): Promise<string[]> {
   const args = ["diff-tree", "-r", "--no-renames", "--name-only", "--diff-filter=A", "-z", from, to];
   const added = await runGit(repo, args);
   if (!added.ok) throw new LandRefusal("git", `git diff-tree: ${firstLine(added.stderr)}`);
-  const found = new Set<string>();
+  // What occupies each added path: the path itself, or a file where it needs a folder.
+  const occupied = new Map<string, string>();
   for (const path of added.stdout.split("\0").filter(Boolean)) {
     const code = await lstat(join(checkout, path)).then(
       () => "EXISTS",
       (error: NodeJS.ErrnoException) => error.code,
     );
-    if (code === "EXISTS") found.add(path);
+    if (code === "EXISTS") occupied.set(path, path);
     else if (code === "ENOTDIR") {
-      // A file where the landing needs a folder: the first such parent is named.
       const parts = path.split("/");
       for (let depth = 1; depth < parts.length; depth += 1) {
         const parent = parts.slice(0, depth).join("/");
         const info = await lstat(join(checkout, parent)).catch(() => undefined);
         if (info && !info.isDirectory()) {
-          found.add(parent);
+          occupied.set(path, parent);
           break;
         }
       }
     }
   }
-  return [...found];
+  if (occupied.size === 0) return [];
+  // Of those, the ones git does not track: untracked and ignored files alike (no exclusions).
+  const occupants = [...new Set(occupied.values())];
+  const others = await runGit(checkout, [
+    "--literal-pathspecs",
+    "ls-files",
+    "-z",
+    "--others",
+    "--",
+    ...occupants,
+  ]);
+  if (!others.ok) throw new LandRefusal("git", `git ls-files: ${firstLine(others.stderr)}`);
+  const untracked = others.stdout.split("\0").filter(Boolean);
+  return occupants.filter((occupant) =>
+    untracked.some((file) => file === occupant || file.startsWith(`${occupant}/`)),
+  );
 }
 
 async function gitOut(cwd: string, args: string[]): Promise<string> {
