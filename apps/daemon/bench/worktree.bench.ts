@@ -2,7 +2,11 @@
  * Worktree creation, as ratios measured in the same run on a repository of BENCH_WORKTREE_FILES
  * files (default 10,000):
  *   creation  the daemon's planWorktree + materializeWorktree, against a bare
- *             `git worktree add -b <branch> <path> HEAD` of the same repository
+ *             `git worktree add -b <branch> <path> HEAD` of the same repository, with 1 and with
+ *             BENCH_WORKTREE_EXISTING (default 300) worktrees already registered (made with
+ *             --no-checkout: git reads every worktree's record, whatever its files)
+ *   parallel  BENCH_WORKTREE_PARALLEL (default 4) worktrees made at once in that repository,
+ *             against as many made one after another
  *   pickup    rename into dispatch/ → agent start with the worktree made on the way, against a
  *             bare `git worktree add` plus a bare spawn
  * BENCH_WORKTREE_ROUNDS (default 10) sets how many of each; rounds alternate so both see the same
@@ -22,6 +26,8 @@ import { materializeWorktree, planWorktree, removeWorktree } from "../src/worktr
 
 const files = Number(process.env.BENCH_WORKTREE_FILES ?? 10_000);
 const rounds = Number(process.env.BENCH_WORKTREE_ROUNDS ?? 10);
+const existing = Number(process.env.BENCH_WORKTREE_EXISTING ?? 300);
+const parallel = Number(process.env.BENCH_WORKTREE_PARALLEL ?? 4);
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
 const format = (ms: number) => `${ms.toFixed(1)} ms`;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -81,14 +87,7 @@ export async function benchWorktrees(): Promise<void> {
   try {
     const repo = await bigRepository(base);
     const stateRoot = join(base, "state");
-    const bare: number[] = [];
-    const ours: number[] = [];
-    for (let round = 0; round < rounds; round += 1) {
-      const barePath = join(base, "bare", `w-${round}`);
-      bare.push(bareWorktreeAdd(repo, barePath, `bench/bare-${round}`));
-      await cleanUp(repo, barePath, `bench/bare-${round}`);
-      const id = `dispatch-bench-${round}`;
-      const begin = performance.now();
+    const make = async (id: string) => {
       const planned = await planWorktree({
         stateRoot,
         project: "bench",
@@ -97,13 +96,60 @@ export async function benchWorktrees(): Promise<void> {
         now: new Date(),
       });
       await materializeWorktree(planned);
-      ours.push(performance.now() - begin);
-      await cleanUp(repo, planned.path, planned.branch);
+      return planned;
+    };
+    const creationRounds = async (label: string) => {
+      const bare: number[] = [];
+      const ours: number[] = [];
+      for (let round = 0; round < rounds; round += 1) {
+        const barePath = join(base, "bare", `w-${round}`);
+        bare.push(bareWorktreeAdd(repo, barePath, `bench/bare-${round}`));
+        await cleanUp(repo, barePath, `bench/bare-${round}`);
+        const begin = performance.now();
+        const planned = await make(`dispatch-bench-${round}`);
+        ours.push(performance.now() - begin);
+        await cleanUp(repo, planned.path, planned.branch);
+      }
+      const creation = median(ours);
+      const baseline = median(bare);
+      console.log(
+        `worktree creation on ${files} files with ${label}, median of ${rounds}: ${format(creation)} = ${(creation / baseline).toFixed(2)}× a bare git worktree add (${format(baseline)})`,
+      );
+    };
+    await creationRounds("1 worktree (the checkout)");
+    for (let index = 0; index < existing; index += 1) {
+      execFileSync("git", [
+        "-C",
+        repo,
+        "worktree",
+        "add",
+        "--quiet",
+        "--no-checkout",
+        "-b",
+        `bench/filler-${index}`,
+        join(base, "filler", `f-${index}`),
+        "HEAD",
+      ]);
     }
-    const creation = median(ours);
-    const baseline = median(bare);
+    await creationRounds(`${existing + 1} worktrees`);
+
+    // Several at once into the one repository, against the same number one after another.
+    const oneByOne: number[] = [];
+    const together: number[] = [];
+    for (let round = 0; round < Math.max(3, Math.floor(rounds / 3)); round += 1) {
+      const ids = (kind: string) =>
+        Array.from({ length: parallel }, (_, index) => `dispatch-${kind}-${round}-${index}`);
+      let begin = performance.now();
+      const serial = [];
+      for (const id of ids("serial")) serial.push(await make(id));
+      oneByOne.push(performance.now() - begin);
+      begin = performance.now();
+      const side = await Promise.all(ids("side").map(make));
+      together.push(performance.now() - begin);
+      for (const planned of [...serial, ...side]) await cleanUp(repo, planned.path, planned.branch);
+    }
     console.log(
-      `worktree creation on ${files} files, median of ${rounds}: ${format(creation)} = ${(creation / baseline).toFixed(2)}× a bare git worktree add (${format(baseline)})`,
+      `${parallel} worktrees into one repository at once: ${format(median(together))} against ${format(median(oneByOne))} one after another (${(median(together) / median(oneByOne)).toFixed(2)}×)`,
     );
 
     // Pickup with the worktree made on the way to the agent.

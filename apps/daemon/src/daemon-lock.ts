@@ -1,7 +1,7 @@
 import { link, readFile, rm, writeFile } from "node:fs/promises";
 import type { GstackLayout } from "@gstack/contracts";
 import { DaemonError } from "./errors";
-import { LockHeldError, type OsLock, takeOsLock } from "./lock/os-lock";
+import { LockHeldError, type LockHolder, type OsLock, takeOsLock } from "./lock/os-lock";
 
 /** Locks held by daemons in this process, by lock file. */
 const heldLocks = new Map<string, OsLock | "file">();
@@ -24,7 +24,10 @@ export async function takeDaemonLock(layout: GstackLayout): Promise<void> {
   try {
     lock = await takeOsLock(layout.root, path);
   } catch (error) {
-    if (error instanceof LockHeldError) throw await heldError(layout);
+    if (error instanceof LockHeldError) {
+      const foreign = foreignHolderText(error.holder, layout.root);
+      throw foreign ? new DaemonError(foreign) : await heldError(layout, error.holder.pid);
+    }
     throw error;
   }
   if (lock) {
@@ -46,10 +49,32 @@ export async function takeDaemonLock(layout: GstackLayout): Promise<void> {
   }
 }
 
-async function heldError(layout: GstackLayout): Promise<DaemonError> {
-  let holder: number | undefined;
+/**
+ * What to tell the person when the lock's name is held by something that is not a daemon of
+ * theirs: a process of another user (its uid, and pid when seen), or one this user cannot see.
+ * Undefined when the holder is a process of this user.
+ */
+export function foreignHolderText(holder: LockHolder, root: string): string | undefined {
+  const own = process.getuid?.();
+  if (holder.uid !== undefined && holder.uid === own) return undefined;
+  if (holder.uid === undefined && holder.pid !== undefined) return undefined;
+  if (holder.name === undefined) return undefined;
+  const name = JSON.stringify(holder.name);
+  const who =
+    holder.uid !== undefined
+      ? `another user, uid ${holder.uid}${holder.pid !== undefined ? ` (pid ${holder.pid})` : ""}`
+      : "a process this user cannot see (another user's, or one in another pid namespace)";
+  const stop =
+    holder.uid !== undefined && holder.pid !== undefined
+      ? `ask that user or the machine's administrator to stop pid ${holder.pid}`
+      : `ask the machine's administrator to find and stop the process listening on ${name} (ss -xlp shows it, as root)`;
+  return `the daemon's lock name ${name} is held by ${who}, not by a gstack-dispatch daemon of yours, so no daemon can run for ${root}; ${stop}, or use another state root (--root or GSTACK_HOME)`;
+}
+
+async function heldError(layout: GstackLayout, seen?: number): Promise<DaemonError> {
+  let holder: number | undefined = seen;
   try {
-    holder = (JSON.parse(await readFile(layout.dispatch.lock, "utf8")) as { pid?: number }).pid;
+    holder ??= (JSON.parse(await readFile(layout.dispatch.lock, "utf8")) as { pid?: number }).pid;
   } catch {}
   return new DaemonError(
     `another gstack-dispatch daemon${holder !== undefined ? ` (pid ${holder})` : ""} is already running for ${layout.root}`,

@@ -1,4 +1,5 @@
 import { chmod, mkdir, open, stat } from "node:fs/promises";
+import { dirname } from "node:path";
 import { type DispatchSettings, writeFileAtomic } from "@gstack/contracts";
 import type { DaemonContext } from "./daemon-context";
 import { releaseDaemonLock, takeDaemonLock } from "./daemon-lock";
@@ -122,12 +123,16 @@ export class Lifecycle {
       folders.control,
     ]) {
       // Private to the user whatever the umask, and made so when an older start left them open.
-      await mkdir(folder, { recursive: true, mode: 0o700 });
-      await chmod(folder, 0o700);
+      await unwritable(folder, async () => {
+        await mkdir(folder, { recursive: true, mode: 0o700 });
+        await chmod(folder, 0o700);
+      });
     }
     // The audit log is appended to by several writers; it is created private once, here.
-    await (await open(folders.audit, "a", 0o600)).close();
-    await chmod(folders.audit, 0o600);
+    await unwritable(folders.audit, async () => {
+      await (await open(folders.audit, "a", 0o600)).close();
+      await chmod(folders.audit, 0o600);
+    });
     await takeDaemonLock(context.layout);
     this.lockHeld = true;
     try {
@@ -320,5 +325,46 @@ async function fileIdentity(path: string): Promise<string> {
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return "absent";
     throw error;
+  }
+}
+
+/**
+ * Runs a step that makes `path` (a folder or file of the state root) and makes it private; when
+ * the state root refuses it (not the user's, read-only, a read-only file system) the error says
+ * which folder and what to do, instead of a bare "EPERM … chmod".
+ */
+async function unwritable(path: string, step: () => Promise<void>): Promise<void> {
+  try {
+    await step();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== "EPERM" && code !== "EACCES" && code !== "EROFS") throw error;
+    const owner = await firstExisting(path);
+    const at = owner?.path ?? path;
+    const foreign = owner !== undefined && owner.uid !== process.getuid?.();
+    const why =
+      code === "EROFS"
+        ? "it is on a read-only file system"
+        : foreign
+          ? `${at} belongs to uid ${owner.uid}, not to you (uid ${process.getuid?.()})`
+          : `${at} is not writable by you`;
+    const fix =
+      code === "EROFS"
+        ? "mount it writable"
+        : foreign
+          ? `make it yours (sudo chown -R "$(id -u)" ${at})`
+          : `make it writable (chmod u+rwx ${at})`;
+    throw new DaemonError(
+      `cannot prepare ${path} (${code}): ${why}; the daemon makes its folders and files there and keeps them private (0700 and 0600): ${fix}, or use another state root (--root or GSTACK_HOME)`,
+    );
+  }
+}
+
+/** `path` or its nearest folder that exists, with its owner. */
+async function firstExisting(path: string): Promise<{ path: string; uid: number } | undefined> {
+  for (let at = path; ; at = dirname(at)) {
+    const info = await stat(at).catch(() => undefined);
+    if (info) return { path: at, uid: info.uid };
+    if (dirname(at) === at) return undefined;
   }
 }

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
-import { readdir, readFile } from "node:fs/promises";
-import { join } from "node:path";
+import { mkdir, open, readdir, readFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import type { CompletionStatus, GstackLayout } from "@gstack/contracts";
 import { writeFileAtomic } from "@gstack/contracts";
 import type { AwaitingRecord } from "./await/awaiting";
@@ -9,6 +9,16 @@ import type { WorktreeMeasure, WorktreeRecord } from "./worktree/worktree";
 
 /** The daemon's state files are its user's alone, whatever the umask. */
 export const PRIVATE = { mode: 0o600 } as const;
+
+/**
+ * Makes the file at `path` exist, private (0600) with its missing folders private (0700),
+ * whatever the umask: for files others append to afterwards (activity, learnings), which would
+ * otherwise be made 0644 in folders 0755. A file that exists is left as it is.
+ */
+export async function ensurePrivateFile(path: string): Promise<void> {
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  await (await open(path, "a", 0o600)).close();
+}
 
 /** What the daemon keeps about one dispatch in `sessions/{id}/state.json`. */
 export interface SessionState {
@@ -124,12 +134,15 @@ export async function readAllStates(layout: GstackLayout): Promise<SessionState[
   const states: SessionState[] = [];
   for (const name of names) {
     try {
-      states.push(JSON.parse(readFileSync(join(layout.dispatch.sessionDir(name), "state.json"), "utf8")));
+      // A name from the folder's own listing is one plain name: joined without the checks
+      // `sessionDir` makes of an id from elsewhere (hundreds of them showed in the time).
+      states.push(JSON.parse(readFileSync(join(layout.dispatch.sessions, name, "state.json"), "utf8")));
     } catch {
       // Not a state (yet): a session folder being made, or a torn file.
     }
   }
-  return states.sort((a, b) => a.queued_at.localeCompare(b.queued_at));
+  // ISO timestamps compare as plain strings; localeCompare sets up a collator (milliseconds).
+  return states.sort((a, b) => (a.queued_at < b.queued_at ? -1 : a.queued_at > b.queued_at ? 1 : 0));
 }
 
 export async function readQueueFile(layout: GstackLayout): Promise<string[]> {

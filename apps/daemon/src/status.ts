@@ -6,10 +6,11 @@ import {
   parseValue,
   processAlive,
 } from "@gstack/contracts";
+import { foreignHolderText } from "./daemon-lock";
 import type { DeliveryStatus } from "./deliver/completion-delivery";
 import { commitsSince } from "./git";
-import { type AwaitingLanding, awaitingLanding, formatAwaiting } from "./land/awaiting";
-import { osLockHeld } from "./lock/os-lock";
+import { type AwaitingLanding, awaitingLanding, formatAwaiting } from "./land/awaiting-list";
+import { osLockHolder } from "./lock/os-lock";
 import { readAllStates, readQueueFile, type SessionState, workDir } from "./session-state";
 import { formatUsd, totalSpent } from "./spend/spend";
 
@@ -23,6 +24,11 @@ export interface DaemonStatus {
   alive: boolean;
   /** The heartbeat is older than three intervals while the daemon holds its lock. */
   heartbeatLate?: boolean;
+  /**
+   * What holds the daemon's lock name when it is not a daemon of this user (another user's
+   * process): the words that say so and what to do. No daemon can run meanwhile.
+   */
+  lockForeign?: string;
   sessions: ListSessionsResponse;
   /** Endpoints and ended deliveries as the completion delivery last wrote them. */
   delivery?: DeliveryStatus & { updated_at?: string };
@@ -129,9 +135,20 @@ export async function readStatus(layout: GstackLayout, now = new Date()): Promis
   const fresh = heartbeat
     ? now.getTime() - new Date(heartbeat.ts).getTime() < staleAfterMs && processAlive(heartbeat.pid)
     : false;
-  // A late heartbeat is not proof of death: the lock, held by the kernel, says whether it runs.
+  // A late heartbeat is not proof of death: the lock, held by the kernel, says whether it runs,
+  // when its holder is the heartbeat's own process (anyone can hold the name: a process of
+  // another user holding it is said so, never taken for the daemon).
+  const holder =
+    fresh || heartbeat === undefined
+      ? undefined
+      : await osLockHolder(layout.root, layout.dispatch.lock, heartbeat.pid);
+  const lockForeign = holder ? foreignHolderText(holder, layout.root) : undefined;
   const late =
-    !fresh && heartbeat !== undefined && (await osLockHeld(layout.root, layout.dispatch.lock)) === true;
+    heartbeat !== undefined &&
+    holder !== undefined &&
+    holder !== false &&
+    lockForeign === undefined &&
+    (holder.pid !== undefined ? holder.pid === heartbeat.pid : processAlive(heartbeat.pid));
   const delivery = await readDeliveryStatus(layout);
   const awaiting = await awaitingLanding(layout, now, states);
   return {
@@ -139,6 +156,7 @@ export async function readStatus(layout: GstackLayout, now = new Date()): Promis
     ...(heartbeat ? { heartbeat } : {}),
     alive: fresh || late,
     ...(late ? { heartbeatLate: true } : {}),
+    ...(lockForeign ? { lockForeign } : {}),
     sessions: response,
     ...(delivery ? { delivery } : {}),
   };
@@ -190,6 +208,7 @@ export function formatStatus(status: DaemonStatus): string {
       ? `daemon running (pid ${heartbeat.pid}, ${heartbeat.mode ?? "local-only"}, last heartbeat ${heartbeat.ts}${status.heartbeatLate ? ", late" : ""})`
       : "daemon not running",
   );
+  if (status.lockForeign) lines.push(status.lockForeign);
   const diskFull = status.alive ? heartbeat?.disk_full : undefined;
   if (diskFull) {
     lines.push(

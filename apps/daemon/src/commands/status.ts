@@ -1,13 +1,11 @@
 import { type DispatchSnapshot, type GstackLayout, parseValue } from "@gstack/contracts";
 import { defineCommand } from "citty";
-import { type GateChoices, waitingLines } from "../await/awaiting";
+import type { GateChoices } from "../await/awaiting";
 import { DaemonError } from "../errors";
 import { formatEndings, recentEndings } from "../finish/recent-endings";
 import { reachDaemonApi } from "../service-api/local-api";
-import { dispatchSnapshot } from "../service-api/snapshot";
 import { readQueueFile, readState } from "../session-state";
 import { formatStatus, readStatus, statusJson } from "../status";
-import { waitingOnDisk } from "../submit";
 import { commandMeta } from "./command-meta";
 import { fail, layoutOf, refusalLine, rootArg } from "./common";
 
@@ -49,7 +47,7 @@ export const status = defineCommand({
           waiting && waiting.round === snapshot.awaiting?.round && waiting.kind === snapshot.awaiting.kind
             ? waiting.gate?.items
             : undefined;
-        process.stdout.write(`${formatSnapshot(snapshot, items)}\n`);
+        process.stdout.write(`${await formatSnapshot(snapshot, items)}\n`);
         return;
       }
       const current = await readStatus(layout);
@@ -77,6 +75,11 @@ export async function snapshotFromFiles(
   layout: GstackLayout,
   id: string,
 ): Promise<DispatchSnapshot | undefined> {
+  // One dispatch's view loads what the list does not need.
+  const [{ dispatchSnapshot }, { waitingOnDisk }] = await Promise.all([
+    import("../service-api/snapshot"),
+    import("../submit"),
+  ]);
   const queue = await readQueueFile(layout);
   return dispatchSnapshot(
     {
@@ -95,8 +98,9 @@ export async function snapshotFromFiles(
 }
 
 /** One dispatch for a terminal; a waiting one with its plan (or gate) in full and how to answer. */
-function formatSnapshot(snapshot: DispatchSnapshot, items?: readonly GateChoices[]): string {
+async function formatSnapshot(snapshot: DispatchSnapshot, items?: readonly GateChoices[]): Promise<string> {
   if (snapshot.status === "awaiting" && snapshot.awaiting) {
+    const { waitingLines } = await import("../await/awaiting");
     return waitingLines(snapshot.dispatch_id, snapshot.awaiting, items).join("\n");
   }
   const lines = [`${snapshot.dispatch_id}: ${snapshot.message}`];

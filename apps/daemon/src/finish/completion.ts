@@ -20,9 +20,17 @@ import { commitsSince } from "../git";
 import { gstackRunOf } from "../gstack-run/gstack-run-of";
 import type { AgentFailure, AgentRunResult } from "../run/agent-types";
 import { describeJump } from "../run/clock";
-import { PRIVATE, runBaseSha, type SessionState, spawnNumber, workDir, writeState } from "../session-state";
+import {
+  ensurePrivateFile,
+  PRIVATE,
+  runBaseSha,
+  type SessionState,
+  spawnNumber,
+  workDir,
+  writeState,
+} from "../session-state";
 import { totalSpent } from "../spend/spend";
-import { commitsToLand, filesChanged, measureWorktree } from "../worktree/worktree";
+import { commitsToLand, filesChanged, measureWorktree, submodulesNote } from "../worktree/worktree";
 import { extractLearnings } from "./learnings";
 import { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
 
@@ -225,7 +233,13 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
   if (learnings.length > 0) {
     completion.artifacts = [...(completion.artifacts ?? []), `learnings:${learnings.length}`];
   }
-  const notes = [attemptsNote(state), clockNote(state)].filter(Boolean).join(" ");
+  const notes = [
+    attemptsNote(state),
+    clockNote(state),
+    state.worktree ? submodulesNote(state.worktree) : undefined,
+  ]
+    .filter(Boolean)
+    .join(" ");
   const reportMarkdown = renderReport(completion, sections, dispatch.task, notes || undefined);
   return assemblePlan(state, dispatch, completion, reportMarkdown, learnings);
 }
@@ -376,6 +390,7 @@ export async function carryOutCompletion(
     const path = layout.project(dispatch.project).learnings;
     const origin = `"origin":"dispatch:${id}"`;
     if (!(resumed && (await fileContains(path, origin)))) {
+      await ensurePrivateFile(path);
       await appendJsonLines(path, plan.learnings);
     }
     // Its own step: a crash between the lines and their event leaves the event to the restart.
@@ -391,6 +406,7 @@ export async function carryOutCompletion(
   await step("activity");
   const activityPath = layout.activity.week(isoWeekOf(new Date(plan.activity.ts)));
   if (!(resumed && (await fileContains(activityPath, `"dispatch_id":"${id}"`)))) {
+    await ensurePrivateFile(activityPath);
     await appendJsonLines(activityPath, [plan.activity]);
   }
   await step("activity-audit");

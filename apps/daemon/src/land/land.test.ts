@@ -178,11 +178,32 @@ describe("landing a dispatch's branch on the person's word", { timeout: loadBudg
     const before = checkoutSnapshot(world.repo);
     const main = git("rev-parse", "main");
     const refused = await refusal(landDispatch(world.layout, "dispatch-land-untracked"));
-    expect(refused.rule).toBe("git");
+    expect(refused.rule).toBe("in-the-way");
+    expect(refused.files).toEqual(["a.txt"]);
     expect(refused.message).toContain("a.txt");
     expect(checkoutSnapshot(world.repo)).toEqual(before);
     expect(git("rev-parse", "main")).toBe(main);
     expect((await readdir(join(world.repo, ".git"))).filter((name) => /lock|gstack-/.test(name))).toEqual([]);
+  });
+
+  it("refuses when an ignored file of the person's sits where the branch adds one, naming it, and keeps it", async () => {
+    await runDispatch("dispatch-land-ignored", "config.env");
+    // The person's own settings, ignored in their checkout (git would overwrite it silently).
+    await writeFile(join(world.repo, ".gitignore"), "config.env\n.gitignore\n");
+    await writeFile(join(world.repo, "config.env"), "SECRET=the person's\n");
+    expect(git("check-ignore", "config.env")).toBe("config.env");
+    const main = git("rev-parse", "main");
+    const refused = await refusal(landDispatch(world.layout, "dispatch-land-ignored"));
+    expect(refused.rule).toBe("in-the-way");
+    expect(refused.files).toEqual(["config.env"]);
+    expect(refused.message).toContain("config.env");
+    expect(refused.message).toContain("move it aside");
+    expect(await readFile(join(world.repo, "config.env"), "utf8")).toBe("SECRET=the person's\n");
+    expect(git("rev-parse", "main")).toBe(main);
+    // Moved aside, it lands.
+    await rm(join(world.repo, "config.env"));
+    await landDispatch(world.layout, "dispatch-land-ignored");
+    expect(await readFile(join(world.repo, "config.env"), "utf8")).toBe("hello\n");
   });
 
   it("with --pr pushes the branch to the remote and opens a pull request with gh", async () => {

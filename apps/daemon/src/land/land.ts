@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { readdir, readFile } from "node:fs/promises";
+import { lstat, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   type AuditEventName,
@@ -26,6 +26,9 @@ import {
   resumeCheckoutMove,
   type SavedFile,
 } from "./checkout-move";
+import { landingFile } from "./landing-file";
+
+export { landingFile };
 
 /** Why landing or discarding was refused; nothing was changed. `files` names what is in the way. */
 export class LandRefusal extends Error {
@@ -43,6 +46,7 @@ export class LandRefusal extends Error {
       | "locked"
       | "unfinished"
       | "conflict"
+      | "in-the-way"
       | "unlanded"
       | "no-remote"
       | "no-gh"
@@ -79,11 +83,6 @@ export interface LandOptions extends LandTrust {
   gh?: string;
   now?: () => Date;
   audit?: Audit;
-}
-
-/** Where a dispatch's landing record is kept. */
-export function landingFile(layout: GstackLayout, id: string): string {
-  return join(layout.dispatch.sessionDir(id), "landing.json");
 }
 
 /** What became of a dispatch's work, once landed, pushed or discarded; undefined while it awaits. */
@@ -159,6 +158,18 @@ export function landDispatch(
     } else {
       newSha = await mergeCommit(tree, target, targetSha, tip, state);
       how = "merge";
+    }
+    if (holder && newSha !== targetSha) {
+      // git overwrites an ignored file at a path the landing adds, without a word: refused.
+      const inTheWay = await filesInTheWay(tree.repo, holder.path, targetSha, newSha);
+      if (inTheWay.length > 0) {
+        const one = inTheWay.length === 1;
+        throw new LandRefusal(
+          "in-the-way",
+          `${tree.branch} adds ${inTheWay.join(", ")}, and ${holder.path} already has ${one ? "a file" : "files"} there that git does not track (ignored or untracked), which landing would overwrite; nothing was changed: move ${one ? "it" : "them"} aside (or rename, or commit ${one ? "it" : "them"}), then land again`,
+          inTheWay,
+        );
+      }
     }
     if (newSha !== targetSha) {
       if (holder) {
@@ -665,6 +676,55 @@ async function changedFiles(folder: string): Promise<string[]> {
     .split("\0")
     .filter((entry) => entry.length > 3)
     .map((entry) => entry.slice(3));
+}
+
+/**
+ * Paths the move from `from` to `to` adds that something untracked in the checkout occupies (an
+ * ignored `config.env`, an untracked file or folder, an untracked file where the landing needs a
+ * folder): git would overwrite an ignored file there silently. A path taken by what `from` tracks
+ * (a tracked file the landing turns into a folder, a tracked folder it turns into a file) is
+ * git's to replace and not in the way; git is asked only about paths where something is found.
+ */
+async function filesInTheWay(repo: string, checkout: string, from: string, to: string): Promise<string[]> {
+  const args = ["diff-tree", "-r", "--no-renames", "--name-only", "--diff-filter=A", "-z", from, to];
+  const added = await runGit(repo, args);
+  if (!added.ok) throw new LandRefusal("git", `git diff-tree: ${firstLine(added.stderr)}`);
+  // What occupies each added path: the path itself, or a file where it needs a folder.
+  const occupied = new Map<string, string>();
+  for (const path of added.stdout.split("\0").filter(Boolean)) {
+    const code = await lstat(join(checkout, path)).then(
+      () => "EXISTS",
+      (error: NodeJS.ErrnoException) => error.code,
+    );
+    if (code === "EXISTS") occupied.set(path, path);
+    else if (code === "ENOTDIR") {
+      const parts = path.split("/");
+      for (let depth = 1; depth < parts.length; depth += 1) {
+        const parent = parts.slice(0, depth).join("/");
+        const info = await lstat(join(checkout, parent)).catch(() => undefined);
+        if (info && !info.isDirectory()) {
+          occupied.set(path, parent);
+          break;
+        }
+      }
+    }
+  }
+  if (occupied.size === 0) return [];
+  // Of those, the ones git does not track: untracked and ignored files alike (no exclusions).
+  const occupants = [...new Set(occupied.values())];
+  const others = await runGit(checkout, [
+    "--literal-pathspecs",
+    "ls-files",
+    "-z",
+    "--others",
+    "--",
+    ...occupants,
+  ]);
+  if (!others.ok) throw new LandRefusal("git", `git ls-files: ${firstLine(others.stderr)}`);
+  const untracked = others.stdout.split("\0").filter(Boolean);
+  return occupants.filter((occupant) =>
+    untracked.some((file) => file === occupant || file.startsWith(`${occupant}/`)),
+  );
 }
 
 async function gitOut(cwd: string, args: string[]): Promise<string> {

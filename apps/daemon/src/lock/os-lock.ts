@@ -4,6 +4,9 @@ import {
   fstatSync,
   ftruncateSync,
   openSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
   statSync,
   unlinkSync,
   writeSync,
@@ -35,26 +38,115 @@ export interface OsLock {
   release(): Promise<void>;
 }
 
+/**
+ * The process holding the lock, as far as this user can see it. The abstract socket's name is
+ * visible to everyone on the machine, so anyone can bind it: `uid` tells a daemon of ours from
+ * another user's process. Both are absent when the holder is a process this user cannot see
+ * (another user's, when this one is not root) or when the holder let go meanwhile.
+ */
+export interface LockHolder {
+  pid?: number;
+  uid?: number;
+  /** The lock's name, as `/proc/net/unix` shows it (`@` for the leading zero byte). */
+  name?: string;
+}
+
 /** Thrown when another process holds the lock. */
-export class LockHeldError extends Error {}
+export class LockHeldError extends Error {
+  constructor(
+    message: string,
+    readonly holder: LockHolder = {},
+  ) {
+    super(message);
+  }
+}
+
+/** The abstract socket name of a state root: its device and inode, so a moved root keeps it. */
+async function abstractName(root: string): Promise<string> {
+  const { dev, ino } = await stat(root, { bigint: true });
+  return `\0gstack-dispatch/${dev}/${ino}`;
+}
+
+/**
+ * Who listens on the abstract Unix socket `name` (Linux): `/proc/net/unix` gives the listening
+ * socket's inode, and the process holding it is the one with a descriptor linked to
+ * `socket:[inode]` under `/proc/<pid>/fd` (the pid `hint` is looked at first); its uid is the
+ * owner of `/proc/<pid>`. Only processes this user may read are seen: a process of another user
+ * stays unseen unless this one is root. Undefined when nothing listens on the name.
+ */
+export function abstractSocketHolder(name: string, hint?: number): LockHolder | undefined {
+  const shown = `@${name.slice(1)}`;
+  let inode: string | undefined;
+  let table: string;
+  try {
+    table = readFileSync("/proc/net/unix", "utf8");
+  } catch {
+    return {};
+  }
+  for (const line of table.split("\n").slice(1)) {
+    // Num RefCount Protocol Flags Type St Inode Path; the path pads an abstract name with "@".
+    const fields = line.trim().split(/\s+/);
+    const path = fields[7];
+    if (!path || !(path === shown || (path.startsWith(shown) && /^@+$/.test(path.slice(shown.length))))) {
+      continue;
+    }
+    // __SO_ACCEPTCON: the socket listens.
+    if ((Number.parseInt(fields[3] ?? "0", 16) & 0x10000) === 0) continue;
+    inode = fields[6];
+    break;
+  }
+  if (inode === undefined) return undefined;
+  const link = `socket:[${inode}]`;
+  const holds = (pid: string) => {
+    let fds: string[];
+    try {
+      fds = readdirSync(`/proc/${pid}/fd`);
+    } catch {
+      return false;
+    }
+    return fds.some((fd) => {
+      try {
+        return readlinkSync(`/proc/${pid}/fd/${fd}`) === link;
+      } catch {
+        return false;
+      }
+    });
+  };
+  const pids = readdirSync("/proc").filter((entry) => /^\d+$/.test(entry));
+  const candidates =
+    hint !== undefined ? [String(hint), ...pids.filter((pid) => pid !== String(hint))] : pids;
+  for (const pid of candidates) {
+    if (!holds(pid)) continue;
+    try {
+      return { pid: Number(pid), uid: statSync(`/proc/${pid}`).uid, name: shown };
+    } catch {
+      // Gone between the look at its descriptors and its owner.
+    }
+  }
+  return { name: shown };
+}
 
 /** `O_EXLOCK` where `open(2)` takes it (macOS, FreeBSD, OpenBSD, NetBSD: 0x20). */
 const O_EXLOCK = 0x20;
 
 /**
- * Whether a daemon holds the lock of `root` now: true or false where the lock is the kernel's,
- * undefined elsewhere. Takes nothing.
+ * Who holds the lock of `root` now, where the lock is the kernel's: false when no one, else the
+ * holder as far as it can be seen (on Linux its pid and uid, which tell a daemon of this user
+ * from another user's process holding the name); undefined elsewhere. Takes nothing.
  */
-export async function osLockHeld(root: string, lockFile: string): Promise<boolean | undefined> {
+export async function osLockHolder(
+  root: string,
+  lockFile: string,
+  hint?: number,
+): Promise<LockHolder | false | undefined> {
   if (process.platform === "linux") {
     let name: string;
     try {
-      const { dev, ino } = await stat(root, { bigint: true });
-      name = `\0gstack-dispatch/${dev}/${ino}`;
+      name = await abstractName(root);
     } catch {
       return false;
     }
-    return new Promise((resolve) => {
+    const listening = await new Promise<boolean>((resolve) => {
       const socket = connect({ path: name });
       socket.once("connect", () => {
         socket.destroy();
@@ -62,6 +154,7 @@ export async function osLockHeld(root: string, lockFile: string): Promise<boolea
       });
       socket.once("error", () => resolve(false));
     });
+    return listening ? (abstractSocketHolder(name, hint) ?? {}) : false;
   }
   if (["darwin", "freebsd", "openbsd", "netbsd"].includes(process.platform)) {
     let fd: number;
@@ -69,12 +162,23 @@ export async function osLockHeld(root: string, lockFile: string): Promise<boolea
       fd = openSync(lockFile, constants.O_RDONLY | constants.O_NONBLOCK | O_EXLOCK);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
-      return code === "EWOULDBLOCK" || code === "EAGAIN";
+      // The lock file lies in the state root, which only its owner can enter: a holder is ours.
+      return code === "EWOULDBLOCK" || code === "EAGAIN" ? { uid: process.getuid?.() } : false;
     }
     closeSync(fd);
     return false;
   }
   return undefined;
+}
+
+/** The pid a lock file names, when it names one. */
+export function describedPid(lockFile: string): number | undefined {
+  try {
+    const pid = (JSON.parse(readFileSync(lockFile, "utf8")) as { pid?: unknown }).pid;
+    return typeof pid === "number" && Number.isInteger(pid) ? pid : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export async function takeOsLock(root: string, lockFile: string): Promise<OsLock | undefined> {
@@ -84,13 +188,17 @@ export async function takeOsLock(root: string, lockFile: string): Promise<OsLock
 }
 
 async function takeAbstractSocket(root: string, lockFile: string): Promise<OsLock> {
-  const { dev, ino } = await stat(root, { bigint: true });
-  const name = `\0gstack-dispatch/${dev}/${ino}`;
+  const name = await abstractName(root);
   const server: Server = createServer((socket) => socket.destroy());
   await new Promise<void>((resolve, reject) => {
     server.once("error", (error: NodeJS.ErrnoException) => {
       reject(
-        error.code === "EADDRINUSE" ? new LockHeldError(`the lock ${JSON.stringify(name)} is held`) : error,
+        error.code === "EADDRINUSE"
+          ? new LockHeldError(
+              `the lock ${JSON.stringify(name)} is held`,
+              abstractSocketHolder(name, describedPid(lockFile)) ?? {},
+            )
+          : error,
       );
     });
     server.listen({ path: name, exclusive: true }, () => resolve());

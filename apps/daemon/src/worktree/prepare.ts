@@ -1,7 +1,7 @@
 import type { Dispatch } from "@gstack/contracts";
 import type { DaemonContext } from "../daemon-context";
 import { type SessionState, writeState } from "../session-state";
-import { materializeWorktree, planWorktree } from "./worktree";
+import { materializeWorktree, planWorktree, submodulesNote } from "./worktree";
 
 /**
  * Gets a session's place to work ready before its agent starts: the project's own checkout
@@ -15,14 +15,10 @@ export function prepareWorkspace(
   state: SessionState,
   dispatch: Dispatch,
 ): Promise<void> {
-  // One at a time: git reads every worktree's record while it adds one, and a record another
-  // `git worktree add` is still writing makes it fail ("failed to read …/commondir").
-  const turn = preparing.then(() => prepareNow(context, state, dispatch));
-  preparing = turn.catch(() => undefined);
-  return turn;
+  // Dispatches are prepared side by side, into one repository too: a git that meets another's
+  // half-written worktree record or held lock is run again (see materializeWorktree).
+  return prepareNow(context, state, dispatch);
 }
-
-let preparing: Promise<unknown> = Promise.resolve();
 
 async function prepareNow(context: DaemonContext, state: SessionState, dispatch: Dispatch): Promise<void> {
   if (state.in_place) return;
@@ -52,5 +48,7 @@ async function prepareNow(context: DaemonContext, state: SessionState, dispatch:
       detail: { path, branch, base, base_sha },
     });
     context.log(`made worktree ${path} on ${branch} from ${base}`);
+    const note = submodulesNote(state.worktree);
+    if (note) context.log(`${state.id}: ${note}`);
   }
 }

@@ -1,12 +1,19 @@
 import { execFileSync } from "node:child_process";
-import { mkdir, mkdtemp, realpath, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { initRepository } from "../test-support";
 import { branchNameProblem } from "./branch-name";
-import { CHECKING_OUT, materializeWorktree, planWorktree, WorktreeRefusal, worktreePath } from "./worktree";
+import {
+  CHECKING_OUT,
+  materializeWorktree,
+  planWorktree,
+  submodulesNote,
+  WorktreeRefusal,
+  worktreePath,
+} from "./worktree";
 
 let base: string;
 let repo: string;
@@ -252,6 +259,36 @@ describe("a dispatch's worktree", () => {
     const refused = await refusedWith(planWorktree(request({ projectDir: clone })));
     expect(refused.rule).toBe("submodules");
     expect(refused.message).toContain("lib");
+  });
+
+  it("makes a worktree of a repository with an initialised submodule, which is an empty folder there, and says so", async () => {
+    const library = join(base, "library");
+    initRepository(library);
+    await writeFile(join(library, "inside.txt"), "library file\n");
+    git(library, "add", "-A");
+    git(library, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "file");
+    execFileSync("git", [
+      "-C",
+      repo,
+      "-c",
+      "protocol.file.allow=always",
+      "submodule",
+      "add",
+      "-q",
+      library,
+      "lib",
+    ]);
+    git(repo, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q", "-m", "lib");
+    expect(await readdir(join(repo, "lib"))).toContain("inside.txt");
+    const planned = await planWorktree(request());
+    expect(planned.submodules).toEqual(["lib"]);
+    await materializeWorktree(planned);
+    expect(await readdir(join(planned.path, "lib"))).toEqual([]);
+    const note = submodulesNote(planned);
+    expect(note).toContain("submodule lib is an empty folder in the dispatch's worktree");
+    expect(
+      submodulesNote(await planWorktree(request({ projectDir: join(base, "library") }))),
+    ).toBeUndefined();
   });
 
   it("refuses a branch checked out elsewhere, a bad branch name, and a project_dir inside a dispatch's worktree", async () => {

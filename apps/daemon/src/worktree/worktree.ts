@@ -1,9 +1,18 @@
-import { lstat, mkdir, readdir, readFile, realpath, rm, statfs } from "node:fs/promises";
+import { mkdir, readdir, readFile, realpath, rm, statfs } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { exists } from "../exists";
 import { findRepository } from "../trust/repository";
 import { branchNameProblem, defaultBranch } from "./branch-name";
-import { firstLine, gitText, runGit } from "./run-git";
+import { firstLine, type GitOutput, gitText, runGit } from "./run-git";
+
+export {
+  branchTips,
+  commitsToLand,
+  diskUse,
+  measuredCommits,
+  measureWorktree,
+  type WorktreeMeasure,
+} from "./measure";
 
 /**
  * A dispatch's own worktree, decided before it is made and kept in the session's state, so a
@@ -29,6 +38,11 @@ export interface WorktreeRecord {
   land_into?: string;
   /** The branch existed before the dispatch (it named one): landing and discarding keep it. */
   branch_existed?: boolean;
+  /**
+   * The repository's initialised submodules (paths): git does not check them out in a new
+   * worktree, where each is an empty folder; the run's log and report say so.
+   */
+  submodules?: string[];
   created_at: string;
 }
 
@@ -127,6 +141,11 @@ export async function planWorktree(request: WorktreeRequest): Promise<WorktreeRe
     .split("\n")
     .filter((line) => line.startsWith("-"))
     .map((line) => line.slice(1).split(" ")[1] ?? line);
+  const initialised = submodules.stdout
+    .split("\n")
+    .filter((line) => /^[ +U]/.test(line) && line.trim() !== "")
+    .map((line) => line.slice(1).split(" ")[1] ?? "")
+    .filter(Boolean);
   if (missing.length > 0) {
     throw new WorktreeRefusal(
       "submodules",
@@ -137,16 +156,20 @@ export async function planWorktree(request: WorktreeRequest): Promise<WorktreeRe
   const problem = branchNameProblem(branch);
   if (problem) throw new WorktreeRefusal("branch-name", `branch '${branch}' ${problem}`);
   const path = worktreePath(request.stateRoot, request.project, request.dispatchId);
-  const checkedOut = (await listWorktrees(repo)).find(
-    (entry) => entry.branch === branch && resolve(entry.path) !== resolve(path),
-  );
+  const branchExisted = (await runGit(repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`])).ok;
+  // Only a branch that exists can be checked out somewhere: a new one skips the list of every
+  // worktree, which grows with the worktrees waiting to be landed.
+  const checkedOut = branchExisted
+    ? (await listWorktrees(repo)).find(
+        (entry) => entry.branch === branch && resolve(entry.path) !== resolve(path),
+      )
+    : undefined;
   if (checkedOut) {
     throw new WorktreeRefusal(
       "branch-checked-out",
       `branch '${branch}' is checked out in ${checkedOut.path}; git lets a branch be checked out in one place only`,
     );
   }
-  const branchExisted = (await runGit(repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${branch}`])).ok;
   const checkoutBranch = (await runGit(repo, ["symbolic-ref", "--quiet", "--short", "HEAD"])).stdout.trim();
   let base: string;
   let baseSha: string;
@@ -200,8 +223,17 @@ export async function planWorktree(request: WorktreeRequest): Promise<WorktreeRe
     base_sha: baseSha,
     ...(landInto ? { land_into: landInto } : {}),
     ...(branchExisted ? { branch_existed: true } : {}),
+    ...(initialised.length > 0 ? { submodules: initialised } : {}),
     created_at: request.now.toISOString(),
   };
+}
+
+/** What a worktree of a repository with submodules lacks, for the run's log and its report. */
+export function submodulesNote(record: WorktreeRecord): string | undefined {
+  const paths = record.submodules ?? [];
+  if (paths.length === 0) return undefined;
+  const one = paths.length === 1;
+  return `The repository's submodule${one ? "" : "s"} ${paths.join(", ")} ${one ? "is an empty folder" : "are empty folders"} in the dispatch's worktree: git does not check submodules out in a new worktree, so the agent saw none of ${one ? "its" : "their"} files (to work on a submodule, dispatch into its own checkout).`;
 }
 
 /** The reason a worktree the daemon is still checking out is locked with. */
@@ -233,9 +265,13 @@ export async function materializeWorktree(record: WorktreeRecord): Promise<boole
     await mkdir(record.cwd, { recursive: true });
     return false;
   }
-  const registered = (await listWorktrees(record.repo)).find(
-    (entry) => resolve(entry.path) === resolve(record.path),
-  );
+  // A folder that is not there was never made, or its registration was cut short before git
+  // made it: `worktree add` goes ahead, and a record left without its folder is cleared when
+  // git names it. Only a folder that exists is looked up in the list of every worktree.
+  const folder = await exists(record.path);
+  const registered = folder
+    ? (await listWorktrees(record.repo)).find((entry) => resolve(entry.path) === resolve(record.path))
+    : undefined;
   if (registered && (await exists(join(record.path, ".git")))) {
     if (registered.lockReason === CHECKING_OUT && registered.branch === record.branch) {
       await checkOutFiles(record, false);
@@ -253,28 +289,72 @@ export async function materializeWorktree(record: WorktreeRecord): Promise<boole
   }
   // Registration cut short (or a folder without one): clear this worktree's own record and
   // folder only; a global prune could take the record of a worktree another process is adding.
-  if (registered || (await exists(record.path))) {
-    for (const admin of await adminFolders(record)) {
-      await rm(admin, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
-    }
-    await rm(record.path, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
-  }
-  await mkdir(dirname(record.path), { recursive: true });
+  if (registered || folder) await clearCutRegistration(record);
+  // worktrees/ and its project folders are the user's alone, as the rest of the state root.
+  await mkdir(dirname(record.path), { recursive: true, mode: 0o700 });
   const createdBranch = await ensureBranch(record);
-  const added = await runGit(record.repo, [
-    "worktree",
-    "add",
-    "--quiet",
-    "--no-checkout",
-    "--lock",
-    "--reason",
-    CHECKING_OUT,
-    record.path,
-    record.branch,
-  ]);
+  const add = () =>
+    runGit(record.repo, [
+      "worktree",
+      "add",
+      "--quiet",
+      "--no-checkout",
+      "--lock",
+      "--reason",
+      CHECKING_OUT,
+      record.path,
+      record.branch,
+    ]);
+  // Whatever a git stopped halfway left of this worktree is cleared before it runs again.
+  const clearHalfMade = async () => {
+    if (await exists(record.path)) await clearCutRegistration(record);
+  };
+  let added = await retryWhileBusy(add, clearHalfMade);
+  if (!added.ok && /already registered/.test(added.stderr)) {
+    // A registration cut short before git made the folder: cleared, then made again.
+    await clearCutRegistration(record);
+    added = await retryWhileBusy(add, clearHalfMade);
+  }
   if (!added.ok) await failed(record, createdBranch, added.stderr);
   await checkOutFiles(record, createdBranch);
   return true;
+}
+
+/**
+ * Clears a registration cut short: this worktree's own record in git's folder and its folder
+ * only; a global prune could take the record of a worktree another process is adding.
+ */
+async function clearCutRegistration(record: WorktreeRecord): Promise<void> {
+  for (const admin of await adminFolders(record)) {
+    await rm(admin, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+  }
+  await rm(record.path, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+}
+
+/**
+ * What git says when another git of the same repository is halfway through a write this one
+ * reads or must take in turn: a worktree record still being written ("failed to read
+ * …/commondir"), or a lock file another git holds for a moment (a ref, the config, packed-refs).
+ */
+const BUSY =
+  /failed to read .*(commondir|gitdir)|\.lock'?: File exists|cannot lock ref|could not lock config file|Another git process seems to be running/i;
+
+/**
+ * Runs a git step again while it fails only because another git in the same repository holds
+ * what it needs for a moment: worktrees of one repository are made side by side, and git's own
+ * locks take the turns (never a lock of ours around every creation). Gives up after 30 s.
+ */
+async function retryWhileBusy(
+  step: () => Promise<GitOutput>,
+  beforeAgain: () => Promise<void>,
+): Promise<GitOutput> {
+  const deadline = Date.now() + 30_000;
+  for (let wait = 5; ; wait = Math.min(wait * 2, 250)) {
+    const out = await step();
+    if (out.ok || !BUSY.test(out.stderr) || Date.now() > deadline) return out;
+    await new Promise((done) => setTimeout(done, wait + Math.random() * wait));
+    await beforeAgain();
+  }
 }
 
 /**
@@ -304,16 +384,28 @@ async function madeAsRecorded(record: WorktreeRecord): Promise<string | undefine
 
 /** Step 3 of making a worktree: its files, then the lock let go. */
 async function checkOutFiles(record: WorktreeRecord, createdBranch: boolean): Promise<void> {
-  const own = await gitText(record.path, ["rev-parse", "--absolute-git-dir"]);
+  const own = await ownGitFolder(record.path);
   // The worktree's own index lock: only the daemon's git writes there, and none runs now for
-  // this worktree (dispatches are prepared one at a time; a killed daemon's group is gone).
+  // this worktree (a dispatch is prepared once at a time; a killed daemon's group is gone).
   await rm(join(own, "index.lock"), { force: true });
   const checkout = await runGit(record.path, ["read-tree", "--reset", "-u", "HEAD"]);
   if (!checkout.ok) await failed(record, createdBranch, checkout.stderr);
-  const unlocked = await runGit(record.repo, ["worktree", "unlock", record.path]);
-  if (!unlocked.ok)
-    throw new Error(`could not unlock the worktree ${record.path}: ${firstLine(unlocked.stderr)}`);
+  // Unlocked as `git worktree unlock` does it, by removing the worktree's own `locked` file;
+  // git itself would first read the record of every worktree to find this one.
+  try {
+    await rm(join(own, "locked"), { force: true });
+  } catch (error) {
+    throw new Error(`could not unlock the worktree ${record.path}: ${String(error)}`);
+  }
   await mkdir(record.cwd, { recursive: true });
+}
+
+/** The worktree's own git folder, from its `.git` file (git is asked when that is unusual). */
+async function ownGitFolder(path: string): Promise<string> {
+  const pointer = /^gitdir: (.+)$/m.exec(await readFile(join(path, ".git"), "utf8").catch(() => ""))?.[1];
+  const own = pointer ? resolve(path, pointer.trim()) : undefined;
+  if (own && (await exists(join(own, "commondir")))) return own;
+  return gitText(path, ["rev-parse", "--absolute-git-dir"]);
 }
 
 /**
@@ -467,93 +559,6 @@ export async function filesChanged(worktree: string, baseSha: string): Promise<F
     });
   }
   return changes;
-}
-
-/**
- * How many commits the dispatch's branch holds that the branch it lands into does not (its base
- * commit when the base is not a branch, or that branch is gone): 0 means there is nothing to land,
- * as when the branch no longer exists. Undefined when git cannot tell. Finishing (the completion's
- * `landing`), `status`, `land` and `discard` all judge by this one count.
- */
-export async function commitsToLand(tree: WorktreeRecord): Promise<number | undefined> {
-  const tip = await runGit(tree.repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${tree.branch}`]);
-  // git says 1 for a ref that does not exist; anything else (no repository) is not an answer.
-  if (!tip.ok) return tip.code === 1 ? 0 : undefined;
-  const count = async (against: string) => {
-    const out = await runGit(tree.repo, ["rev-list", "--count", `${against}..${tip.stdout.trim()}`]);
-    const value = Number(out.stdout.trim());
-    return out.ok && Number.isInteger(value) ? value : undefined;
-  };
-  return (tree.land_into ? await count(`refs/heads/${tree.land_into}`) : undefined) ?? count(tree.base_sha);
-}
-
-/** A finished worktree's size and commits to land, measured once when its dispatch finishes. */
-export interface WorktreeMeasure {
-  commits: number;
-  disk_bytes: number;
-  /** The branch's tip when counted (absent when the branch did not exist). */
-  tip?: string;
-  /** The tip of the branch it lands into when counted (absent when there is none). */
-  into_tip?: string;
-}
-
-/** The tips of every local branch of a repository, by full ref name, from one git call. */
-export async function branchTips(repo: string): Promise<Map<string, string> | undefined> {
-  const out = await runGit(repo, ["for-each-ref", "--format=%(objectname) %(refname)", "refs/heads"]);
-  if (!out.ok) return undefined;
-  const tips = new Map<string, string>();
-  for (const line of out.stdout.split("\n")) {
-    const space = line.indexOf(" ");
-    if (space > 0) tips.set(line.slice(space + 1), line.slice(0, space));
-  }
-  return tips;
-}
-
-/**
- * Counts the commits to land and the bytes in the worktree's folder, with the tips they were
- * counted against; undefined when git cannot tell. Walks every file: call it once per worktree.
- */
-export async function measureWorktree(tree: WorktreeRecord): Promise<WorktreeMeasure | undefined> {
-  const tips = await branchTips(tree.repo);
-  const commits = await commitsToLand(tree);
-  if (!tips || commits === undefined) return undefined;
-  const tip = tips.get(`refs/heads/${tree.branch}`);
-  const into = tree.land_into ? tips.get(`refs/heads/${tree.land_into}`) : undefined;
-  return {
-    commits,
-    disk_bytes: await diskUse(tree.path),
-    ...(tip ? { tip } : {}),
-    ...(into ? { into_tip: into } : {}),
-  };
-}
-
-/**
- * The commits to land from a measure taken earlier, when neither branch has moved since (the
- * tips come from `branchTips`); undefined when it must be counted again.
- */
-export function measuredCommits(
-  tree: WorktreeRecord,
-  measure: WorktreeMeasure | undefined,
-  tips: ReadonlyMap<string, string>,
-): number | undefined {
-  if (!measure) return undefined;
-  if (tips.get(`refs/heads/${tree.branch}`) !== measure.tip) return undefined;
-  if (tree.land_into && tips.get(`refs/heads/${tree.land_into}`) !== measure.into_tip) return undefined;
-  return measure.commits;
-}
-
-/** Bytes of every file and folder under `folder` (0 when it is gone). */
-export async function diskUse(folder: string): Promise<number> {
-  let total = 0;
-  const walk = async (path: string): Promise<void> => {
-    const info = await lstat(path).catch(() => undefined);
-    if (!info) return;
-    total += info.size;
-    if (!info.isDirectory()) return;
-    for (const name of await readdir(path).catch(() => [] as string[])) await walk(join(path, name));
-  };
-  await walk(folder);
-  return total;
 }
 
 /** Removes a dispatch's worktree folder and git's record of it (the branch stays). */
