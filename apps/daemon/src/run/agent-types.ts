@@ -65,6 +65,11 @@ export interface StartAgentOptions {
   budgetUsd?: number;
   /** Where the agent's raw output is kept for later reading. */
   streamFile?: string;
+  /**
+   * Where a supervisor that outlives the daemon records how the agent ended (see
+   * `run/exit-record.ts`); it then keeps `streamFile` itself.
+   */
+  exitFile?: string;
   onProgress?: (progress: AgentProgress) => void;
 }
 
