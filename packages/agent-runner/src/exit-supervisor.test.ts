@@ -54,6 +54,9 @@ describe("an agent run under its exit supervisor", () => {
     const live = await agent.done;
     expect(live.exitCode).toBe(3);
     expect(live.stderrTail).toContain("some stderr");
+    // The last 64 KiB of stdout, held in memory as well.
+    expect(live.outputTail).toContain("finished go - 3");
+    expect(Buffer.byteLength(live.outputTail ?? "")).toBe(64 * 1024);
     const record = readSupervisedExit(exitFile);
     expect(record).toMatchObject({ exit_code: 3, signal: null, stream_truncated: false });
     expect(record?.stopped).toBeUndefined();

@@ -112,6 +112,11 @@ export interface AgentRunResult {
   startSha?: string;
   /** The last part of stderr. */
   stderrTail: string;
+  /**
+   * The last 64 KiB of the agent's stdout as it arrived, held in memory: a plain-text report is
+   * still there when the stream file could not be written (a full disk).
+   */
+  outputTail?: string;
   /** The raw output copy, when asked for. */
   streamFile?: { path: string; bytes: number; truncated: boolean; error?: string };
 }
@@ -136,6 +141,7 @@ export interface RunningAgent {
 }
 
 const stderrTailBytes = 16 * 1024;
+const outputTailBytes = 64 * 1024;
 
 /**
  * Whether `cwd` is in a git work tree and which commit HEAD is, in one git call
@@ -226,6 +232,7 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   let budgetStop: { spentUsd: number; budgetUsd: number } | undefined;
   let stopping: Promise<unknown> | undefined;
   let stderrTail = "";
+  let outputTail: Buffer = Buffer.alloc(0);
   let lastProgressAt = 0;
   let spawnError: Error | undefined;
   let leaderExited = false;
@@ -309,6 +316,8 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
 
   running.stdout?.on("data", (chunk: Buffer) => {
     splitter.push(chunk, onLine);
+    outputTail = Buffer.concat([outputTail, chunk]);
+    if (outputTail.length > outputTailBytes) outputTail = outputTail.subarray(-outputTailBytes);
     if (options.streamFile && options.exitFile !== undefined && !teeTruncated) {
       // The supervisor writes the copy; it is counted here the same way.
       const room = teeLimit - teeBytes;
@@ -436,6 +445,7 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
       git,
       startSha,
       stderrTail,
+      ...(outputTail.length > 0 ? { outputTail: outputTail.toString("utf8") } : {}),
       streamFile: options.streamFile
         ? {
             path: options.streamFile,
