@@ -30,6 +30,8 @@ export interface AgentRunResult {
   result?: string;
   /** The last `GSTACK_RESULT:` line the agent said, as said. */
   gstackResultLine?: string;
+  /** The last 64 KiB of its stdout, held in memory (a report survives a stream file not written). */
+  outputTail?: string;
   failure?: AgentFailure;
 }
 

@@ -31,6 +31,7 @@ export function resultOf(run: RunnerResult): AgentRunResult {
     timedOut: run.timedOut,
     progress,
     ...(text !== undefined ? { result: text } : {}),
+    ...(run.outputTail !== undefined ? { outputTail: run.outputTail } : {}),
     ...(run.progress.gstackResultLine !== undefined
       ? { gstackResultLine: run.progress.gstackResultLine }
       : {}),
