@@ -86,4 +86,47 @@ ${await readFile(world.agentScript, "utf8")}`,
     expect(after).not.toContain("disk full");
     expect(after).toContain("0 queued");
   }, 120_000);
+
+  it("keeps the report and learnings of an agent that ends while the disk is full", async () => {
+    await mkdir(world.root, { recursive: true });
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=2m,mode=0700", "tmpfs", world.root]);
+    mounted = true;
+    // Starts, waits for the go file (beside the state root, not on the small disk), then prints
+    // its report as plain text, as the plain test agent does.
+    const agent = join(world.base, "gated-agent.cjs");
+    const started = join(world.base, "started");
+    const go = join(world.base, "go");
+    await appendFile(
+      agent,
+      `const fs = require("node:fs");
+fs.writeFileSync(${JSON.stringify(started)}, "");
+const wait = () => (fs.existsSync(${JSON.stringify(go)}) ? require(${JSON.stringify(world.agentScript)}) : setTimeout(wait, 20));
+wait();
+`,
+    );
+    const lines: string[] = [];
+    daemon = testDaemon(
+      world,
+      { log: (line) => lines.push(line) },
+      { heartbeat_seconds: 1, agents: { codex: { command: [process.execPath, agent, "{prompt}"] } } },
+    );
+    await daemon.start();
+    await submitDispatch(world.layout, dispatchFor(world, "dispatch-ends-full", "sleep 0"));
+    await waitFor(async () => ((await readFile(started).catch(() => undefined)) ? true : undefined), 30_000);
+    const filler = join(world.root, "filler");
+    await fill(filler);
+    await appendFile(go, "");
+    // The agent's output copy cannot be written and finishing meets the full disk.
+    await waitFor(() => (lines.some((line) => line.startsWith("disk full")) ? true : undefined), 30_000);
+    await rm(filler);
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-ends-full"), 60_000);
+    expect(completion).toMatchObject({ status: "completed" });
+    expect(completion.artifacts).toContain("learnings:1");
+    const report = await readFile(world.layout.dispatch.completedReport("dispatch-ends-full"), "utf8");
+    expect(report).not.toContain("it wrote no report");
+    expect(report).toContain("The repo uses plain node for tests");
+    expect(await readFile(world.layout.project("acme-widget").learnings, "utf8")).toContain(
+      "The repo uses plain node for tests",
+    );
+  }, 120_000);
 });

@@ -32,7 +32,7 @@ import type { AgentFailure, AgentRunResult, AgentStarter, RunningAgent } from ".
 import { ClockWatch, monotonicNow } from "./clock";
 import { isDiskFull } from "./disk-space";
 import { DispatchQueue } from "./dispatch-queue";
-import { type ExitRecord, writeExitRecord } from "./exit-record";
+import { type ExitRecord, supervisedExitPath, writeExitRecord } from "./exit-record";
 import { untrustedAtLaunch } from "./launch-trust";
 import { buildPrompt } from "./prompt";
 
@@ -434,6 +434,7 @@ export class SessionRunner {
         // Measured on the monotonic clock, across restarts: a moved wall clock times out nothing.
         timeoutMs: Math.max(1000, settings.session_timeout_seconds * 1000 - this.ranMs(session)),
         streamFile: join(sessionDir, `stream-${spawnNumber(state)}.jsonl`),
+        exitFile: supervisedExitPath(layout, state.id, spawnNumber(state)),
         ...(budgetLeft !== undefined ? { budgetUsd: budgetLeft } : {}),
         onProgress: (progress) => {
           state.progress = progress;
