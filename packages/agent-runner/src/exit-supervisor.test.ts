@@ -75,6 +75,45 @@ describe("an agent run under its exit supervisor", () => {
     expect(recorded.failure?.kind).toBe(live.failure?.kind);
   });
 
+  it("hands its reader every byte, however late the reader reads, before it ends", async () => {
+    const folder = scratch.folder("supervised-late-reader-");
+    const streamFile = join(folder, "stream.jsonl");
+    const exitFile = join(folder, "exit.json");
+    const supervisor = spawn(
+      process.execPath,
+      [
+        "-e",
+        SUPERVISOR_SOURCE,
+        exitFile,
+        streamFile,
+        String(64 * 1024 * 1024),
+        process.execPath,
+        agentFile(),
+        "go - 3",
+      ],
+      { cwd: folder, stdio: ["ignore", "pipe", "ignore"], detached: true },
+    );
+    const ended = new Promise<number | null>((resolve) => supervisor.once("exit", (code) => resolve(code)));
+    // Nothing is read until the agent has ended and its end is recorded: more than a pipe holds
+    // is still waiting in the supervisor then.
+    supervisor.stdout.pause();
+    const record = await waitUntil(() => readSupervisedExit(exitFile), {
+      idleMs: 10_000,
+      what: "the exit record",
+    });
+    const chunks: Buffer[] = [];
+    supervisor.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+    supervisor.stdout.resume();
+    expect(await ended).toBe(3);
+    await new Promise((resolve) =>
+      supervisor.stdout.readableEnded ? resolve(undefined) : supervisor.stdout.once("end", resolve),
+    );
+    const passed = Buffer.concat(chunks);
+    expect(passed.length).toBe(record.stream_bytes);
+    expect(passed.equals(readFileSync(streamFile))).toBe(true);
+    expect(passed.toString("utf8")).toContain("finished go - 3");
+  });
+
   it("lets the agent finish and records it when nobody reads its output any more", async () => {
     const folder = scratch.folder("supervised-orphan-");
     const streamFile = join(folder, "stream.jsonl");

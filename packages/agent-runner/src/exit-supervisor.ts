@@ -26,8 +26,9 @@ export interface SupervisedExit {
  * is never cut off by a broken pipe), and when the agent ends writes how it ended to the exit
  * file: whole (a temporary file, synced, renamed) or not at all. A supervisor killed outright
  * writes nothing; one sent a catchable signal lets the agent (in the same group, so signalled too)
- * end and records the signal it got as `stopped`. It then ends as the agent did: the same code,
- * or the same signal.
+ * end and records the signal it got as `stopped`. It then waits until its reader has taken all
+ * the output it passed on (a reader that is gone is not waited for: the copy has it all) and
+ * ends as the agent did: the same code, or the same signal.
  *
  * Arguments: exit file, stream file ("" for none), stream byte limit, program, its arguments.
  */
@@ -62,6 +63,9 @@ const keep = (chunk) => {
     truncated = true;
   }
 };
+// Output is passed on as it comes, without waiting for its reader: the copy is kept at the
+// agent's pace whatever the reader's, and what the reader has not taken yet waits here.
+let received = 0;
 const pass = (stream, chunk) => {
   if (stream === process.stdout && readerGone) return;
   try { stream.write(chunk); } catch { if (stream === process.stdout) readerGone = true; }
@@ -82,20 +86,30 @@ const record = (fields) => {
     try { fs.rmSync(temporary, { force: true }); } catch {}
   }
 };
+// Written output is only handed to the kernel when the write returns; what its reader has not
+// taken yet still sits in this process, so the end waits for it, unless the reader is gone.
+const flushed = (stream) => new Promise((resolve) => {
+  if (stream.destroyed || stream.writableLength === 0 || (stream === process.stdout && readerGone)) return resolve();
+  stream.once("error", () => resolve());
+  stream.once("close", () => resolve());
+  stream.write("", () => resolve());
+});
 const child = spawn(file, args, { stdio: ["inherit", "pipe", "pipe"] });
-child.stdout.on("data", (chunk) => { keep(chunk); pass(process.stdout, chunk); });
-child.stderr.on("data", (chunk) => pass(process.stderr, chunk));
+child.stdout.on("data", (chunk) => { received += 1; keep(chunk); pass(process.stdout, chunk); });
+child.stderr.on("data", (chunk) => { received += 1; pass(process.stderr, chunk); });
 let ended = false;
 const end = (code, signal, spawnError) => {
   if (ended) return;
   ended = true;
   if (copy !== undefined) { try { fs.fsyncSync(copy); fs.closeSync(copy); } catch {} }
   record({ exit_code: code, signal, ...(spawnError ? { spawn_error: spawnError } : {}) });
-  if (signal) {
-    process.removeAllListeners(signal);
-    process.kill(process.pid, signal);
-  }
-  process.exit(code ?? 1);
+  Promise.all([flushed(process.stdout), flushed(process.stderr)]).then(() => {
+    if (signal) {
+      process.removeAllListeners(signal);
+      process.kill(process.pid, signal);
+    }
+    process.exit(code ?? 1);
+  });
 };
 child.once("error", (error) => {
   if (child.pid === undefined) {
@@ -104,11 +118,21 @@ child.once("error", (error) => {
   }
 });
 child.once("exit", (code, signal) => {
-  // Output a leftover of the agent still holds is not waited for long: it is stopped anyway.
+  // Output a leftover of the agent holds open is not waited for long (it is stopped anyway), but
+  // the end comes only once two seconds passed with nothing new, and each wait ends with a look
+  // at the pipes: a timer runs before the pipes are read, so on a busy machine a late one would
+  // otherwise count output still unread as none.
   let closed = false;
   const finish = () => { if (!closed) { closed = true; end(code, signal); } };
   child.once("close", finish);
-  setTimeout(finish, 2000).unref();
+  let seen = received;
+  const quiet = () => {
+    setTimeout(() => setImmediate(() => {
+      if (closed) return;
+      if (received !== seen) { seen = received; quiet(); } else finish();
+    }), 2000).unref();
+  };
+  quiet();
 });
 `;
 

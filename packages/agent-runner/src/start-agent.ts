@@ -383,7 +383,13 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
     // What escaped the group (its own group, a new session, a parent that already exited) is
     // found by session and by the run's environment marker, and stopped the same way.
     if (trace) await stopRunLeftovers(trace, { graceMilliseconds: killGraceMs });
-    if (pid !== undefined) await Promise.race([outputClosed, delay(2_000)]);
+    // A supervisor alone holds the pipes this process reads (the agent writes to the supervisor's
+    // own), so once it is gone they close when all it wrote is read: that is waited for whole,
+    // or the last output could be left unread. An agent run directly may leave a process that
+    // holds them open, so its output is waited for a short while only.
+    if (pid !== undefined) {
+      await (options.exitFile === undefined ? Promise.race([outputClosed, delay(2_000)]) : outputClosed);
+    }
     splitter.end(onLine);
     tracker.account({ skippedLines: splitter.stats.skippedLines, outputBytes: splitter.stats.bytes });
     if (tee && !teeError) await new Promise<void>((resolve) => tee!.end(() => resolve()));
