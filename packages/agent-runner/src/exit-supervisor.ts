@@ -39,7 +39,6 @@ const fs = require("node:fs");
 const path = require("node:path");
 const [exitFile, streamFile, limitText, file, ...args] = process.argv.slice(1);
 let stopped;
-for (const name of ["SIGTERM", "SIGINT", "SIGHUP"]) process.on(name, () => { stopped = stopped || name; });
 let readerGone = false;
 process.stdout.on("error", () => { readerGone = true; });
 process.stderr.on("error", () => {});
@@ -95,6 +94,10 @@ const flushed = (stream) => new Promise((resolve) => {
   stream.write("", () => resolve());
 });
 const child = spawn(file, args, { stdio: ["inherit", "pipe", "pipe"] });
+// Caught only from here on: a stop signal sent to the group before the agent was in it would
+// otherwise be caught and noted while the agent, started after it, never got it and ran on.
+// Before this line it ends the supervisor outright, and with it the agent, already in its group.
+for (const name of ["SIGTERM", "SIGINT", "SIGHUP"]) process.on(name, () => { stopped = stopped || name; });
 child.stdout.on("data", (chunk) => { received += 1; keep(chunk); pass(process.stdout, chunk); });
 child.stderr.on("data", (chunk) => { received += 1; pass(process.stderr, chunk); });
 let ended = false;
