@@ -364,7 +364,9 @@ export class SessionRunner {
     const sessionDir = layout.dispatch.sessionDir(state.id);
     // In place, one agent at a time per checkout: a second waits (in its slot) for the first.
     const release = state.in_place ? await this.holdCheckout(state.project_dir) : () => undefined;
-    if (session.cancelReason === "cancel") {
+    // A cancel that came during the launch (it found no agent to signal) ends it unstarted.
+    const cancelRequested = () => session.cancelReason === "cancel";
+    const finishUnstarted = async () => {
       release();
       await this.finish(session, "cancelled", {
         failure: {
@@ -374,6 +376,9 @@ export class SessionRunner {
           retryWithoutLearnings: false,
         },
       });
+    };
+    if (cancelRequested()) {
+      await finishUnstarted();
       return;
     }
     const budgetLeft = remainingBudget(state.budget_usd, state.spent_usd);
@@ -406,6 +411,12 @@ export class SessionRunner {
         },
         countCommits: false,
       });
+      return;
+    }
+    // Looked at again with nothing awaited between here and the spawn: a cancel during the
+    // checks above found no agent to signal, and the agent started after it would run on.
+    if (cancelRequested()) {
+      await finishUnstarted();
       return;
     }
     const resumeId = state.continue_with?.session_id ?? resumeSessionId(state);
