@@ -157,7 +157,7 @@ wait();
     console.log(
       `exit loop: ${rounds} rounds (${modes.dead} dead, ${modes.racing} racing, ${modes.early} early), ` +
         `${ids.length} dispatches; re-runs of finished agents ${reruns.length}, lost ${lost.length}, ` +
-        `finished twice ${twice.length}; ${fromRecord} finished from an exit record after a restart, ` +
+        `finished twice ${twice.length}; ${fromRecord} restarts found an agent ended and finished it from its record, ` +
         `${restarted.length} started again after being cut before they finished`,
     );
     expect({ reruns, lost, twice }).toEqual({ reruns: [], lost: [], twice: [] });
