@@ -12,7 +12,10 @@ import { ScratchFolders } from "./test-support";
 const scratch = new ScratchFolders();
 afterEach(() => scratch.removeAll());
 
-/** Codex-style events, then the exit code the prompt names; `wait FILE` first waits for FILE to exist. */
+/**
+ * Codex-style events, then the exit code the prompt names; `wait FILE` first waits for FILE to
+ * exist; `big` says 8 MB, more than any pipe or socket buffer holds.
+ */
 const program = `
 import { existsSync, writeFileSync } from "node:fs";
 const [, , prompt] = process.argv;
@@ -20,7 +23,7 @@ const emit = (event) => process.stdout.write(JSON.stringify(event) + "\\n");
 const [verb, arg, code] = prompt.split(" ");
 const go = () => {
   emit({ type: "thread.started", thread_id: "thread-9" });
-  emit({ type: "item.completed", item: { id: "1", type: "agent_message", text: "x".repeat(200000) } });
+  emit({ type: "item.completed", item: { id: "1", type: "agent_message", text: "x".repeat(verb === "big" ? 8000000 : 200000) } });
   emit({ type: "item.completed", item: { id: "2", type: "agent_message", text: "finished " + prompt } });
   emit({ type: "turn.completed", usage: { input_tokens: 1, output_tokens: 1 } });
   process.stderr.write("some stderr\\n");
@@ -89,20 +92,22 @@ describe("an agent run under its exit supervisor", () => {
         String(64 * 1024 * 1024),
         process.execPath,
         agentFile(),
-        "go - 3",
+        "big - 3",
       ],
       { cwd: folder, stdio: ["ignore", "pipe", "ignore"], detached: true },
     );
     const ended = new Promise<number | null>((resolve) => supervisor.once("exit", (code) => resolve(code)));
-    // Nothing is read until the agent has ended and its end is recorded: more than a pipe holds
-    // is still waiting in the supervisor then.
+    // Nothing is read until the agent has ended and its end is recorded: more than the pipe
+    // holds is still waiting in the supervisor then. (The listener is there from the start, held
+    // paused, so nothing read at the supervisor's exit could pass by it.)
+    const chunks: Buffer[] = [];
     supervisor.stdout.pause();
+    supervisor.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
     const record = await waitUntil(() => readSupervisedExit(exitFile), {
       idleMs: 10_000,
       what: "the exit record",
     });
-    const chunks: Buffer[] = [];
-    supervisor.stdout.on("data", (chunk: Buffer) => chunks.push(chunk));
+    expect(chunks).toEqual([]);
     supervisor.stdout.resume();
     expect(await ended).toBe(3);
     await new Promise((resolve) =>
@@ -111,7 +116,7 @@ describe("an agent run under its exit supervisor", () => {
     const passed = Buffer.concat(chunks);
     expect(passed.length).toBe(record.stream_bytes);
     expect(passed.equals(readFileSync(streamFile))).toBe(true);
-    expect(passed.toString("utf8")).toContain("finished go - 3");
+    expect(passed.toString("utf8")).toContain("finished big - 3");
   });
 
   it("lets the agent finish and records it when nobody reads its output any more", async () => {
