@@ -49,8 +49,47 @@ export interface DaemonContext {
   api?: { socket?: string; tcp?: string; error?: string };
 }
 
-/** An {@link Audit} writing to the layout's audit log, stamped by `now`. */
-export function auditLog(layout: GstackLayout, now: () => Date, log: (line: string) => void): Audit {
+/**
+ * An {@link Audit} writing to the layout's audit log, stamped by `now`. Events are written in
+ * order, each as one whole line (see `appendJsonLines`: a write a full disk cuts short leaves
+ * nothing behind). An event the disk has no room for is held in memory with those after it and
+ * written, once and in order, by a retry every `retryMs` (default 1 s) until there is room: a
+ * full disk delays the audit log and loses nothing of it while the daemon lives.
+ */
+export function auditLog(
+  layout: GstackLayout,
+  now: () => Date,
+  log: (line: string) => void,
+  retryMs = 1000,
+): Audit {
+  const held: AuditEvent[] = [];
+  let writing: Promise<void> = Promise.resolve();
+  let retry: NodeJS.Timeout | undefined;
+  const flush = async (): Promise<void> => {
+    while (held.length > 0) {
+      try {
+        await appendJsonLines(layout.dispatch.audit, [held[0]]);
+        held.shift();
+      } catch (error) {
+        const code = (error as NodeJS.ErrnoException).code;
+        if (code === "ENOSPC" || code === "EDQUOT") {
+          if (retry === undefined) {
+            log(
+              `the audit log is waiting for disk space (${held.length} event${held.length === 1 ? "" : "s"} held)`,
+            );
+            retry = setTimeout(() => {
+              retry = undefined;
+              writing = writing.then(flush);
+            }, retryMs);
+            retry.unref();
+          }
+          return;
+        }
+        held.shift();
+        log(`could not write the audit log: ${(error as Error).message}`);
+      }
+    }
+  };
   return async (event, fields = {}) => {
     const entry: AuditEvent = {
       ts: now().toISOString(),
@@ -59,9 +98,10 @@ export function auditLog(layout: GstackLayout, now: () => Date, log: (line: stri
       ...(fields.reason ? { reason: fields.reason.slice(0, 1500) } : {}),
     };
     if (fields.pid === undefined) entry.pid = process.pid;
-    await appendJsonLines(layout.dispatch.audit, [entry]).catch((error: Error) =>
-      log(`could not write the audit log: ${error.message}`),
-    );
+    held.push(entry);
+    if (held.length > 1 && retry !== undefined) return;
+    writing = writing.then(flush);
+    await writing;
   };
 }
 

@@ -1,6 +1,6 @@
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { type Dispatch, parseJson, parseValue, writeFileAtomic } from "@gstack/contracts";
+import { type Dispatch, type GstackLayout, parseJson, parseValue, writeFileAtomic } from "@gstack/contracts";
 import { auditHolds, type DaemonContext } from "./daemon-context";
 import { exists } from "./exists";
 import {
@@ -13,7 +13,12 @@ import {
 } from "./finish/completion";
 import { stopMarkedAgents, stopRecordedAgent } from "./finish/orphans";
 import { MAX_DISPATCH_BYTES, readClaimed } from "./intake/intake";
-import { type ExitRecord, readExitRecord } from "./run/exit-record";
+import {
+  type ExitRecord,
+  readExitRecord,
+  readSupervisedExitRecord,
+  writeExitRecord,
+} from "./run/exit-record";
 import { readAllStates, readQueueFile, type SessionState, spawnNumber, writeState } from "./session-state";
 import { carryAttemptSpend } from "./spend/spend";
 
@@ -36,6 +41,25 @@ export interface RecoveryParts {
   takeClaimed(path: string, name: string, firstSeen: Date, settled: boolean): Promise<void>;
   /** Saves the queue's order once everything is adopted. */
   saveQueue(): Promise<void>;
+}
+
+/**
+ * How the interrupted run of `state` ended: by the daemon's own exit record, else by its
+ * supervisor's (the agent ended while no daemon followed it), then kept as the daemon's record.
+ */
+async function exitOf(layout: GstackLayout, state: SessionState): Promise<ExitRecord | undefined> {
+  const attempt = spawnNumber(state);
+  const recorded = await readExitRecord(layout, state.id, attempt);
+  if (recorded) return recorded;
+  const supervised = readSupervisedExitRecord(
+    layout,
+    state.id,
+    state.agent,
+    attempt,
+    state.started_at ?? state.updated_at,
+  );
+  if (supervised) await writeExitRecord(layout, state.id, supervised);
+  return supervised;
 }
 
 /**
@@ -124,7 +148,7 @@ export async function recover(parts: RecoveryParts): Promise<void> {
       continue;
     }
     const wasRunning = state.status !== "queued";
-    const exited = wasRunning ? await readExitRecord(layout, state.id, spawnNumber(state)) : undefined;
+    const exited = wasRunning ? await exitOf(layout, state) : undefined;
     if (exited && !(exited.result.cancelled && exited.cancel_reason === "shutdown")) {
       // Its agent had ended and the exit was recorded: it is finished (or retried) from that,
       // never started again for this attempt. The state stays running until it is settled.

@@ -20,6 +20,8 @@ export type { ClaudeArgsOptions } from "./claude-args";
 export { assertSafeArguments, buildClaudeArgs } from "./claude-args";
 export { ClaudeStreamTracker } from "./claude-stream-tracker";
 export { describeToolUse } from "./describe-tool-use";
+export type { SupervisedExit } from "./exit-supervisor";
+export { readSupervisedExit, SUPERVISOR_SOURCE } from "./exit-supervisor";
 export type { GitProgress, ProgressCrossCheck, ReportedProgress } from "./git-progress";
 export { crossCheckProgress, gitProgress, headSha } from "./git-progress";
 export { JsonLinesTracker } from "./json-lines-tracker";
@@ -37,6 +39,7 @@ export {
   stopProcessGroup,
   stopRunLeftovers,
 } from "./process-group";
+export { recordedRunResult } from "./recorded-run";
 export type { RetryDecision, RetryPolicyOptions } from "./retry-policy";
 export { decideRetry } from "./retry-policy";
 export type { AgentRunResult, RunningAgent, StartAgentOptions } from "./start-agent";

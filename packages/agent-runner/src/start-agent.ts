@@ -18,6 +18,7 @@ import type { AgentFailure } from "./agent-failure";
 import { type AgentProgress, type AgentResultSummary, snapshotProgress } from "./agent-progress";
 import { AgentRunnerError } from "./agent-runner-error";
 import { classifyFailure } from "./classify-failure";
+import { readSupervisedExit, SUPERVISOR_SOURCE } from "./exit-supervisor";
 import { type GitProgress, gitProgress } from "./git-progress";
 import { LineSplitter } from "./line-splitter";
 import {
@@ -60,6 +61,13 @@ export interface StartAgentOptions {
   streamFile?: string;
   /** Default 64 MiB. */
   streamFileMaxBytes?: number;
+  /**
+   * Run the agent under a supervisor (see `exit-supervisor.ts`) that outlives this process: it
+   * keeps the stream file itself and writes how the agent ended to this file, so a caller that
+   * died meanwhile can finish the run from the record (`recordedRunResult`) instead of running
+   * the agent again. The supervisor leads the process group; the agent is its child in it.
+   */
+  exitFile?: string;
   /** Longest output line parsed, in characters; longer lines are skipped and counted. Default 8 Mi. */
   maxLineLength?: number;
   /** Every parsed output event, as it arrives. */
@@ -104,6 +112,11 @@ export interface AgentRunResult {
   startSha?: string;
   /** The last part of stderr. */
   stderrTail: string;
+  /**
+   * The last 64 KiB of the agent's stdout as it arrived, held in memory: a plain-text report is
+   * still there when the stream file could not be written (a full disk).
+   */
+  outputTail?: string;
   /** The raw output copy, when asked for. */
   streamFile?: { path: string; bytes: number; truncated: boolean; error?: string };
 }
@@ -128,6 +141,7 @@ export interface RunningAgent {
 }
 
 const stderrTailBytes = 16 * 1024;
+const outputTailBytes = 64 * 1024;
 
 /**
  * Whether `cwd` is in a git work tree and which commit HEAD is, in one git call
@@ -218,6 +232,7 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   let budgetStop: { spentUsd: number; budgetUsd: number } | undefined;
   let stopping: Promise<unknown> | undefined;
   let stderrTail = "";
+  let outputTail: Buffer = Buffer.alloc(0);
   let lastProgressAt = 0;
   let spawnError: Error | undefined;
   let leaderExited = false;
@@ -227,7 +242,8 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   let teeTruncated = false;
   const teeLimit = options.streamFileMaxBytes ?? 64 * 1024 * 1024;
   let teeError: string | undefined;
-  if (options.streamFile) {
+  // Under a supervisor, the supervisor keeps the copy (it must go on once this process is gone).
+  if (options.streamFile && options.exitFile === undefined) {
     tee = createWriteStream(options.streamFile, { flags: "w", mode: 0o600 });
     // The copy is a convenience: failing to write it must not fail or crash the run.
     tee.on("error", (error) => {
@@ -244,7 +260,22 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
   const spawnedAfter = bootTicksNow();
   let child: ChildProcess | undefined;
   try {
-    child = spawn(commandLine.file, commandLine.args, {
+    const [file, args] =
+      options.exitFile === undefined
+        ? [commandLine.file, commandLine.args]
+        : [
+            process.execPath,
+            [
+              "-e",
+              SUPERVISOR_SOURCE,
+              options.exitFile,
+              options.streamFile ?? "",
+              String(teeLimit),
+              commandLine.file,
+              ...commandLine.args,
+            ],
+          ];
+    child = spawn(file, args, {
       cwd: options.cwd,
       env: environment,
       stdio: [stdin, "pipe", "pipe"],
@@ -285,6 +316,14 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
 
   running.stdout?.on("data", (chunk: Buffer) => {
     splitter.push(chunk, onLine);
+    outputTail = Buffer.concat([outputTail, chunk]);
+    if (outputTail.length > outputTailBytes) outputTail = outputTail.subarray(-outputTailBytes);
+    if (options.streamFile && options.exitFile !== undefined && !teeTruncated) {
+      // The supervisor writes the copy; it is counted here the same way.
+      const room = teeLimit - teeBytes;
+      if (chunk.length > room) teeTruncated = true;
+      teeBytes += Math.min(chunk.length, room);
+    }
     if (tee && !teeTruncated) {
       const room = teeLimit - teeBytes;
       const piece = chunk.length <= room ? chunk : chunk.subarray(0, room);
@@ -344,14 +383,30 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
     // What escaped the group (its own group, a new session, a parent that already exited) is
     // found by session and by the run's environment marker, and stopped the same way.
     if (trace) await stopRunLeftovers(trace, { graceMilliseconds: killGraceMs });
-    if (pid !== undefined) await Promise.race([outputClosed, delay(2_000)]);
+    // A supervisor alone holds the pipes this process reads (the agent writes to the supervisor's
+    // own), so once it is gone they close when all it wrote is read: that is waited for whole,
+    // or the last output could be left unread. An agent run directly may leave a process that
+    // holds them open, so its output is waited for a short while only.
+    if (pid !== undefined) {
+      await (options.exitFile === undefined ? Promise.race([outputClosed, delay(2_000)]) : outputClosed);
+    }
     splitter.end(onLine);
     tracker.account({ skippedLines: splitter.stats.skippedLines, outputBytes: splitter.stats.bytes });
     if (tee && !teeError) await new Promise<void>((resolve) => tee!.end(() => resolve()));
     const result = tracker.result();
     const progress = snapshotProgress(tracker.progress());
     let failure: AgentFailure | undefined;
-    if (spawnError && pid === undefined) {
+    const supervised = options.exitFile === undefined ? undefined : readSupervisedExit(options.exitFile);
+    if (supervised?.stream_error) teeError = supervised.stream_error;
+    if (supervised?.spawn_error) {
+      failure = {
+        kind: "spawn_error",
+        retryable: false,
+        retryWithoutLearnings: false,
+        message: `Could not start ${commandLine.file}: ${supervised.spawn_error}`,
+        evidence: "spawn",
+      };
+    } else if (spawnError && pid === undefined) {
       failure = {
         kind: "spawn_error",
         retryable: false,
@@ -396,6 +451,7 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
       git,
       startSha,
       stderrTail,
+      ...(outputTail.length > 0 ? { outputTail: outputTail.toString("utf8") } : {}),
       streamFile: options.streamFile
         ? {
             path: options.streamFile,

@@ -63,7 +63,8 @@ function temporaryName(folder: string, path: string): string {
 /**
  * Appends lines to a file with one `write(2)` on a descriptor opened with `O_APPEND`, so
  * that writers in several processes never tear or interleave a line: the kernel moves to
- * the end and writes the whole buffer under the file's lock.
+ * the end and writes the whole buffer under the file's lock. A write that fails partway (a full
+ * disk) leaves nothing of the lines behind: the part written is truncated off again.
  */
 export async function appendLines(path: string, lines: readonly string[]): Promise<void> {
   if (lines.length === 0) return;
@@ -78,13 +79,22 @@ export async function appendLines(path: string, lines: readonly string[]): Promi
     await mkdir(dirname(path), { recursive: true });
     handle = await open(path, "a");
   }
+  const buffer = Buffer.from(`${lines.join("\n")}\n`, "utf8");
+  let written = 0;
   try {
-    const buffer = Buffer.from(`${lines.join("\n")}\n`, "utf8");
-    let written = 0;
     while (written < buffer.length) {
       const { bytesWritten } = await handle.write(buffer, written);
       written += bytesWritten;
     }
+  } catch (error) {
+    // A full disk can take part of the buffer and refuse the rest: a line cut short would run
+    // into the next one appended and spoil both. The part written is taken back off the end,
+    // so the file ends with whole lines and the caller may append the same lines again.
+    if (written > 0) {
+      const { size } = await handle.stat();
+      await handle.truncate(Math.max(0, size - written)).catch(() => undefined);
+    }
+    throw error;
   } finally {
     await handle.close();
   }

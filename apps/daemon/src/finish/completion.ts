@@ -221,6 +221,16 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
       finalText = plain;
     }
   }
+  if (!parsed && outcome.result?.outputTail) {
+    // The kept output could not be written (a full disk): the tail held in memory has the report.
+    const tail = outcome.result.outputTail;
+    const plain = plainTextOf(tail, Buffer.byteLength(tail) >= 64 * 1024);
+    const fromMemory = plain ? parseReportSections(plain) : undefined;
+    if (fromMemory) {
+      parsed = fromMemory;
+      finalText = plain;
+    }
+  }
   const learningLines = parsed ? bulletItems(parsed["Learnings logged"]) : [];
   const learnings = extractLearnings(learningLines, { dispatchId: state.id, ts: finishedAt.toISOString() });
   const sections = completeSections(parsed, completion, {
@@ -484,6 +494,17 @@ async function auditHas(path: string, event: AuditEventName, id: string): Promis
 }
 
 /** The non-JSON lines of the last 64 KiB of an agent's kept output. */
+/** The plain-text lines of an output tail (JSON event lines left out); `cut`: its first line is partial. */
+function plainTextOf(tail: string, cut: boolean): string | undefined {
+  const lines = tail.split("\n");
+  if (cut) lines.shift();
+  const text = lines
+    .filter((line) => !line.trimStart().startsWith("{"))
+    .join("\n")
+    .trim();
+  return text || undefined;
+}
+
 async function plainTextTail(path: string): Promise<string | undefined> {
   try {
     const handle = await open(path, "r");
@@ -492,13 +513,7 @@ async function plainTextTail(path: string): Promise<string | undefined> {
       const length = Math.min(size, 64 * 1024);
       const buffer = Buffer.alloc(length);
       await handle.read(buffer, 0, length, size - length);
-      const lines = buffer.toString("utf8").split("\n");
-      if (size > length) lines.shift();
-      const text = lines
-        .filter((line) => !line.trimStart().startsWith("{"))
-        .join("\n")
-        .trim();
-      return text || undefined;
+      return plainTextOf(buffer.toString("utf8"), size > length);
     } finally {
       await handle.close();
     }

@@ -66,7 +66,7 @@ if (fs.existsSync(record)) {
 } else {
   const helper = spawn(process.execPath, ["-e", "setInterval(() => {}, 1000)"], { detached: true, stdio: "ignore" });
   helper.unref();
-  fs.writeFileSync(record, JSON.stringify({ agent: process.pid, helper: helper.pid }));
+  fs.writeFileSync(record, JSON.stringify({ supervisor: process.ppid, agent: process.pid, helper: helper.pid }));
   setTimeout(() => {}, 60_000);
 }
 `;
@@ -84,10 +84,10 @@ describe.runIf(process.platform === "linux")(
       // Written in place by the agent: read until it is whole, not merely there.
       const first = await waitFor(() =>
         readFile(join(world.base, "first-run.json"), "utf8")
-          .then((text) => JSON.parse(text) as { agent: number; helper: number })
+          .then((text) => JSON.parse(text) as { supervisor: number; agent: number; helper: number })
           .catch(() => undefined),
       );
-      leftovers = [first.agent, first.helper];
+      leftovers = [first.supervisor, first.agent, first.helper];
       // The daemon died before it wrote the pid: nothing on disk names the running agent.
       const state = await readState(world.layout, "dispatch-unrecorded");
       expect(state).toMatchObject({ status: "running", attempt: 1 });
@@ -102,6 +102,7 @@ describe.runIf(process.platform === "linux")(
       );
       await daemon.start();
       // Stopped during the start, before anything runs again.
+      expect(running(first.supervisor)).toBe(false);
       expect(running(first.agent)).toBe(false);
       expect(running(first.helper)).toBe(false);
       const killed = (await auditOf(world.layout)).find(
@@ -109,7 +110,8 @@ describe.runIf(process.platform === "linux")(
       );
       expect(killed?.detail).toMatchObject({ found_by: "run marker" });
       expect([...((killed?.detail as { pids?: number[] } | undefined)?.pids ?? [])].sort()).toEqual(
-        [first.agent, first.helper].sort(),
+        // The agent's exit supervisor (its parent) carries the marker too.
+        [first.supervisor, first.agent, first.helper].sort(),
       );
       expect(await waitFor(() => completionOf(world.layout, "dispatch-unrecorded"))).toMatchObject({
         status: "completed",

@@ -30,6 +30,8 @@ export interface AgentRunResult {
   result?: string;
   /** The last `GSTACK_RESULT:` line the agent said, as said. */
   gstackResultLine?: string;
+  /** The last 64 KiB of its stdout, held in memory (a report survives a stream file not written). */
+  outputTail?: string;
   failure?: AgentFailure;
 }
 
@@ -65,6 +67,11 @@ export interface StartAgentOptions {
   budgetUsd?: number;
   /** Where the agent's raw output is kept for later reading. */
   streamFile?: string;
+  /**
+   * Where a supervisor that outlives the daemon records how the agent ended (see
+   * `run/exit-record.ts`); it then keeps `streamFile` itself.
+   */
+  exitFile?: string;
   onProgress?: (progress: AgentProgress) => void;
 }
 

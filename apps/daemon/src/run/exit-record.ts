@@ -1,7 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { readSupervisedExit, recordedRunResult } from "@gstack/agent-runner";
 import { type GstackLayout, writeFileAtomic } from "@gstack/contracts";
 import type { AgentRunResult } from "./agent-types";
+import { resultOf } from "./runner-agent";
 
 /**
  * How one start of an agent ended, written (and synced) the moment its result is known and before
@@ -38,6 +40,38 @@ export async function readExitRecord(
   try {
     const record = JSON.parse(await readFile(exitRecordPath(layout, id, attempt), "utf8")) as ExitRecord;
     return record.attempt === attempt && typeof record.result === "object" ? record : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where the supervisor of start `attempt` records how its agent ended. */
+export function supervisedExitPath(layout: GstackLayout, id: string, attempt: number): string {
+  return join(layout.dispatch.sessionDir(id), `agent-exit-${attempt}.json`);
+}
+
+/**
+ * How start `attempt` ended by the record its supervisor wrote, the result rebuilt from the
+ * output it kept (`stream-{n}.jsonl`); undefined when there is no record, or when the supervisor
+ * was itself stopped (the agent was cancelled or stopped as an orphan: it did not finish).
+ */
+export function readSupervisedExitRecord(
+  layout: GstackLayout,
+  id: string,
+  agent: string,
+  attempt: number,
+  startedAt: string,
+): ExitRecord | undefined {
+  const exit = readSupervisedExit(supervisedExitPath(layout, id, attempt));
+  if (exit === undefined || exit.stopped !== undefined) return undefined;
+  try {
+    const run = recordedRunResult({
+      agent,
+      streamFile: join(layout.dispatch.sessionDir(id), `stream-${attempt}.jsonl`),
+      exit,
+      startedAt,
+    });
+    return { attempt, result: resultOf(run) };
   } catch {
     return undefined;
   }

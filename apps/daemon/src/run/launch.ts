@@ -11,6 +11,7 @@ import { formatUsd, remainingBudget } from "../spend/spend";
 import { prepareWorkspace } from "../worktree/prepare";
 import type { AgentFailure, AgentStarter, RunningAgent } from "./agent-types";
 import { ClockWatch, monotonicNow } from "./clock";
+import { supervisedExitPath } from "./exit-record";
 import { untrustedAtLaunch } from "./launch-trust";
 import { buildPrompt } from "./prompt";
 import { ranMs, schedulePersist, unlessDiskFull } from "./run-time";
@@ -126,7 +127,9 @@ export class Launcher {
     const sessionDir = layout.dispatch.sessionDir(state.id);
     // In place, one agent at a time per checkout: a second waits (in its slot) for the first.
     const release = state.in_place ? await this.holdCheckout(state.project_dir) : () => undefined;
-    if (session.cancelReason === "cancel") {
+    // A cancel that came during the launch (it found no agent to signal) ends it unstarted.
+    const cancelRequested = () => session.cancelReason === "cancel";
+    const finishUnstarted = async () => {
       release();
       await this.finisher.finish(session, "cancelled", {
         failure: {
@@ -136,6 +139,9 @@ export class Launcher {
           retryWithoutLearnings: false,
         },
       });
+    };
+    if (cancelRequested()) {
+      await finishUnstarted();
       return;
     }
     const budgetLeft = remainingBudget(state.budget_usd, state.spent_usd);
@@ -170,6 +176,12 @@ export class Launcher {
       });
       return;
     }
+    // Looked at again with nothing awaited between here and the spawn: a cancel during the
+    // checks above found no agent to signal, and the agent started after it would run on.
+    if (cancelRequested()) {
+      await finishUnstarted();
+      return;
+    }
     const resumeId = state.continue_with?.session_id ?? resumeSessionId(state);
     const { environment } = context;
     let agent: RunningAgent;
@@ -196,6 +208,7 @@ export class Launcher {
         // Measured on the monotonic clock, across restarts: a moved wall clock times out nothing.
         timeoutMs: Math.max(1000, settings.session_timeout_seconds * 1000 - ranMs(context, session)),
         streamFile: join(sessionDir, `stream-${spawnNumber(state)}.jsonl`),
+        exitFile: supervisedExitPath(layout, state.id, spawnNumber(state)),
         ...(budgetLeft !== undefined ? { budgetUsd: budgetLeft } : {}),
         onProgress: (progress) => {
           state.progress = progress;

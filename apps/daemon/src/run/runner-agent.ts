@@ -17,7 +17,8 @@ function progressOf(progress: RunnerProgress): AgentProgress {
   };
 }
 
-function resultOf(run: RunnerResult): AgentRunResult {
+/** The daemon's view of a runner's result (also of one read back from a supervisor's record). */
+export function resultOf(run: RunnerResult): AgentRunResult {
   const progress = progressOf(run.progress);
   if (run.result?.sessionId && !progress.sessionId) progress.sessionId = run.result.sessionId;
   if (run.result?.costUsd !== undefined) progress.costUsd = run.result.costUsd;
@@ -30,6 +31,7 @@ function resultOf(run: RunnerResult): AgentRunResult {
     timedOut: run.timedOut,
     progress,
     ...(text !== undefined ? { result: text } : {}),
+    ...(run.outputTail !== undefined ? { outputTail: run.outputTail } : {}),
     ...(run.progress.gstackResultLine !== undefined
       ? { gstackResultLine: run.progress.gstackResultLine }
       : {}),
@@ -72,6 +74,7 @@ export const startRunnerAgent: AgentStarter = (options) => {
     ...(options.timeoutMs !== undefined ? { timeoutMs: options.timeoutMs } : {}),
     ...(options.budgetUsd !== undefined ? { budgetUsd: options.budgetUsd } : {}),
     ...(options.streamFile ? { streamFile: options.streamFile } : {}),
+    ...(options.exitFile ? { exitFile: options.exitFile } : {}),
     ...(options.onProgress
       ? { onProgress: (progress: RunnerProgress) => options.onProgress?.(progressOf(progress)) }
       : {}),

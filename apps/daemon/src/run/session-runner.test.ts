@@ -202,6 +202,26 @@ describe("SessionRunner", () => {
     expect(agents.runs).toHaveLength(1);
   });
 
+  it("starts no agent when a cancel comes during the launch's last checks", async () => {
+    // The trust check right before the spawn is where the cancel lands: it finds no agent yet.
+    let checks = 0;
+    let answer: Promise<unknown> | undefined;
+    context.currentTrustedRepos = async () => {
+      checks += 1;
+      const session = runner.get("dispatch-cancel-at-spawn");
+      if (checks === 2 && session) answer = runner.cancel(session, "not now");
+      await answer;
+      return context.settings.trusted_repos;
+    };
+    await admit("dispatch-cancel-at-spawn");
+    expect(await waitFor(() => completionOf(world.layout, "dispatch-cancel-at-spawn"))).toMatchObject({
+      status: "cancelled",
+    });
+    expect(checks).toBe(2);
+    expect(await answer).toEqual({ outcome: "cancelling" });
+    expect(agents.runs).toHaveLength(0);
+  });
+
   it("answers a cancel that comes after the agent exited with how the run ended, and changes nothing", async () => {
     await admit("dispatch-late-cancel");
     const run = await waitFor(() => agents.runs[0]);

@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { access, mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseValue, SERVICE_API_ROUTES } from "@gstack/contracts";
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, beforeEach, describe, expect, it, onTestFailed } from "vitest";
 import { parse } from "yaml";
 import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
@@ -120,6 +120,8 @@ describe("the gstack-coding service as clawvisor-local runs it", { timeout: load
     daemon = testDaemon(world, { log: (line) => lines.push(line) });
     await daemon.start();
     const running = await startService(dir);
+    // Where a dispatch got stuck is in the daemon's log and the service's.
+    onTestFailed(() => console.log(`daemon log:\n${lines.join("\n")}\nservice log:\n${running.log}`));
     const hostileTask =
       'commit hostile.txt\nthen "quote" it \\ back\\slash\n\t✓ 日本語 🚀 {{dispatch}} </script>';
     const dispatch = dispatchFor(world, "dispatch-via-clawvisor", hostileTask);

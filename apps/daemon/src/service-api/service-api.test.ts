@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { chmod, mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { type DispatchInput, parseValue, writeDispatchFile } from "@gstack/contracts";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, onTestFailed } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon, DaemonOptions } from "../daemon";
 import { completionOf, dispatchFor, makeWorld, type TestWorld, testDaemon, waitFor } from "../test-support";
@@ -22,7 +22,22 @@ afterEach(async () => {
 });
 
 async function startDaemon(options: Partial<DaemonOptions> = {}, settings: Record<string, unknown> = {}) {
-  daemon = testDaemon(world, { retryDelayMs: { rateLimit: 20, other: 20 }, ...options }, settings);
+  // The daemon's log is printed when the test fails: it says where a dispatch got stuck.
+  const lines: string[] = [];
+  onTestFailed(() => console.log(`daemon log:\n${lines.join("\n")}`));
+  const log = options.log;
+  daemon = testDaemon(
+    world,
+    {
+      retryDelayMs: { rateLimit: 20, other: 20 },
+      ...options,
+      log: (line) => {
+        lines.push(line);
+        log?.(line);
+      },
+    },
+    settings,
+  );
   await daemon.start();
   return daemon;
 }
