@@ -2,23 +2,24 @@ import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "./daemon";
+import { useDaemonWorld } from "./daemon-test-world";
 import { submitDispatch } from "./submit";
-import { completionOf, dispatchFor, makeWorld, type TestWorld, testDaemon, waitFor } from "./test-support";
+import { completionOf, dispatchFor, type TestWorld, waitFor } from "./test-support";
 
+const daemonWorld = useDaemonWorld();
 let world: TestWorld;
 let daemon: Daemon | undefined;
 let umask: number;
 
-beforeEach(async () => {
-  world = await makeWorld();
+beforeEach(() => {
+  world = daemonWorld.world;
+  daemon = undefined;
   umask = process.umask(0o022);
 });
 
 afterEach(async () => {
   await daemon?.stop(0);
-  daemon = undefined;
   process.umask(umask);
-  await world.cleanup();
 });
 
 async function walk(folder: string): Promise<string[]> {
@@ -33,8 +34,7 @@ async function walk(folder: string): Promise<string[]> {
 
 describe("the daemon's state under umask 022", () => {
   it("is private to the user: folders 0700, files 0600", async () => {
-    daemon = testDaemon(world);
-    await daemon.start();
+    daemon = await daemonWorld.start();
     await submitDispatch(world.layout, dispatchFor(world, "dispatch-private", "commit private.txt"));
     await waitFor(() => completionOf(world.layout, "dispatch-private"));
     await daemon.stop(0);
