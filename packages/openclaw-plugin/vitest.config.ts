@@ -10,6 +10,7 @@ export default mergeConfig(
     test: {
       testTimeout: loadBudget(180_000),
       hookTimeout: loadBudget(240_000),
+      globalSetup: ["./vitest.pack-once.ts"],
     },
   }),
 );

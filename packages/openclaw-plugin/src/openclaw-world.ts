@@ -1,8 +1,8 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { promisify } from "node:util";
 import { type GstackLayout, gstackLayout } from "@gstack/contracts";
 import { Daemon } from "@gstack/daemon";
@@ -36,12 +36,22 @@ export const claudeCli = join(
   "claude",
 );
 
+/** Set by the test run's global set-up to the tarball it packed once for every test file. */
+export const PACKED_PLUGIN_ENV = "GSTACK_TEST_PLUGIN_TARBALL";
+
 /**
  * Packs this package the way it is published (`pnpm pack`) and returns the tarball path.
- * The package must be built first.
+ * The package must be built first. In a test run that packed it already (PACKED_PLUGIN_ENV),
+ * the same tarball is copied into `destination` instead.
  */
 export async function packPlugin(destination: string): Promise<string> {
   await mkdir(destination, { recursive: true });
+  const packed = process.env[PACKED_PLUGIN_ENV];
+  if (packed) {
+    const copy = join(destination, basename(packed));
+    await copyFile(packed, copy);
+    return copy;
+  }
   await run("pnpm", ["pack", "--pack-destination", destination], { cwd: pluginPackageDir });
   const tarball = (await readdir(destination)).find((name) => name.endsWith(".tgz"));
   if (!tarball) throw new Error(`pnpm pack left no tarball in ${destination}`);
