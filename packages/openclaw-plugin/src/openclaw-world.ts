@@ -403,8 +403,20 @@ export async function runCodingDaemonUntilDone(
  * Starts the real gateway (openclaw-testbed's) with a start-up wait that grows with the load:
  * on a busy two-core machine its start alone can pass the testbed's fixed two minutes.
  */
-export function startOpenClawGateway(options: OpenClawGatewayOptions): Promise<OpenClawGateway> {
-  return startTestbedGateway({ startTimeoutMs: loadBudget(120_000), ...options });
+export async function startOpenClawGateway(options: OpenClawGatewayOptions): Promise<OpenClawGateway> {
+  const gateway = await startTestbedGateway({ startTimeoutMs: loadBudget(120_000), ...options });
+  const started = gatewaysStarted.get(options.home) ?? [];
+  started.push(gateway);
+  gatewaysStarted.set(options.home, started);
+  return gateway;
+}
+
+/** The gateways started on each OpenClaw home in this test file, oldest first. */
+const gatewaysStarted = new Map<string, OpenClawGateway[]>();
+
+/** The gateways started on `home` so far (restarts included), oldest first. */
+export function gatewaysOn(home: string): readonly OpenClawGateway[] {
+  return gatewaysStarted.get(home) ?? [];
 }
 
 export { makeOpenClawHome };
