@@ -182,7 +182,17 @@ export async function chatHistory(
   sessionKey: string,
 ): Promise<HistoryMessage[]> {
   const call = await runOpenClaw(
-    ["gateway", "call", "chat.history", "--params", JSON.stringify({ sessionKey, limit: 500 }), "--json"],
+    // The CLI's own wait for the gateway's answer (10 s unless told) grows with the load too.
+    [
+      "gateway",
+      "call",
+      "chat.history",
+      "--params",
+      JSON.stringify({ sessionKey, limit: 500 }),
+      "--json",
+      "--timeout",
+      String(loadBudget(10_000)),
+    ],
     { home: home.home, env: gatewayEnv(gateway), timeoutMs: loadBudget(60_000) },
   );
   if (call.code !== 0) throw new Error(`chat.history failed:\n${call.stdout}\n${call.stderr}`);
