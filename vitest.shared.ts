@@ -1,8 +1,18 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { defineConfig } from "vitest/config";
 import { loadBudget } from "./vitest.load-budget";
 
 const here = (file: string) => fileURLToPath(new URL(file, import.meta.url));
+
+// `./dev test` sets GSTACK_TEST_REPORT_DIR: each package then also writes a JSON report there,
+// from which the run prints the slowest packages, files and tests, and a failure's digest.
+const reportDir = process.env.GSTACK_TEST_REPORT_DIR;
+function jsonReport(dir: string): string {
+  const { name } = JSON.parse(readFileSync(join(process.cwd(), "package.json"), "utf8")) as { name: string };
+  return join(dir, `${name.replace(/^@/, "").replace("/", "__")}.json`);
+}
 
 /** The test settings every package shares: fast-check runs from a fixed, printed seed. */
 export default defineConfig({
@@ -15,5 +25,6 @@ export default defineConfig({
     hookTimeout: loadBudget(120_000),
     globalSetup: [here("./vitest.seed-banner.ts")],
     setupFiles: [here("./vitest.fast-check.ts")],
+    ...(reportDir ? { reporters: ["default", ["json", { outputFile: jsonReport(reportDir) }]] } : {}),
   },
 });

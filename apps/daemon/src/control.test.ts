@@ -3,34 +3,26 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../vitest.load-budget";
 import type { Daemon } from "./daemon";
+import { useDaemonWorld } from "./daemon-test-world";
 import { requestCancel, submitDispatch } from "./submit";
-import {
-  auditOf,
-  completionOf,
-  dispatchFor,
-  makeWorld,
-  type TestWorld,
-  testDaemon,
-  waitFor,
-} from "./test-support";
+import { auditOf, completionOf, dispatchFor, type TestWorld, waitFor } from "./test-support";
 
+const daemonWorld = useDaemonWorld();
 let world: TestWorld;
 let daemon: Daemon | undefined;
 
-beforeEach(async () => {
-  world = await makeWorld();
+beforeEach(() => {
+  world = daemonWorld.world;
+  daemon = undefined;
 });
 
 afterEach(async () => {
   await daemon?.stop(0);
-  daemon = undefined;
   await chmod(world.layout.dispatch.incoming, 0o755).catch(() => undefined);
-  await world.cleanup();
 });
 
 async function startDaemon(settings: Record<string, unknown> = {}): Promise<Daemon> {
-  daemon = testDaemon(world, {}, settings);
-  await daemon.start();
+  daemon = await daemonWorld.start({}, settings);
   return daemon;
 }
 

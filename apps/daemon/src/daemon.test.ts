@@ -2,35 +2,23 @@ import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isoWeekOf, openClawLayout, parseJsonLines, signDocument } from "@gstack/contracts";
 import { parseMemoryFile } from "@gstack/learnings";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { Daemon, type DaemonOptions } from "./daemon";
+import { useDaemonWorld } from "./daemon-test-world";
 import { requestCancel, submitDispatch } from "./submit";
-import {
-  auditOf,
-  completionOf,
-  dispatchFor,
-  makeWorld,
-  type TestWorld,
-  testDaemon,
-  waitFor,
-} from "./test-support";
+import { auditOf, completionOf, dispatchFor, type TestWorld, waitFor } from "./test-support";
 
+const daemonWorld = useDaemonWorld();
 let world: TestWorld;
 let daemon: Daemon | undefined;
 
-beforeEach(async () => {
-  world = await makeWorld();
-});
-
-afterEach(async () => {
-  await daemon?.stop(0);
+beforeEach(() => {
+  world = daemonWorld.world;
   daemon = undefined;
-  await world.cleanup();
 });
 
 async function startDaemon(options: Partial<DaemonOptions> = {}, settings: Record<string, unknown> = {}) {
-  daemon = testDaemon(world, { retryDelayMs: { rateLimit: 50, other: 50 }, ...options }, settings);
-  await daemon.start();
+  daemon = await daemonWorld.start({ retryDelayMs: { rateLimit: 50, other: 50 }, ...options }, settings);
   return daemon;
 }
 

@@ -2,24 +2,25 @@ import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "./daemon";
+import { useDaemonWorld } from "./daemon-test-world";
 import { ensurePrivateFile } from "./session-state";
 import { submitDispatch } from "./submit";
-import { completionOf, dispatchFor, makeWorld, type TestWorld, testDaemon, waitFor } from "./test-support";
+import { completionOf, dispatchFor, type TestWorld, waitFor } from "./test-support";
 
+const daemonWorld = useDaemonWorld();
 let world: TestWorld;
 let daemon: Daemon | undefined;
 let umask: number;
 
-beforeEach(async () => {
-  world = await makeWorld();
+beforeEach(() => {
+  world = daemonWorld.world;
+  daemon = undefined;
   umask = process.umask(0o022);
 });
 
 afterEach(async () => {
   await daemon?.stop(0);
-  daemon = undefined;
   process.umask(umask);
-  await world.cleanup();
 });
 
 async function walk(folder: string): Promise<string[]> {
@@ -34,8 +35,7 @@ async function walk(folder: string): Promise<string[]> {
 
 describe("the daemon's state under umask 022", () => {
   it("is private to the user: folders 0700, files 0600", async () => {
-    daemon = testDaemon(world);
-    await daemon.start();
+    daemon = await daemonWorld.start();
     await submitDispatch(world.layout, dispatchFor(world, "dispatch-private", "commit private.txt"));
     await waitFor(() => completionOf(world.layout, "dispatch-private"));
     await daemon.stop(0);
@@ -49,8 +49,7 @@ describe("the daemon's state under umask 022", () => {
   });
 
   it("activity, learnings and worktrees are private too: folders 0700, files 0600", async () => {
-    daemon = testDaemon(world);
-    await daemon.start();
+    daemon = await daemonWorld.start();
     await submitDispatch(world.layout, dispatchFor(world, "dispatch-private-2", "commit private.txt"));
     await waitFor(() => completionOf(world.layout, "dispatch-private-2"));
     await daemon.stop(0);

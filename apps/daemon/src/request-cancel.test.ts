@@ -1,35 +1,23 @@
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { processAlive } from "@gstack/contracts";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "./daemon";
+import { useDaemonWorld } from "./daemon-test-world";
 import { requestCancel, submitDispatch } from "./submit";
-import {
-  auditOf,
-  completionOf,
-  dispatchFor,
-  makeWorld,
-  type TestWorld,
-  testDaemon,
-  waitFor,
-} from "./test-support";
+import { auditOf, completionOf, dispatchFor, type TestWorld, waitFor } from "./test-support";
 
+const daemonWorld = useDaemonWorld();
 let world: TestWorld;
 let daemon: Daemon | undefined;
 
-beforeEach(async () => {
-  world = await makeWorld();
-});
-
-afterEach(async () => {
-  await daemon?.stop(0);
+beforeEach(() => {
+  world = daemonWorld.world;
   daemon = undefined;
-  await world.cleanup();
 });
 
 async function startDaemon(settings: Record<string, unknown> = {}): Promise<Daemon> {
-  daemon = testDaemon(world, {}, settings);
-  await daemon.start();
+  daemon = await daemonWorld.start({}, settings);
   return daemon;
 }
 
@@ -72,8 +60,7 @@ describe("Daemon.requestCancel", () => {
 
   it("leaves a finished dispatch as it is and says how it ended", async () => {
     const lines: string[] = [];
-    daemon = testDaemon(world, { log: (line) => lines.push(line) });
-    await daemon.start();
+    daemon = await daemonWorld.start({ log: (line) => lines.push(line) });
     const running = daemon;
     const decided = () => lines.filter((line) => line.startsWith("cancel dispatch-done: already finished"));
     await running.offer(text(dispatchFor(world, "dispatch-done", "commit done.txt")), { source: "t" });

@@ -5,30 +5,30 @@ import { processAlive } from "@gstack/contracts";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Daemon } from "./daemon";
+import { useDaemonWorld } from "./daemon-test-world";
 import { readStatus } from "./status";
 import { submitDispatch } from "./submit";
 import {
   auditOf,
   completionOf,
   dispatchFor,
-  makeWorld,
   startChildDaemon,
   type TestWorld,
   testDaemon,
   waitFor,
 } from "./test-support";
 
+const daemonWorld = useDaemonWorld();
 let world: TestWorld;
 let daemon: Daemon | undefined;
 
-beforeEach(async () => {
-  world = await makeWorld();
+beforeEach(() => {
+  world = daemonWorld.world;
 });
 
 afterEach(async () => {
   await daemon?.stop(0);
   daemon = undefined;
-  await world.cleanup();
 });
 
 async function lines(path: string): Promise<string[]> {

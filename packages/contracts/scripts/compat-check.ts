@@ -5,7 +5,7 @@
  * the small readers here; the decision itself is {@link decide}.
  */
 import { execFile } from "node:child_process";
-import { readdir, readFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { gunzipSync } from "node:zlib";
@@ -111,6 +111,63 @@ export function readTarball(gzipped: Uint8Array): Map<string, Buffer> {
   return files;
 }
 
+/** Why the registry gave no baseline; `transient` when asking again later may give another answer. */
+export interface RegistryMiss {
+  reason: string;
+  transient?: boolean;
+}
+
+/** Where {@link checkCompatibility} keeps the registry's last answer, and for how long it holds. */
+export interface RegistryCache {
+  dir: string;
+  maxAgeMs: number;
+  now?: () => number;
+}
+
+interface CachedAnswer {
+  registry: string;
+  packageName: string;
+  askedAt: number;
+  answer: Baseline | RegistryMiss;
+}
+
+/**
+ * The registry's answer as {@link schemasFromRegistry} gives it, kept in `cache.dir` for
+ * `cache.maxAgeMs`, so a run soon after another does not ask again. Only definite answers are
+ * kept (the latest version's schemas, not published, no schemas); an unreachable registry or an
+ * error answer is asked again next time. The label or reason says how old a kept answer is.
+ */
+export async function cachedSchemasFromRegistry(
+  registry: string,
+  packageName: string,
+  cache: RegistryCache,
+  ask: typeof schemasFromRegistry = schemasFromRegistry,
+): Promise<Baseline | RegistryMiss> {
+  const now = cache.now ?? Date.now;
+  const file = join(cache.dir, `${packageName.replace(/[^a-z0-9.-]/gi, "_")}.json`);
+  try {
+    const kept = JSON.parse(await readFile(file, "utf8")) as CachedAnswer;
+    const age = now() - kept.askedAt;
+    if (kept.registry === registry && kept.packageName === packageName && age >= 0 && age <= cache.maxAgeMs) {
+      const minutes = `${Math.round(age / 60_000)} min ago`;
+      return "reason" in kept.answer
+        ? { reason: `${kept.answer.reason} (asked ${minutes}, kept in ${file})` }
+        : { label: `${kept.answer.label} (asked ${minutes})`, schemas: kept.answer.schemas };
+    }
+  } catch {
+    // No answer kept, or one that cannot be read: ask.
+  }
+  const answer = await ask(registry, packageName);
+  if (!("reason" in answer && answer.transient)) {
+    const kept: CachedAnswer = { registry, packageName, askedAt: now(), answer };
+    await mkdir(cache.dir, { recursive: true });
+    const temporary = `${file}.${process.pid}.tmp`;
+    await writeFile(temporary, JSON.stringify(kept));
+    await rename(temporary, file);
+  }
+  return answer;
+}
+
 /**
  * The schemas shipped in the latest published version of the package, or the reason there
  * are none (not published, registry unreachable, no schemas in the package).
@@ -119,7 +176,7 @@ export async function schemasFromRegistry(
   registry: string,
   packageName = PACKAGE_NAME,
   timeoutMilliseconds = 15_000,
-): Promise<Baseline | { reason: string }> {
+): Promise<Baseline | RegistryMiss> {
   const base = registry.endsWith("/") ? registry : `${registry}/`;
   let metadata: {
     "dist-tags"?: { latest?: string };
@@ -131,10 +188,10 @@ export async function schemasFromRegistry(
       signal: AbortSignal.timeout(timeoutMilliseconds),
     });
     if (response.status === 404) return { reason: `${packageName} is not published on ${base}` };
-    if (!response.ok) return { reason: `${base} answered ${response.status}` };
+    if (!response.ok) return { reason: `${base} answered ${response.status}`, transient: true };
     metadata = (await response.json()) as typeof metadata;
   } catch (error) {
-    return { reason: `${base} is not reachable (${(error as Error).message})` };
+    return { reason: `${base} is not reachable (${(error as Error).message})`, transient: true };
   }
   const latest = metadata["dist-tags"]?.latest;
   const tarball = latest ? metadata.versions?.[latest]?.dist?.tarball : undefined;
@@ -142,10 +199,10 @@ export async function schemasFromRegistry(
   let files: Map<string, Buffer>;
   try {
     const response = await fetch(tarball, { signal: AbortSignal.timeout(timeoutMilliseconds) });
-    if (!response.ok) return { reason: `${tarball} answered ${response.status}` };
+    if (!response.ok) return { reason: `${tarball} answered ${response.status}`, transient: true };
     files = readTarball(new Uint8Array(await response.arrayBuffer()));
   } catch (error) {
-    return { reason: `${tarball} could not be read (${(error as Error).message})` };
+    return { reason: `${tarball} could not be read (${(error as Error).message})`, transient: true };
   }
   const schemas: Record<string, JsonSchema> = {};
   for (const [path, content] of files) {
@@ -224,6 +281,8 @@ export interface CompatOptions {
   packageName?: string;
   /** npm registry to ask when no git tag exists; `false` skips the registry. */
   registry?: string | false;
+  /** Keep the registry's answer for a while instead of asking on every run. */
+  registryCache?: RegistryCache;
 }
 
 /** Runs the whole check: baseline from the newest tag, else the registry, else none. */
@@ -243,10 +302,10 @@ export async function checkCompatibility(options: CompatOptions): Promise<Compat
   if (options.registry === false) {
     return decide(undefined, current, majors, `no ${packageName}@* git tag, and the registry was not asked`);
   }
-  const fromRegistry = await schemasFromRegistry(
-    options.registry ?? "https://registry.npmjs.org/",
-    packageName,
-  );
+  const registry = options.registry ?? "https://registry.npmjs.org/";
+  const fromRegistry = options.registryCache
+    ? await cachedSchemasFromRegistry(registry, packageName, options.registryCache)
+    : await schemasFromRegistry(registry, packageName);
   if ("reason" in fromRegistry) {
     return decide(undefined, current, majors, `no ${packageName}@* git tag, and ${fromRegistry.reason}`);
   }

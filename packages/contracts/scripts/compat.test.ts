@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { allJsonSchemas } from "../src/json-schema";
-import { decide, majorChangesetNames, readTarball } from "./compat-check";
+import { cachedSchemasFromRegistry, decide, majorChangesetNames, readTarball } from "./compat-check";
 
 const exec = promisify(execFile);
 const script = join(import.meta.dirname, "compat.ts");
@@ -206,6 +206,79 @@ describe("pnpm compat against a registry", () => {
     const result = await compat("--registry", `${registry}missing/`);
     expect(result.stdout).toContain("is not published on");
     expect(result.code).toBe(0);
+  });
+});
+
+describe("pnpm compat --cache", () => {
+  let server: Server | undefined;
+  let asked = 0;
+  afterEach(async () => {
+    await new Promise((done) => (server ? server.close(done) : done(undefined)));
+    server = undefined;
+  });
+
+  async function registryWithout(): Promise<string> {
+    asked = 0;
+    server = createServer((_request, response) => {
+      asked++;
+      response.statusCode = 404;
+      response.end();
+    });
+    await new Promise<void>((done) => server!.listen(0, "127.0.0.1", done));
+    return `http://127.0.0.1:${(server!.address() as AddressInfo).port}/`;
+  }
+
+  it("asks the registry once and gives the kept answer, with its age, on the next run", async () => {
+    await git("init", "-q");
+    await writeSchemas({ dispatch: currentDispatch() });
+    const registry = await registryWithout();
+    const cache = join(root, "cache");
+    const first = await compat("--registry", registry, "--cache", cache);
+    expect(first.stdout).toContain("is not published on");
+    expect(asked).toBe(1);
+    const second = await compat("--registry", registry, "--cache", cache);
+    expect(second.stdout).toMatch(/is not published on .*\(asked \d+ min ago, kept in /);
+    expect(second.code).toBe(0);
+    expect(asked).toBe(1);
+    const other = await compat("--registry", `${registry}other/`, "--cache", cache);
+    expect(other.stdout).not.toContain("kept in");
+    expect(asked).toBe(2);
+  });
+
+  it("asks again next time when the registry could not be reached", async () => {
+    await git("init", "-q");
+    await writeSchemas({ dispatch: currentDispatch() });
+    const cache = join(root, "cache");
+    const result = await compat("--registry", "http://127.0.0.1:9/", "--cache", cache);
+    expect(result.stdout).toContain("is not reachable");
+    await expect(readdir(cache).catch(() => [])).resolves.toEqual([]);
+  });
+});
+
+describe("cachedSchemasFromRegistry", () => {
+  it("keeps a baseline for the time given and asks again after it", async () => {
+    let now = 1_000_000;
+    let asks = 0;
+    const ask = async () => {
+      asks++;
+      return { label: "npm @gstack/contracts@1.2.3", schemas: { dispatch: { type: "object" } } };
+    };
+    const cache = { dir: join(root, "cache"), maxAgeMs: 60_000, now: () => now };
+    const first = await cachedSchemasFromRegistry("http://r/", "@gstack/contracts", cache, ask);
+    expect(first).toEqual({
+      label: "npm @gstack/contracts@1.2.3",
+      schemas: { dispatch: { type: "object" } },
+    });
+    now += 60_000;
+    const kept = await cachedSchemasFromRegistry("http://r/", "@gstack/contracts", cache, ask);
+    expect(kept).toEqual({
+      label: "npm @gstack/contracts@1.2.3 (asked 1 min ago)",
+      schemas: { dispatch: { type: "object" } },
+    });
+    expect(asks).toBe(1);
+    now += 1;
+    await cachedSchemasFromRegistry("http://r/", "@gstack/contracts", cache, ask);
+    expect(asks).toBe(2);
   });
 });
 

@@ -1,11 +1,10 @@
 import { execFileSync } from "node:child_process";
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { type Completion, parseJson } from "@gstack/contracts";
 import type { OpenClawGateway, OpenClawHome } from "@gstack/openclaw-testbed";
-import { type ScriptedModel, startScriptedModel } from "@gstack/scripted-model";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import type { ScriptedModel } from "@gstack/scripted-model";
+import { beforeAll, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../vitest.load-budget";
 import { awaitingKey } from "./awaiting-message";
 import { completionKey } from "./completion-message";
@@ -14,24 +13,17 @@ import {
   agentTurn,
   chatHistory,
   dispatchFromChat,
-  failureReport,
   type GstackWorld,
-  installPlugin,
-  makeGstackWorld,
-  makeOpenClawHome,
-  packPlugin,
   planThenExecuteScript,
-  pluginPackageDir,
-  scriptedOpenClawConfig,
   startCodingDaemon,
   startOpenClawGateway,
   waitFor,
 } from "./openclaw-world";
+import { useRealGateway } from "./real-gateway-world";
 import { reportMarker } from "./report-outbox";
 
 const SESSION = "agent:main:main";
 
-let scratch: string;
 let world: GstackWorld;
 let openclawModel: ScriptedModel;
 let home: OpenClawHome;
@@ -39,40 +31,21 @@ let gateway: OpenClawGateway;
 /** Turns whose newest text contains one of these hang once (the model never answers them). */
 const holds = new Set<string>();
 
-beforeAll(async () => {
-  await stat(join(pluginPackageDir, "dist", "index.js")).catch(() => {
-    throw new Error("build @gstack/openclaw-plugin before its end-to-end tests (pnpm run build)");
-  });
-  scratch = await mkdtemp(join(tmpdir(), "gstack-approval-e2e-"));
-  const tarball = await packPlugin(join(scratch, "pack"));
-  world = await makeGstackWorld();
-  openclawModel = await startScriptedModel({
-    respond: (request) => {
-      const fresh = newestUserText(request);
-      for (const needle of holds) {
-        if (fresh.includes(needle)) {
-          holds.delete(needle);
-          return { type: "hang" };
-        }
+const real = useRealGateway({
+  name: "approval-e2e",
+  respond: (request) => {
+    const fresh = newestUserText(request);
+    for (const needle of holds) {
+      if (fresh.includes(needle)) {
+        holds.delete(needle);
+        return { type: "hang" };
       }
-      return openclawAgentResponder(request);
-    },
-  });
-  home = await makeOpenClawHome(scriptedOpenClawConfig(openclawModel, { gstackHome: world.root }));
-  await installPlugin(home, tarball);
-  gateway = await startOpenClawGateway({ home: home.home });
+    }
+    return openclawAgentResponder(request);
+  },
 });
-
-afterAll(async () => {
-  await gateway?.stop();
-  await openclawModel?.close();
-  await home?.remove();
-  await world?.remove();
-  if (scratch) await rm(scratch, { recursive: true, force: true });
-});
-
-beforeEach(({ onTestFailed }) => {
-  onTestFailed(async () => console.error(await failureReport(gateway, world)));
+beforeAll(() => {
+  ({ world, model: openclawModel, home, gateway } = real);
 });
 
 /** Model requests of the OpenClaw agent whose turn is about `needle`. */

@@ -10,20 +10,10 @@ import {
   scripted,
   startScriptedModel,
 } from "@gstack/scripted-model";
-import { afterAll, afterEach, beforeAll, expect, it } from "vitest";
+import { afterEach, beforeAll, expect, it } from "vitest";
 import { DISPATCH_MARKER, newestUserText, openclawAgentResponder } from "./openclaw-scripts";
-import {
-  agentTurn,
-  type GstackWorld,
-  installPlugin,
-  makeGstackWorld,
-  makeOpenClawHome,
-  packPlugin,
-  pluginPackageDir,
-  scriptedOpenClawConfig,
-  startOpenClawGateway,
-  waitFor,
-} from "./openclaw-world";
+import { agentTurn, type GstackWorld, pluginPackageDir, waitFor } from "./openclaw-world";
+import { useRealGateway } from "./real-gateway-world";
 import { reportMarker } from "./report-outbox";
 
 const repoRoot = join(pluginPackageDir, "..", "..");
@@ -32,11 +22,18 @@ const claude = join(repoRoot, "apps", "daemon", "node_modules", ".bin", "claude"
 /** The built daemon package, loaded by a separate process that can be killed with -9. */
 const daemonModule = pathToFileURL(join(repoRoot, "apps", "daemon", "dist", "index.js")).href;
 
-let scratch: string;
 let world: GstackWorld;
 let model: ScriptedModel;
 let home: OpenClawHome;
 let gateway: OpenClawGateway;
+const real = useRealGateway({
+  name: "daemon-crash",
+  respond: (request) => openclawAgentResponder(request),
+  onFailure: false,
+});
+beforeAll(() => {
+  ({ world, model, home, gateway } = real);
+});
 const children: ChildProcess[] = [];
 
 interface ChildDaemon {
@@ -183,16 +180,6 @@ async function expectShownOnce(session: string, id: string): Promise<void> {
   expect(turns, "agent turns given the report").toHaveLength(1);
 }
 
-beforeAll(async () => {
-  scratch = await mkdtemp(join(tmpdir(), "gstack-daemon-crash-"));
-  const tarball = await packPlugin(join(scratch, "pack"));
-  world = await makeGstackWorld();
-  model = await startScriptedModel({ respond: (request) => openclawAgentResponder(request) });
-  home = await makeOpenClawHome(scriptedOpenClawConfig(model, { gstackHome: world.root }));
-  await installPlugin(home, tarball);
-  gateway = await startOpenClawGateway({ home: home.home });
-}, 300_000);
-
 afterEach(async () => {
   for (const child of children.splice(0)) {
     if (child.exitCode === null && child.signalCode === null) {
@@ -201,14 +188,6 @@ afterEach(async () => {
       await exited;
     }
   }
-});
-
-afterAll(async () => {
-  await gateway?.stop();
-  await model?.close();
-  await home?.remove();
-  await world?.remove();
-  if (scratch) await rm(scratch, { recursive: true, force: true });
 });
 
 it("shows the report once when the daemon is killed with -9 while the agent runs", async () => {

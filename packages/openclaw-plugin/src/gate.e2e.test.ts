@@ -1,65 +1,35 @@
-import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { type Completion, parseJson } from "@gstack/contracts";
 import type { OpenClawGateway, OpenClawHome } from "@gstack/openclaw-testbed";
-import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { type ScriptedModel, scripted } from "@gstack/scripted-model";
+import { beforeAll, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../vitest.load-budget";
 import { awaitingKey } from "./awaiting-message";
 import { completionKey } from "./completion-message";
-import { newestUserText, openclawAgentResponder, TOOL_MARKER } from "./openclaw-scripts";
+import { newestUserText, TOOL_MARKER } from "./openclaw-scripts";
 import {
   agentTurn,
   chatHistory,
   dispatchFromChat,
-  failureReport,
   type GstackWorld,
   gstackRunWrites,
-  installPlugin,
-  makeGstackWorld,
-  makeOpenClawHome,
-  packPlugin,
-  pluginPackageDir,
-  scriptedOpenClawConfig,
   startCodingDaemon,
-  startOpenClawGateway,
   waitFor,
 } from "./openclaw-world";
+import { useRealGateway } from "./real-gateway-world";
 import { reportMarker } from "./report-outbox";
 
 const SESSION = "agent:main:main";
 const RUN = "r7";
 
-let scratch: string;
+const real = useRealGateway({ name: "gate-e2e" });
 let world: GstackWorld;
 let openclawModel: ScriptedModel;
 let home: OpenClawHome;
 let gateway: OpenClawGateway;
-
-beforeAll(async () => {
-  await stat(join(pluginPackageDir, "dist", "index.js")).catch(() => {
-    throw new Error("build @gstack/openclaw-plugin before its end-to-end tests (pnpm run build)");
-  });
-  scratch = await mkdtemp(join(tmpdir(), "gstack-gate-e2e-"));
-  const tarball = await packPlugin(join(scratch, "pack"));
-  world = await makeGstackWorld();
-  openclawModel = await startScriptedModel({ respond: openclawAgentResponder });
-  home = await makeOpenClawHome(scriptedOpenClawConfig(openclawModel, { gstackHome: world.root }));
-  await installPlugin(home, tarball);
-  gateway = await startOpenClawGateway({ home: home.home });
-});
-
-afterAll(async () => {
-  await gateway?.stop();
-  await openclawModel?.close();
-  await home?.remove();
-  await world?.remove();
-  if (scratch) await rm(scratch, { recursive: true, force: true });
-});
-
-beforeEach(({ onTestFailed }) => {
-  onTestFailed(async () => console.error(await failureReport(gateway, world)));
+beforeAll(() => {
+  ({ world, model: openclawModel, home, gateway } = real);
 });
 
 /** Model requests of the OpenClaw agent whose turn is about `needle`. */

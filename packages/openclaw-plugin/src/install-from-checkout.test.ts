@@ -16,6 +16,7 @@ import { delimiter, dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { isSupportedNode, SUPPORTED_NODE_RANGE } from "@gstack/contracts/node-support";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../vitest.load-budget";
 import { packPlugin, pluginPackageDir } from "./openclaw-world";
 
 const run = promisify(execFile);
@@ -286,7 +287,7 @@ describe("installing with its own Node.js, for a machine whose Node is too old",
     ]);
     await rm(toolchain, { recursive: true, force: true });
     oldPath = [dirname(oldNode), "/usr/bin", "/bin"].join(delimiter);
-  }, 240_000);
+  }, loadBudget(240_000));
 
   it.skipIf(!oldNode)("runs every command with the copied runtime after the source is deleted", async () => {
     const installed = await readdir(join(ownPrefix, "bin"));

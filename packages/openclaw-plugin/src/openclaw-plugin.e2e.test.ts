@@ -304,7 +304,7 @@ describe("the gstack plugin in the real OpenClaw gateway", { timeout: loadBudget
     await waitFor(async () => {
       const entry = JSON.parse(await readFile(outboxFile, "utf8").catch(() => "{}")) as { run_id?: string };
       return entry.run_id;
-    }, 60_000);
+    }, loadBudget(60_000));
     expect(turnsAbout("SHIPPED-WHILE-QUEUED")).toHaveLength(0);
     await gateway.kill();
     await held;

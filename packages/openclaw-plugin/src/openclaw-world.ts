@@ -1,8 +1,8 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { promisify } from "node:util";
 import { type GstackLayout, gstackLayout } from "@gstack/contracts";
 import { Daemon } from "@gstack/daemon";
@@ -36,12 +36,22 @@ export const claudeCli = join(
   "claude",
 );
 
+/** Set by the test run's global set-up to the tarball it packed once for every test file. */
+export const PACKED_PLUGIN_ENV = "GSTACK_TEST_PLUGIN_TARBALL";
+
 /**
  * Packs this package the way it is published (`pnpm pack`) and returns the tarball path.
- * The package must be built first.
+ * The package must be built first. In a test run that packed it already (PACKED_PLUGIN_ENV),
+ * the same tarball is copied into `destination` instead.
  */
 export async function packPlugin(destination: string): Promise<string> {
   await mkdir(destination, { recursive: true });
+  const packed = process.env[PACKED_PLUGIN_ENV];
+  if (packed) {
+    const copy = join(destination, basename(packed));
+    await copyFile(packed, copy);
+    return copy;
+  }
   await run("pnpm", ["pack", "--pack-destination", destination], { cwd: pluginPackageDir });
   const tarball = (await readdir(destination)).find((name) => name.endsWith(".tgz"));
   if (!tarball) throw new Error(`pnpm pack left no tarball in ${destination}`);
@@ -172,7 +182,17 @@ export async function chatHistory(
   sessionKey: string,
 ): Promise<HistoryMessage[]> {
   const call = await runOpenClaw(
-    ["gateway", "call", "chat.history", "--params", JSON.stringify({ sessionKey, limit: 500 }), "--json"],
+    // The CLI's own wait for the gateway's answer (10 s unless told) grows with the load too.
+    [
+      "gateway",
+      "call",
+      "chat.history",
+      "--params",
+      JSON.stringify({ sessionKey, limit: 500 }),
+      "--json",
+      "--timeout",
+      String(loadBudget(10_000)),
+    ],
     { home: home.home, env: gatewayEnv(gateway), timeoutMs: loadBudget(60_000) },
   );
   if (call.code !== 0) throw new Error(`chat.history failed:\n${call.stdout}\n${call.stderr}`);
@@ -393,8 +413,20 @@ export async function runCodingDaemonUntilDone(
  * Starts the real gateway (openclaw-testbed's) with a start-up wait that grows with the load:
  * on a busy two-core machine its start alone can pass the testbed's fixed two minutes.
  */
-export function startOpenClawGateway(options: OpenClawGatewayOptions): Promise<OpenClawGateway> {
-  return startTestbedGateway({ startTimeoutMs: loadBudget(120_000), ...options });
+export async function startOpenClawGateway(options: OpenClawGatewayOptions): Promise<OpenClawGateway> {
+  const gateway = await startTestbedGateway({ startTimeoutMs: loadBudget(120_000), ...options });
+  const started = gatewaysStarted.get(options.home) ?? [];
+  started.push(gateway);
+  gatewaysStarted.set(options.home, started);
+  return gateway;
+}
+
+/** The gateways started on each OpenClaw home in this test file, oldest first. */
+const gatewaysStarted = new Map<string, OpenClawGateway[]>();
+
+/** The gateways started on `home` so far (restarts included), oldest first. */
+export function gatewaysOn(home: string): readonly OpenClawGateway[] {
+  return gatewaysStarted.get(home) ?? [];
 }
 
 export { makeOpenClawHome };

@@ -1,9 +1,8 @@
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
-import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
-import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
+import { type ScriptedModel, scripted } from "@gstack/scripted-model";
+import { beforeAll, expect, it } from "vitest";
 import {
   DISPATCH_MARKER,
   newestUserText,
@@ -18,20 +17,15 @@ import {
   failureReport,
   type GstackWorld,
   gatewayEnv,
-  installPlugin,
-  makeGstackWorld,
-  makeOpenClawHome,
-  packPlugin,
   planThenExecuteScript,
   runCodingDaemonUntilDone,
-  scriptedOpenClawConfig,
   startCodingDaemon,
   startOpenClawGateway,
   waitFor,
 } from "./openclaw-world";
+import { useRealGateway } from "./real-gateway-world";
 import { reportMarker } from "./report-outbox";
 
-let scratch: string;
 let world: GstackWorld;
 let model: ScriptedModel;
 let home: OpenClawHome;
@@ -178,59 +172,45 @@ async function sentTo(person: string) {
   return (await sentMessages()).filter((message) => message.to === person);
 }
 
-beforeAll(async () => {
-  scratch = await mkdtemp(join(tmpdir(), "gstack-person-"));
-  sentFile = join(scratch, "sent.jsonl");
-  const tarball = await packPlugin(join(scratch, "pack"));
-  world = await makeGstackWorld();
-  // The session's agent dispatches (or calls a tool) when asked to, turns the person's plain
-  // replies into the calls the gstack messages spell out, and answers a report as the test
-  // says (NO_REPLY unless told otherwise); a report whose needle is held never gets an answer.
-  model = await startScriptedModel({
-    respond: (request) => {
-      const fresh = newestUserText(request);
-      if (fresh.includes(DISPATCH_MARKER) || fresh.includes(TOOL_MARKER) || fresh.includes("Anything new?"))
-        return openclawAgentResponder(request);
-      const plain = plainReplyResponder(request);
-      if (plain) return plain;
-      for (const needle of holds) {
-        if (fresh.includes(needle)) return { type: "hang" };
-      }
-      if (fresh.includes("(report key ") || fresh.includes("one more look")) {
-        for (const [needle, answer] of answers) if (fresh.includes(needle)) return scripted.text(answer);
-        return scripted.text("NO_REPLY");
-      }
+// The session's agent dispatches (or calls a tool) when asked to, turns the person's plain
+// replies into the calls the gstack messages spell out, and answers a report as the test
+// says (NO_REPLY unless told otherwise); a report whose needle is held never gets an answer.
+const real = useRealGateway({
+  name: "person",
+  respond: (request) => {
+    const fresh = newestUserText(request);
+    if (fresh.includes(DISPATCH_MARKER) || fresh.includes(TOOL_MARKER) || fresh.includes("Anything new?"))
       return openclawAgentResponder(request);
-    },
-  });
-  const config = scriptedOpenClawConfig(model, { gstackHome: world.root }) as Record<string, unknown>;
-  home = await makeOpenClawHome(config);
-  const channelDir = join(scratch, "recording-chat");
-  await writeRecordingChannel(channelDir, sentFile);
-  const install = await runOpenClaw(["plugins", "install", channelDir, "--force", "--accept-capabilities"], {
-    home: home.home,
-  });
-  if (install.code !== 0)
-    throw new Error(`installing the recording channel failed:\n${install.stdout}\n${install.stderr}`);
-  const enable = await runOpenClaw(["plugins", "enable", "recording-chat"], { home: home.home });
-  if (enable.code !== 0)
-    throw new Error(`enabling the recording channel failed:\n${enable.stdout}\n${enable.stderr}`);
-  await installPlugin(home, tarball);
-  gateway = await startOpenClawGateway({ home: home.home });
-}, 300_000);
-
-afterAll(async () => {
-  await gateway?.stop();
-  await model?.close();
-  await home?.remove();
-  await world?.remove();
-  if (scratch) await rm(scratch, { recursive: true, force: true });
+    const plain = plainReplyResponder(request);
+    if (plain) return plain;
+    for (const needle of holds) {
+      if (fresh.includes(needle)) return { type: "hang" };
+    }
+    if (fresh.includes("(report key ") || fresh.includes("one more look")) {
+      for (const [needle, answer] of answers) if (fresh.includes(needle)) return scripted.text(answer);
+      return scripted.text("NO_REPLY");
+    }
+    return openclawAgentResponder(request);
+  },
+  prepareHome: async (home, scratch) => {
+    sentFile = join(scratch, "sent.jsonl");
+    const channelDir = join(scratch, "recording-chat");
+    await writeRecordingChannel(channelDir, sentFile);
+    const install = await runOpenClaw(
+      ["plugins", "install", channelDir, "--force", "--accept-capabilities"],
+      { home: home.home },
+    );
+    if (install.code !== 0)
+      throw new Error(`installing the recording channel failed:\n${install.stdout}\n${install.stderr}`);
+    const enable = await runOpenClaw(["plugins", "enable", "recording-chat"], { home: home.home });
+    if (enable.code !== 0)
+      throw new Error(`enabling the recording channel failed:\n${enable.stdout}\n${enable.stderr}`);
+  },
+  onFailure: async ({ gateway, world }) =>
+    `${await failureReport(gateway, world)} ${JSON.stringify(await sentMessages())}`,
 });
-
-beforeEach(({ onTestFailed }) => {
-  onTestFailed(async () =>
-    console.error(await failureReport(gateway, world), JSON.stringify(await sentMessages())),
-  );
+beforeAll(() => {
+  ({ world, model, home, gateway } = real);
 });
 
 it("a plain dispatch: one message, in the person's words, though the agent answers NO_REPLY; nothing again after a restart", async () => {

@@ -1,41 +1,31 @@
 import { execFileSync } from "node:child_process";
-import { chmod, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { chmod, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type AnswerAnswer, type Completion, parseJson } from "@gstack/contracts";
 import { apiRequest, reachDaemonApi, submitDispatch } from "@gstack/daemon";
 import type { OpenClawGateway, OpenClawHome } from "@gstack/openclaw-testbed";
 import type { ScriptedModel } from "@gstack/scripted-model";
-import { startScriptedModel } from "@gstack/scripted-model";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../vitest.load-budget";
 import { awaitingKey } from "./awaiting-message";
 import { completionKey } from "./completion-message";
-import { newestUserText, openclawAgentResponder, TOOL_MARKER } from "./openclaw-scripts";
+import { newestUserText, TOOL_MARKER } from "./openclaw-scripts";
 import {
   agentTurn,
   chatHistory,
   failureReport,
   type GstackWorld,
-  installPlugin,
   makeGstackWorld,
-  makeOpenClawHome,
-  packPlugin,
   planThenExecuteScript,
-  pluginPackageDir,
-  scriptedOpenClawConfig,
   startCodingDaemon,
-  startOpenClawGateway,
   waitFor,
 } from "./openclaw-world";
+import { useRealGateway } from "./real-gateway-world";
 import { reportMarker } from "./report-outbox";
 
 const SESSION = "agent:main:main";
 const CALLBACK_SECRET = "remote-plan-secret-0123456789abcdef";
 
-let scratch: string;
-/** The gateway's host: the plugin's own gstack root, where no daemon runs. */
-let gatewayHost: GstackWorld;
 /** The other host: the daemon's gstack root and the repository it works in. */
 let daemonHost: GstackWorld;
 let openclawModel: ScriptedModel;
@@ -47,37 +37,24 @@ async function writeSecret(world: GstackWorld): Promise<void> {
   await chmod(world.layout.callbackSecret, 0o600);
 }
 
-beforeAll(async () => {
-  await stat(join(pluginPackageDir, "dist", "index.js")).catch(() => {
-    throw new Error("build @gstack/openclaw-plugin before its end-to-end tests (pnpm run build)");
-  });
-  scratch = await mkdtemp(join(tmpdir(), "gstack-remote-plan-e2e-"));
-  const tarball = await packPlugin(join(scratch, "pack"));
-  gatewayHost = await makeGstackWorld();
-  daemonHost = await makeGstackWorld();
-  await writeSecret(gatewayHost);
-  await writeSecret(daemonHost);
-  openclawModel = await startScriptedModel({ respond: openclawAgentResponder });
-  // The folder followers are off: nothing the daemon writes on its host can reach the session
-  // except through the signed route.
-  home = await makeOpenClawHome(
-    scriptedOpenClawConfig(openclawModel, { gstackHome: gatewayHost.root, followCompletions: false }),
-  );
-  await installPlugin(home, tarball);
-  gateway = await startOpenClawGateway({ home: home.home });
+// The gateway's host is the world's gstack root (the plugin's own, where no daemon runs). The
+// folder followers are off: nothing the daemon writes on its host can reach the session
+// except through the signed route.
+const real = useRealGateway({
+  name: "remote-plan-e2e",
+  pluginConfig: (world) => ({ gstackHome: world.root, followCompletions: false }),
+  prepareWorld: async (world) => {
+    daemonHost = await makeGstackWorld();
+    await writeSecret(world);
+    await writeSecret(daemonHost);
+  },
+  onFailure: async ({ gateway }) => await failureReport(gateway, daemonHost),
 });
-
+beforeAll(() => {
+  ({ model: openclawModel, home, gateway } = real);
+});
 afterAll(async () => {
-  await gateway?.stop();
-  await openclawModel?.close();
-  await home?.remove();
-  await gatewayHost?.remove();
   await daemonHost?.remove();
-  if (scratch) await rm(scratch, { recursive: true, force: true });
-});
-
-beforeEach(({ onTestFailed }) => {
-  onTestFailed(async () => console.error(await failureReport(gateway, daemonHost)));
 });
 
 /** Model requests of the OpenClaw agent whose turn is about `needle`. */

@@ -1,24 +1,12 @@
-import { mkdtemp, rm, stat } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { submitDispatch } from "@gstack/daemon";
 import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
-import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
-import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
+import { type ScriptedModel, scripted } from "@gstack/scripted-model";
+import { beforeAll, expect, it } from "vitest";
 import { newestUserText } from "./openclaw-scripts";
-import {
-  failureReport,
-  type GstackWorld,
-  gatewayEnv,
-  installPlugin,
-  makeGstackWorld,
-  makeOpenClawHome,
-  packPlugin,
-  scriptedOpenClawConfig,
-  startCodingDaemon,
-  startOpenClawGateway,
-  waitFor,
-} from "./openclaw-world";
+import { type GstackWorld, gatewayEnv, startCodingDaemon, waitFor } from "./openclaw-world";
+import { useRealGateway } from "./real-gateway-world";
 import { reportMarker } from "./report-outbox";
 
 const SESSION = "agent:main:burst";
@@ -26,32 +14,14 @@ const COUNT = 25;
 /** OpenClaw keeps at most this many queued events per session. */
 const OPENCLAW_SESSION_QUEUE = 20;
 
-let scratch: string;
 let world: GstackWorld;
 let model: ScriptedModel;
 let home: OpenClawHome;
 let gateway: OpenClawGateway;
 
-beforeAll(async () => {
-  scratch = await mkdtemp(join(tmpdir(), "gstack-burst-"));
-  const tarball = await packPlugin(join(scratch, "pack"));
-  world = await makeGstackWorld();
-  model = await startScriptedModel({ respond: () => scripted.text("Noted.") });
-  home = await makeOpenClawHome(scriptedOpenClawConfig(model, { gstackHome: world.root }));
-  await installPlugin(home, tarball);
-  gateway = await startOpenClawGateway({ home: home.home });
-}, 300_000);
-
-afterAll(async () => {
-  await gateway?.stop();
-  await model?.close();
-  await home?.remove();
-  await world?.remove();
-  if (scratch) await rm(scratch, { recursive: true, force: true });
-});
-
-beforeEach(({ onTestFailed }) => {
-  onTestFailed(async () => console.error(await failureReport(gateway, world)));
+const real = useRealGateway({ name: "burst", respond: () => scripted.text("Noted.") });
+beforeAll(() => {
+  ({ world, model, home, gateway } = real);
 });
 
 it(`shows ${COUNT} reports from one session, each once, in turns of at most ten`, async () => {

@@ -1,33 +1,28 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isoWeekOf } from "@gstack/contracts";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "../daemon";
+import { useDaemonWorld } from "../daemon-test-world";
 import { readState } from "../session-state";
 import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,
   dispatchFor,
-  makeWorld,
   startChildDaemon,
   type TestWorld,
-  testDaemon,
   waitFor,
 } from "../test-support";
 import { COMPLETION_STEPS } from "./completion";
 
+const daemonWorld = useDaemonWorld();
 let world: TestWorld;
 let daemon: Daemon | undefined;
 
-beforeEach(async () => {
-  world = await makeWorld();
-});
-
-afterEach(async () => {
-  await daemon?.stop(0);
+beforeEach(() => {
+  world = daemonWorld.world;
   daemon = undefined;
-  await world.cleanup();
 });
 
 async function linesWith(path: string, needle: string): Promise<number> {
@@ -47,8 +42,7 @@ describe("a daemon killed with SIGKILL inside finishing", () => {
       await submitDispatch(world.layout, dispatchFor(world, id, `commit ${step}.txt`));
       expect(await crashing.exited).toBe("SIGKILL");
 
-      daemon = testDaemon(world);
-      await daemon.start();
+      daemon = await daemonWorld.start();
       const completion = await waitFor(() => completionOf(world.layout, id));
       await waitFor(async () =>
         (await readState(world.layout, id))?.status === "finished" ? true : undefined,

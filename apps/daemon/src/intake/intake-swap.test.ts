@@ -4,29 +4,22 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "../daemon";
+import { useDaemonWorld } from "../daemon-test-world";
 import { submitDispatch } from "../submit";
-import {
-  auditOf,
-  completionOf,
-  dispatchFor,
-  makeWorld,
-  type TestWorld,
-  testDaemon,
-  waitFor,
-} from "../test-support";
+import { auditOf, completionOf, dispatchFor, type TestWorld, testDaemon, waitFor } from "../test-support";
 import { decodeUtf8, firstInvalidUtf8Offset, readClaimed, UnreadableDispatchError } from "./intake";
 
+const daemonWorld = useDaemonWorld();
 let world: TestWorld;
 let daemon: Daemon | undefined;
 
-beforeEach(async () => {
-  world = await makeWorld();
+beforeEach(() => {
+  world = daemonWorld.world;
 });
 
 afterEach(async () => {
   await daemon?.stop(0);
   daemon = undefined;
-  await world.cleanup();
 });
 
 function newDaemon(): Daemon {

@@ -3,30 +3,30 @@ import { join } from "node:path";
 import { signDocument } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Daemon, DaemonOptions } from "../daemon";
+import { useDaemonWorld } from "../daemon-test-world";
 import { readState } from "../session-state";
 import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,
   dispatchFor,
-  makeWorld,
   startChildDaemon,
   type TestWorld,
   testDaemon,
   waitFor,
 } from "../test-support";
 
+const daemonWorld = useDaemonWorld();
 let world: TestWorld;
 let daemon: Daemon | undefined;
 
-beforeEach(async () => {
-  world = await makeWorld();
+beforeEach(() => {
+  world = daemonWorld.world;
 });
 
 afterEach(async () => {
   await daemon?.stop(0);
   daemon = undefined;
-  await world.cleanup();
 });
 
 async function startDaemon(options: Partial<DaemonOptions> = {}, settings: Record<string, unknown> = {}) {

@@ -1,20 +1,21 @@
 import { connect } from "node:net";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "../daemon";
-import { makeWorld, type TestWorld, testDaemon, waitFor } from "../test-support";
+import { useDaemonWorld } from "../daemon-test-world";
+import { type TestWorld, testDaemon, waitFor } from "../test-support";
 import { apiRequest } from "./client";
 
+const daemonWorld = useDaemonWorld();
 let world: TestWorld;
 let daemon: Daemon | undefined;
 
-beforeEach(async () => {
-  world = await makeWorld();
+beforeEach(() => {
+  world = daemonWorld.world;
 });
 
 afterEach(async () => {
   await daemon?.stop(0);
   daemon = undefined;
-  await world.cleanup();
 });
 
 describe("a request the client aborts", () => {

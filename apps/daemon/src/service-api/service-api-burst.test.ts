@@ -3,16 +3,9 @@ import { join } from "node:path";
 import { parseValue } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "../daemon";
+import { useDaemonWorld } from "../daemon-test-world";
 import { startRunnerAgent } from "../run/runner-agent";
-import {
-  auditOf,
-  completionOf,
-  dispatchFor,
-  makeWorld,
-  type TestWorld,
-  testDaemon,
-  waitFor,
-} from "../test-support";
+import { auditOf, completionOf, dispatchFor, type TestWorld, testDaemon, waitFor } from "../test-support";
 import { type ApiResponse, type ApiTarget, apiRequest } from "./client";
 
 /**
@@ -21,17 +14,17 @@ import { type ApiResponse, type ApiTarget, apiRequest } from "./client";
  * duplicates, cancels and a full queue are answered as they are one at a time.
  */
 
+const daemonWorld = useDaemonWorld();
 let world: TestWorld;
 let daemon: Daemon | undefined;
 
-beforeEach(async () => {
-  world = await makeWorld();
+beforeEach(() => {
+  world = daemonWorld.world;
 });
 
 afterEach(async () => {
   await daemon?.stop(0);
   daemon = undefined;
-  await world.cleanup();
 });
 
 const BURST_TIMEOUT_MS = 120_000;

@@ -5,20 +5,21 @@ import { type DispatchInput, parseValue, writeDispatchFile } from "@gstack/contr
 import { afterEach, beforeEach, describe, expect, it, onTestFailed } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon, DaemonOptions } from "../daemon";
-import { completionOf, dispatchFor, makeWorld, type TestWorld, testDaemon, waitFor } from "../test-support";
+import { useDaemonWorld } from "../daemon-test-world";
+import { completionOf, dispatchFor, type TestWorld, testDaemon, waitFor } from "../test-support";
 import { type ApiTarget, apiRequest } from "./client";
 
+const daemonWorld = useDaemonWorld();
 let world: TestWorld;
 let daemon: Daemon | undefined;
 
-beforeEach(async () => {
-  world = await makeWorld();
+beforeEach(() => {
+  world = daemonWorld.world;
 });
 
 afterEach(async () => {
   await daemon?.stop(0);
   daemon = undefined;
-  await world.cleanup();
 });
 
 async function startDaemon(options: Partial<DaemonOptions> = {}, settings: Record<string, unknown> = {}) {

@@ -128,8 +128,8 @@ beforeAll(async () => {
     env: { ...claudeModel.claudeEnv(claudeHome), CLAUDE_CODE_MAX_RETRIES: "0" },
   });
   expect(await readFile(home.configPath, "utf8")).not.toContain(key);
-  gateway = await startOpenClawGateway({ home: home.home, startTimeoutMs: 300_000 });
-}, 900_000);
+  gateway = await startOpenClawGateway({ home: home.home, startTimeoutMs: loadBudget(300_000) });
+}, loadBudget(900_000));
 
 afterAll(async () => {
   await gateway?.stop();
@@ -194,7 +194,7 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
   it("continues the same Claude Code session after a gateway restart", async () => {
     const before = await claudeSessionOf(SESSION);
     await gateway.stop();
-    gateway = await startOpenClawGateway({ home: home.home, startTimeoutMs: 300_000 });
+    gateway = await startOpenClawGateway({ home: home.home, startTimeoutMs: loadBudget(300_000) });
     const third = await agentTurn(home, gateway, SESSION, "After the restart MARK-e3");
     expect(third.code, third.stderr).toBe(0);
     expect(third.stdout).toContain("ANSWER e3 from Claude Code.");
@@ -268,7 +268,7 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
         port,
         claudeBinary: claudeForTests,
       });
-      other = await startOpenClawGateway({ home: otherHome.home, startTimeoutMs: 300_000 });
+      other = await startOpenClawGateway({ home: otherHome.home, startTimeoutMs: loadBudget(300_000) });
       const otherGateway = other;
       const logged = () => readFile(otherLog, "utf8").catch(() => "");
       await vi.waitUntil(async () => (await logged()).includes(`port ${port} is served by gateway process`), {
