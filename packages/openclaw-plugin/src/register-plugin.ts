@@ -18,9 +18,12 @@ import { logHostRangeOnce, runningOpenClaw } from "./host-range";
 import { landTool } from "./land-tool";
 import { learningsCorpus } from "./learnings-corpus";
 import { learningsParameters, runLearningsTool } from "./learnings-tool";
-import { resolvePluginSettings } from "./plugin-settings";
+import { REVIEW_PATH, resolvePluginSettings } from "./plugin-settings";
 import { reportOutbox } from "./report-outbox";
 import { reportParameters, runReportTool } from "./report-tool";
+import { readSessionState } from "./review/dispatch-view";
+import { gatewayPort, reviewLinks } from "./review/links";
+import { reviewHandler } from "./review/route";
 import { runtimeSessionChannel } from "./session-delivery";
 import { runShippedTool, shippedParameters } from "./shipped-tool";
 import { registerContractor } from "./sidecar";
@@ -118,9 +121,23 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
     channel: runtimeSessionChannel(api),
     log: api.logger,
   });
-  const inbox = completionInbox(settings, ledger, outbox);
+  // The review page: on the gateway's own port, behind a capability each link carries.
+  const links = reviewLinks(settings.review, () => {
+    const gateway = (api.config as { gateway?: { port?: unknown } } | undefined)?.gateway;
+    return `http://127.0.0.1:${gatewayPort(process.env, gateway?.port)}`;
+  });
+  const reviewLink = async (id: string): Promise<string | undefined> => {
+    if (!settings.review.enabled || !(await readSessionState(settings.layout, id))) return undefined;
+    try {
+      return await links.dispatch(id);
+    } catch (error) {
+      api.logger.warn(`gstack: no review link for ${id}: ${oneLine(error)}`);
+      return undefined;
+    }
+  };
+  const inbox = completionInbox(settings, ledger, outbox, reviewLink);
 
-  const waiting = awaitingInbox(settings, ledger, outbox);
+  const waiting = awaitingInbox(settings, ledger, outbox, reviewLink);
 
   let follower: ReturnType<typeof followCompletedFolder> | undefined;
   let awaitingFollower: ReturnType<typeof followAwaitingFolder> | undefined;
@@ -157,6 +174,16 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
     match: "exact",
     handler: completionCallbackHandler(settings, inbox, undefined, waiting),
   });
+
+  if (settings.review.enabled) {
+    api.registerHttpRoute({
+      path: REVIEW_PATH,
+      // The page checks its own capability; the person needs no gateway token to open a link.
+      auth: "plugin",
+      match: "prefix",
+      handler: reviewHandler(settings, links),
+    });
+  }
 
   for (const tool of tools) {
     api.registerTool(
