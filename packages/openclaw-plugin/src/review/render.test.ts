@@ -7,7 +7,7 @@ import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseGitDiff } from "./diff";
 import type { DispatchView } from "./dispatch-view";
-import { escapeHtml, MAX_FILE_LINES, renderDispatchPage } from "./render";
+import { escapeHtml, escapeText, MAX_FILE_LINES, renderDispatchPage } from "./render";
 
 const run = promisify(execFile);
 
@@ -19,6 +19,16 @@ function readEntities(html: string): string {
 }
 
 describe("HTML escaping", () => {
+  it("a diff line escapes to text without markup that reads back the same", () => {
+    fc.assert(
+      fc.property(fc.string({ unit: "grapheme-composite" }), (text) => {
+        const escaped = escapeText(text);
+        expect(escaped).not.toMatch(/[<>]/);
+        expect(escaped.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&")).toBe(text);
+      }),
+    );
+  });
+
   it("any text escapes to markup-free text that reads back the same", () => {
     fc.assert(
       fc.property(fc.string({ unit: "grapheme-composite" }), (text) => {
@@ -93,7 +103,7 @@ describe("a hostile diff from a real repository", () => {
     // The only tags are the page's own: no script at all on a finished page, no img, no comment.
     expect(html).not.toMatch(/<script|<img|<!--|<b>|<i>/);
     for (const name of HOSTILE_NAMES) expect(html).toContain(escapeHtml(name));
-    expect(html).toContain(escapeHtml(`+${HOSTILE_LINE}`));
+    expect(html).toContain(escapeText(`+${HOSTILE_LINE}`));
     expect(html).toContain("A binary file: not shown.");
     // 2,050 added lines and the hunk header: 2,000 shown, 51 named.
     expect(html).toContain("51 more lines of this file are not shown here.");

@@ -1,6 +1,11 @@
 import type { DiffFile } from "./diff";
 import type { DispatchView, ListedDispatch } from "./dispatch-view";
 
+/** Text made safe for HTML content (not attributes): the fewest bytes for a diff's lines. */
+export function escapeText(text: string): string {
+  return text.replace(/[&<>]/g, (char) => (char === "&" ? "&amp;" : char === "<" ? "&lt;" : "&gt;"));
+}
+
 /** Text made safe for HTML content and quoted attributes. */
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (char) => `&#${char.charCodeAt(0)};`);
@@ -83,7 +88,7 @@ function money(value: number | undefined): string {
 }
 
 function hidden(forms: PageForms, action: string, extra = ""): string {
-  return `<input type="hidden" name="csrf" value="${escapeHtml(forms.csrf)}"><input type="hidden" name="key" value="${escapeHtml(forms.key)}-${action}"><input type="hidden" name="action" value="${action}">${extra}`;
+  return `<input type="hidden" name="csrf" value="${escapeHtml(forms.csrf)}"><input type="hidden" name="key" value="${escapeHtml(forms.key)}-${action}"><input type="hidden" name="do" value="${action}">${extra}`;
 }
 
 function actionsHtml(view: DispatchView, forms: PageForms): string {
@@ -144,12 +149,22 @@ function fileHtml(file: DiffFile, left: () => number, spend: (used: number) => v
   const room = Math.min(MAX_FILE_LINES, left());
   const shown = file.lines.slice(0, Math.max(0, room));
   spend(shown.length);
-  const body = shown
-    .map((line) => {
-      const kind = line.startsWith("+") ? "a" : line.startsWith("-") ? "r" : line.startsWith("@@") ? "h" : "";
-      return kind ? `<span class="${kind}">${escapeHtml(line)}</span>` : `<span>${escapeHtml(line)}</span>`;
-    })
-    .join("");
+  // Runs of lines of one kind share one element: a few tags per hunk, not one per line.
+  const runs: string[] = [];
+  let kind: string | undefined;
+  let run: string[] = [];
+  const flush = () => {
+    if (run.length > 0) runs.push(`<span${kind ? ` class="${kind}"` : ""}>${run.join("\n")}</span>`);
+    run = [];
+  };
+  for (const line of shown) {
+    const next = line.startsWith("+") ? "a" : line.startsWith("-") ? "r" : line.startsWith("@@") ? "h" : "";
+    if (next !== kind) flush();
+    kind = next;
+    run.push(escapeText(line));
+  }
+  flush();
+  const body = runs.join("");
   const more =
     file.lines.length > shown.length
       ? `<p class="note">${file.lines.length - shown.length} more lines of this file are not shown here.</p>`

@@ -100,7 +100,7 @@ export function reviewHandler(
           403,
           "Refused: this form is not from this page. Open the link again and retry.\n",
         );
-      const action = form.get("action") as Action | null;
+      const action = form.get("do") as Action | null;
       const tap = form.get("key") ?? "";
       if (!action || !ACTIONS.has(action) || !/^[A-Za-z0-9_-]{8,80}$/.test(tap))
         return plain(response, 400, "The form names no action this page offers.\n");
@@ -173,8 +173,15 @@ async function act(
       ...(round !== undefined ? { round } : {}),
     });
   }
-  const said = answer.content.map((part) => part.text).join("\n");
-  return { ok: answer.details.ok === true, text: said.replace(`${id}: `, "") };
+  let said = answer.content
+    .map((part) => part.text)
+    .join("\n")
+    .replace(`${id}: `, "");
+  // The daemon's own refusal may already say that nothing was changed: said once.
+  const prefix = "Nothing was changed: ";
+  if (said.startsWith(prefix) && /nothing was changed/i.test(said.slice(prefix.length)))
+    said = said.slice(prefix.length).replace(/^./, (first) => first.toUpperCase());
+  return { ok: answer.details.ok === true, text: said };
 }
 
 function relative(link: string): string {
