@@ -175,6 +175,32 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
     handler: completionCallbackHandler(settings, inbox, undefined, waiting),
   });
 
+  // `openclaw gstack-review`: the link to this host's list (or one dispatch's page), for the person.
+  api.registerCli(
+    ({ program }) => {
+      program
+        .command("gstack-review")
+        .description("Print a link to the review page of this host's gstack dispatches (or of one)")
+        .option("--dispatch <id>", "the page of one dispatch instead of the list", undefined)
+        .action(async (flags: { dispatch?: string }) => {
+          const link = flags.dispatch ? await links.dispatch(flags.dispatch) : await links.list();
+          const days = Math.round((settings.review.ttlHours / 24) * 10) / 10;
+          process.stdout.write(
+            `${link}\n(opens for ${days} days; anyone holding it can act on what it opens)\n`,
+          );
+        });
+    },
+    {
+      descriptors: [
+        {
+          name: "gstack-review",
+          description: "Print a link to the gstack review page",
+          hasSubcommands: false,
+        },
+      ],
+    },
+  );
+
   if (settings.review.enabled) {
     api.registerHttpRoute({
       path: REVIEW_PATH,
