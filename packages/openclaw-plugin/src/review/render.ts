@@ -1,3 +1,4 @@
+import { whenText } from "../person-message";
 import type { DiffFile } from "./diff";
 import type { DispatchView, ListedDispatch } from "./dispatch-view";
 
@@ -29,7 +30,7 @@ h1{font-size:1.3rem;margin:.2rem 0}h2{font-size:1.1rem;margin:1.4rem 0 .5rem;bor
 .wait{color:var(--warn)}.good{color:var(--ok)}
 pre,code{font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 pre{margin:0;padding:8px;overflow-x:auto;background:var(--card);border:1px solid var(--line);border-radius:6px;overflow-wrap:normal}
-.d span{display:block;white-space:pre}.d .a{background:var(--add);color:var(--addfg)}.d .r{background:var(--del);color:var(--delfg)}.d .h{background:var(--hunk);color:var(--muted)}
+.w{white-space:pre-wrap;overflow-wrap:anywhere}.d span{display:block;white-space:pre}.d .a{background:var(--add);color:var(--addfg)}.d .r{background:var(--del);color:var(--delfg)}.d .h{background:var(--hunk);color:var(--muted)}
 details{margin:.4rem 0;border:1px solid var(--line);border-radius:6px;background:var(--card)}
 summary{padding:.5rem;cursor:pointer;min-height:44px}details>pre{border:0;border-top:1px solid var(--line);border-radius:0}
 .note{padding:.5rem;border-left:4px solid var(--warn);background:var(--card);margin:.5rem 0}
@@ -206,7 +207,7 @@ function planHtml(view: DispatchView): string {
   const notice = view.notice;
   if (!notice) return "";
   if (notice.kind === "plan")
-    return `<h2>The plan${notice.round > 1 ? ` (round ${notice.round})` : ""}</h2><pre>${escapeHtml(notice.summary)}</pre><p class="muted">Unanswered, it is cancelled at ${escapeHtml(notice.expires_at)}.</p>`;
+    return `<h2>The plan${notice.round > 1 ? ` (round ${notice.round})` : ""}</h2><pre class="w">${escapeHtml(notice.summary)}</pre><p class="muted">Unanswered, it is cancelled ${escapeHtml(whenText(notice.expires_at))}.</p>`;
   const items = notice.items ?? [];
   const list = items
     .map((item) => {
@@ -277,7 +278,8 @@ export function renderDispatchPage(
     );
   if (completion?.error)
     parts.push(`<p class="note">What happened: ${escapeHtml(completion.error.split("\n")[0] ?? "")}</p>`);
-  parts.push(costHtml(view), actionsHtml(view, forms), planHtml(view), progressHtml(view));
+  // A plan or a gate is read before the answer; a landing's buttons come first, the diff below.
+  parts.push(costHtml(view), planHtml(view), actionsHtml(view, forms), progressHtml(view));
   parts.push(`<h2>Changes</h2>`, diffHtml(view));
   if (view.commits.length > 0)
     parts.push(
