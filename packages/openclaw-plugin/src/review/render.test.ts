@@ -111,3 +111,33 @@ describe("a hostile diff from a real repository", () => {
     expect(html).toMatch(/<details><summary><code>long\.txt<\/code>/);
   });
 });
+
+describe("what gstack reported", () => {
+  it("its result, findings and tasks are shown as text", () => {
+    const view: DispatchView = {
+      id: "dispatch-20261127T080000-0badc0de",
+      project: "acme",
+      timeline: [],
+      commits: [],
+      diff: [],
+      completion: {
+        dispatch_id: "dispatch-20261127T080000-0badc0de",
+        status: "completed",
+        duration: 10,
+        gstack_run: {
+          skill: "review",
+          status: "complete",
+          run_dir: ".gstack/runs/r1",
+          check: "valid",
+          findings: [{ id: "f1", severity: "high", title: "<img src=x onerror=alert(1)> unescaped query" }],
+          tasks: [{ id: "t1", title: "Escape the query", status: "done", acceptance: "npm test passes" }],
+        },
+      } as unknown as DispatchView["completion"],
+    };
+    const html = renderDispatchPage(view, forms);
+    expect(html).not.toContain("<img");
+    expect(html).toContain("&#60;img src=x onerror=alert(1)&#62; unescaped query");
+    expect(html).toContain("Escape the query: <strong>done</strong>");
+    expect(html).toContain("npm test passes");
+  });
+});

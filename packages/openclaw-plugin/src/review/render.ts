@@ -232,7 +232,13 @@ function resultHtml(view: DispatchView): string {
         `<li><strong>${escapeHtml(finding.severity)}</strong> ${escapeHtml(finding.title)}${finding.disposition ? ` <span class="muted">(${escapeHtml(finding.disposition)})</span>` : ""}</li>`,
     )
     .join("");
-  return `<h2>What gstack reported</h2><p>${escapeHtml(run.skill)}: <strong>${escapeHtml(run.status)}</strong> <span class="muted">(run ${escapeHtml(run.check)})</span></p>${findings ? `<ul>${findings}</ul>` : ""}`;
+  const tasks = (run.tasks ?? [])
+    .map(
+      (task) =>
+        `<li>${escapeHtml(task.title)}: <strong>${escapeHtml(task.status)}</strong>${task.acceptance ? ` <span class="muted">(${escapeHtml(task.acceptance)})</span>` : ""}</li>`,
+    )
+    .join("");
+  return `<h2>What gstack reported</h2><p>${escapeHtml(run.skill)}: <strong>${escapeHtml(run.status)}</strong> <span class="muted">(run ${escapeHtml(run.check)})</span></p>${findings ? `<h3>Findings</h3><ul>${findings}</ul>` : ""}${tasks ? `<h3>Tasks and their checks</h3><ul>${tasks}</ul>` : ""}`;
 }
 
 function costHtml(view: DispatchView): string {
