@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
+import type { OpenClawGateway, OpenClawHome } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
 import {
@@ -13,11 +13,11 @@ import {
 } from "./openclaw-scripts";
 import {
   agentTurn,
+  bindRecordingPerson,
   chatHistory,
   dispatchFromChat,
   failureReport,
   type GstackWorld,
-  gatewayEnv,
   installPlugin,
   installRecordingChannel,
   makeGstackWorld,
@@ -65,18 +65,7 @@ function shipScript(file: string, needle: string): Script {
 
 /** The session's person is on the recording channel: their messages arrive from `to`. */
 async function bindPerson(session: string, to: string): Promise<void> {
-  const bind = await runOpenClaw(
-    [
-      "gateway",
-      "call",
-      "recording-chat.inbound",
-      "--params",
-      JSON.stringify({ sessionKey: session, from: to }),
-      "--json",
-    ],
-    { home: home.home, env: gatewayEnv(gateway) },
-  );
-  expect(bind.code, `${bind.stdout}\n${bind.stderr}`).toBe(0);
+  await bindRecordingPerson(home, gateway, session, to);
 }
 
 /** What a person must never be sent: the agent's tools, report keys, JSON, OpenClaw's errors. */
