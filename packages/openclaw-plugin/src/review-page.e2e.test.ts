@@ -150,7 +150,7 @@ it("from the plan's message: read the plan and approve it on the page; from the 
     expect(planLink.startsWith(`${gateway.url}/gstack/review/d?c=`)).toBe(true);
     expect(planMessage).toContain("Read the plan and answer: ");
 
-    const page = await phone();
+    let page = await phone();
     const opened = await page.goto(planLink);
     expect(opened?.status()).toBe(200);
     expect(await page.$eval("#standing", (node) => node.textContent)).toBe("waiting for you");
@@ -169,6 +169,9 @@ it("from the plan's message: read the plan and approve it on the page; from the 
     await waitFor(() => delivered(id), 180_000, "the final report recorded as delivered");
     const report = (await sentTo("person-plan"))[1] ?? "";
     expect(report).toContain("Read the change and land it: ");
+    // The report's link, opened as a tap in the chat opens it: in a tab of its own.
+    await page.close();
+    page = await phone();
     await page.goto(linkIn(report));
     expect(await page.$eval("#standing", (node) => node.textContent)).toBe("ready to land");
     const main = (await page.$eval("main", (node) => node.textContent)) ?? "";
