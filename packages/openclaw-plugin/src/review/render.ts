@@ -41,7 +41,7 @@ button{font:inherit;font-weight:600;min-height:44px;padding:.5rem 1rem;margin:.2
 button.alt{background:transparent;color:var(--accent)}
 button:focus-visible,summary:focus-visible,a:focus-visible,textarea:focus-visible{outline:3px solid var(--warn);outline-offset:2px}
 a{color:var(--accent)}
-ol,ul{padding-left:1.3rem}
+ol,ul{padding-left:1.3rem}.list{list-style:none;padding:0}.list li{padding:.4rem 0;border-bottom:1px solid var(--line)}.list a{display:inline-block;min-height:44px;padding:.6rem 0}
 table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.3rem;border-bottom:1px solid var(--line);vertical-align:top}
 `;
 
@@ -320,6 +320,6 @@ export function renderListPage(rows: { dispatch: ListedDispatch; link: string }[
   });
   return page(
     "gstack dispatches",
-    `<h1>Dispatches on this host</h1>${items.length > 0 ? `<ul>${items.join("")}</ul>` : `<p class="muted">No dispatches yet.</p>`}`,
+    `<h1>Dispatches on this host</h1>${items.length > 0 ? `<ul class="list">${items.join("")}</ul>` : `<p class="muted">No dispatches yet.</p>`}`,
   );
 }
