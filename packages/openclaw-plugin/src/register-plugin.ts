@@ -127,7 +127,9 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
     return `http://127.0.0.1:${gatewayPort(process.env, gateway?.port)}`;
   });
   const reviewLink = async (id: string): Promise<string | undefined> => {
-    if (!settings.review.enabled || !(await readSessionState(settings.layout, id))) return undefined;
+    // Only where the person can reach it: a loopback address in a message is no link on a phone.
+    if (!settings.review.enabled || !settings.review.publicBaseUrl) return undefined;
+    if (!(await readSessionState(settings.layout, id))) return undefined;
     try {
       return await links.dispatch(id);
     } catch (error) {

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
+import { freePort, type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
 import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
@@ -103,10 +103,17 @@ beforeAll(async () => {
       return openclawAgentResponder(request);
     },
   });
-  home = await makeOpenClawHome(scriptedOpenClawConfig(model, { gstackHome: world.root }));
+  // Messages link to the page only where the person reaches the gateway: here, its own address.
+  const port = await freePort();
+  home = await makeOpenClawHome(
+    scriptedOpenClawConfig(model, {
+      gstackHome: world.root,
+      review: { publicBaseUrl: `http://127.0.0.1:${port}` },
+    }),
+  );
   await installRecordingChannel(home, join(scratch, "recording-chat"), sentFile);
   await installPlugin(home, tarball);
-  gateway = await startOpenClawGateway({ home: home.home });
+  gateway = await startOpenClawGateway({ home: home.home, port });
   browser = await puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -256,8 +263,7 @@ it("forged and expired links get 401 and nothing else; a conflicting land says w
   await shot(page, "5-forged");
 
   // The list, from the link `openclaw gstack-review` prints: this host's dispatches, the one
-  // waiting to land first. (The command runs apart from the gateway, which here listens on a port
-  // of the test's choosing: its link names OpenClaw's default port, so only its path is used.)
+  // waiting to land first.
   const printed = await runOpenClaw(["gstack-review"], { home: home.home });
   expect(printed.code, printed.stderr).toBe(0);
   const listPath = /http:\/\/127\.0\.0\.1:\d+(\/gstack\/review\?c=[A-Za-z0-9_.-]+)/.exec(printed.stdout)?.[1];
