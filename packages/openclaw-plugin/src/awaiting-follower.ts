@@ -7,6 +7,7 @@ import { type FolderFollower, followJsonFolder } from "./folder-follower";
 import { personAwaitingMessage } from "./person-message";
 import type { PluginSettings } from "./plugin-settings";
 import type { ReportOutbox } from "./report-outbox";
+import type { ReviewLinkOf } from "./review/links";
 import { sentDispatches } from "./sent-dispatches";
 
 /** A notice that does not parse yet is read again after this, once. */
@@ -65,6 +66,7 @@ export function awaitingInbox(
   settings: PluginSettings,
   ledger: Pick<DeliveredLedger, "has" | "list">,
   outbox: Pick<ReportOutbox, "add" | "has" | "slots">,
+  reviewLink: ReviewLinkOf = async () => undefined,
 ) {
   const sent = sentDispatches(settings.stateDir);
   const inFlight = new Map<string, Promise<AwaitingOutcome>>();
@@ -86,6 +88,8 @@ export function awaitingInbox(
           const record = await sent.recall(id);
           const replyTo: ReplyTo | undefined = notice.reply_to ?? record?.reply_to;
           if (!replyTo) return "no-session";
+          const remote = via === "awaiting-callback";
+          const link = remote ? undefined : await reviewLink(id);
           const outcome = await outbox.add({
             key: awaitingKey(notice),
             dispatch_id: id,
@@ -95,7 +99,8 @@ export function awaitingInbox(
             person_text: personAwaitingMessage({
               notice,
               ...(record?.task ? { task: record.task } : {}),
-              remote: via === "awaiting-callback",
+              remote,
+              ...(link ? { link } : {}),
             }),
             via,
           });

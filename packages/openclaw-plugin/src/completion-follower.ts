@@ -7,6 +7,7 @@ import { followJsonFolder } from "./folder-follower";
 import { personCompletionMessage } from "./person-message";
 import type { PluginSettings } from "./plugin-settings";
 import type { ReportOutbox } from "./report-outbox";
+import type { ReviewLinkOf } from "./review/links";
 import { sentDispatches } from "./sent-dispatches";
 
 export interface CompletionInbox {
@@ -35,6 +36,7 @@ export function completionInbox(
   settings: PluginSettings,
   ledger: DeliveredLedger,
   outbox: Pick<ReportOutbox, "add" | "has">,
+  reviewLink: ReviewLinkOf = async () => undefined,
 ): CompletionInbox {
   const sent = sentDispatches(settings.stateDir);
   const inFlight = new Map<string, Promise<"delivered" | "already-delivered" | "no-session">>();
@@ -50,6 +52,7 @@ export function completionInbox(
           const replyTo = await replyToOf(input.completion, async () => record);
           if (!replyTo) return "no-session" as const;
           const reportMarkdown = input.reportMarkdown ?? (await readReport(settings, id));
+          const link = await reviewLink(id);
           const news = {
             ...input,
             ...(reportMarkdown ? { reportMarkdown } : {}),
@@ -60,7 +63,7 @@ export function completionInbox(
             dispatch_id: id,
             session_key: replyTo.session_key,
             text: completionMessage(news),
-            person_text: personCompletionMessage(news),
+            person_text: personCompletionMessage({ ...news, ...(link ? { link } : {}) }),
             via: input.via,
           });
           return outcome === "queued" ? ("delivered" as const) : ("already-delivered" as const);

@@ -429,4 +429,125 @@ export function gatewaysOn(home: string): readonly OpenClawGateway[] {
   return gatewaysStarted.get(home) ?? [];
 }
 
+/** A tiny OpenClaw channel whose outbound adapter appends every message it is given to a file. */
+export async function writeRecordingChannel(folder: string, file: string) {
+  await mkdir(folder, { recursive: true });
+  await writeFile(
+    join(folder, "package.json"),
+    JSON.stringify({
+      name: "recording-chat",
+      version: "1.0.0",
+      type: "module",
+      openclaw: {
+        extensions: ["./index.js"],
+        channel: { id: "recording-chat", label: "Recording chat", blurb: "Records outbound messages." },
+      },
+    }),
+  );
+  await writeFile(
+    join(folder, "openclaw.plugin.json"),
+    JSON.stringify({
+      id: "recording-chat",
+      name: "Recording chat",
+      description: "Records outbound messages to a file.",
+      channels: ["recording-chat"],
+      activation: { onStartup: true },
+      configSchema: { type: "object", additionalProperties: true, properties: {} },
+      channelConfigs: {
+        "recording-chat": { schema: { type: "object", additionalProperties: true, properties: {} } },
+      },
+    }),
+  );
+  await writeFile(
+    join(folder, "index.js"),
+    `import { appendFileSync } from "node:fs";
+const FILE = ${JSON.stringify(file)};
+const plugin = {
+  id: "recording-chat",
+  meta: { id: "recording-chat", label: "Recording chat", selectionLabel: "Recording chat", docsPath: "/channels/recording-chat", blurb: "Records outbound messages." },
+  capabilities: { chatTypes: ["direct"] },
+  config: {
+    listAccountIds: () => ["default"],
+    resolveAccount: () => ({ accountId: "default", enabled: true, configured: true }),
+    inspectAccount: () => ({ enabled: true, configured: true }),
+    isConfigured: () => true,
+  },
+  outbound: {
+    deliveryMode: "direct",
+    sendText: async (ctx) => {
+      const messageId = "m-" + Date.now() + "-" + Math.random().toString(36).slice(2);
+      appendFileSync(FILE, JSON.stringify({ to: ctx.to, text: ctx.text, messageId }) + "\\n");
+      return { channel: "recording-chat", messageId };
+    },
+  },
+};
+export default {
+  id: "recording-chat",
+  name: "Recording chat",
+  register(api) {
+    api.registerChannel({ plugin });
+    // What this channel's inbound handling does for a message from a person: record the
+    // session's last route, so replies and reports go back to that person.
+    api.registerGatewayMethod("recording-chat.inbound", async ({ params, respond }) => {
+      try {
+        const storePath = api.runtime.agent.session.resolveStorePath(api.config.session?.store, { agentId: "main" });
+        await api.runtime.channel.session.updateLastRoute({
+          storePath,
+          sessionKey: params.sessionKey,
+          channel: "recording-chat",
+          deliveryContext: { channel: "recording-chat", to: params.from },
+          createIfMissing: true,
+        });
+        respond(true, { ok: true });
+      } catch (error) {
+        respond(false, undefined, { code: "UNAVAILABLE", message: String(error && error.stack || error) });
+      }
+    });
+  },
+};
+`,
+  );
+}
+
+/** Installs and enables the recording channel in an OpenClaw home; it records to `file`. */
+export async function installRecordingChannel(
+  home: OpenClawHome,
+  folder: string,
+  file: string,
+): Promise<void> {
+  await writeRecordingChannel(folder, file);
+  const install = await runOpenClaw(["plugins", "install", folder, "--force", "--accept-capabilities"], {
+    home: home.home,
+  });
+  if (install.code !== 0)
+    throw new Error(`installing the recording channel failed:\n${install.stdout}\n${install.stderr}`);
+  const enable = await runOpenClaw(["plugins", "enable", "recording-chat"], { home: home.home });
+  if (enable.code !== 0)
+    throw new Error(`enabling the recording channel failed:\n${enable.stdout}\n${enable.stderr}`);
+}
+
+/** The session's person is on the recording channel: their messages arrive from `to`. */
+export async function bindRecordingPerson(
+  home: OpenClawHome,
+  gateway: OpenClawGateway,
+  session: string,
+  to: string,
+): Promise<void> {
+  const bind = await runOpenClaw(
+    [
+      "gateway",
+      "call",
+      "recording-chat.inbound",
+      "--params",
+      JSON.stringify({ sessionKey: session, from: to }),
+      "--json",
+      // OpenClaw's 10 s default is too short for a gateway on a loaded two-core machine.
+      "--timeout",
+      String(loadBudget(30_000)),
+    ],
+    { home: home.home, env: gatewayEnv(gateway), timeoutMs: loadBudget(60_000) },
+  );
+  if (bind.code !== 0) throw new Error(`binding the person failed:\n${bind.stdout}\n${bind.stderr}`);
+}
+
 export { makeOpenClawHome };

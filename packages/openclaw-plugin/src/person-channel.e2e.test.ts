@@ -1,6 +1,6 @@
-import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
+import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
+import type { OpenClawGateway, OpenClawHome } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, scripted } from "@gstack/scripted-model";
 import { beforeAll, expect, it } from "vitest";
 import {
@@ -12,11 +12,12 @@ import {
 } from "./openclaw-scripts";
 import {
   agentTurn,
+  bindRecordingPerson,
   chatHistory,
   dispatchFromChat,
   failureReport,
   type GstackWorld,
-  gatewayEnv,
+  installRecordingChannel,
   planThenExecuteScript,
   runCodingDaemonUntilDone,
   startCodingDaemon,
@@ -31,86 +32,6 @@ let model: ScriptedModel;
 let home: OpenClawHome;
 let gateway: OpenClawGateway;
 let sentFile: string;
-
-/** A tiny OpenClaw channel whose outbound adapter appends every message it is given to a file. */
-async function writeRecordingChannel(folder: string, file: string) {
-  await mkdir(folder, { recursive: true });
-  await writeFile(
-    join(folder, "package.json"),
-    JSON.stringify({
-      name: "recording-chat",
-      version: "1.0.0",
-      type: "module",
-      openclaw: {
-        extensions: ["./index.js"],
-        channel: { id: "recording-chat", label: "Recording chat", blurb: "Records outbound messages." },
-      },
-    }),
-  );
-  await writeFile(
-    join(folder, "openclaw.plugin.json"),
-    JSON.stringify({
-      id: "recording-chat",
-      name: "Recording chat",
-      description: "Records outbound messages to a file.",
-      channels: ["recording-chat"],
-      activation: { onStartup: true },
-      configSchema: { type: "object", additionalProperties: true, properties: {} },
-      channelConfigs: {
-        "recording-chat": { schema: { type: "object", additionalProperties: true, properties: {} } },
-      },
-    }),
-  );
-  await writeFile(
-    join(folder, "index.js"),
-    `import { appendFileSync } from "node:fs";
-const FILE = ${JSON.stringify(file)};
-const plugin = {
-  id: "recording-chat",
-  meta: { id: "recording-chat", label: "Recording chat", selectionLabel: "Recording chat", docsPath: "/channels/recording-chat", blurb: "Records outbound messages." },
-  capabilities: { chatTypes: ["direct"] },
-  config: {
-    listAccountIds: () => ["default"],
-    resolveAccount: () => ({ accountId: "default", enabled: true, configured: true }),
-    inspectAccount: () => ({ enabled: true, configured: true }),
-    isConfigured: () => true,
-  },
-  outbound: {
-    deliveryMode: "direct",
-    sendText: async (ctx) => {
-      const messageId = "m-" + Date.now() + "-" + Math.random().toString(36).slice(2);
-      appendFileSync(FILE, JSON.stringify({ to: ctx.to, text: ctx.text, messageId }) + "\\n");
-      return { channel: "recording-chat", messageId };
-    },
-  },
-};
-export default {
-  id: "recording-chat",
-  name: "Recording chat",
-  register(api) {
-    api.registerChannel({ plugin });
-    // What this channel's inbound handling does for a message from a person: record the
-    // session's last route, so replies and reports go back to that person.
-    api.registerGatewayMethod("recording-chat.inbound", async ({ params, respond }) => {
-      try {
-        const storePath = api.runtime.agent.session.resolveStorePath(api.config.session?.store, { agentId: "main" });
-        await api.runtime.channel.session.updateLastRoute({
-          storePath,
-          sessionKey: params.sessionKey,
-          channel: "recording-chat",
-          deliveryContext: { channel: "recording-chat", to: params.from },
-          createIfMissing: true,
-        });
-        respond(true, { ok: true });
-      } catch (error) {
-        respond(false, undefined, { code: "UNAVAILABLE", message: String(error && error.stack || error) });
-      }
-    });
-  },
-};
-`,
-  );
-}
 
 /** What the report's turn answers, by a needle of the report's text; NO_REPLY when none matches. */
 const answers = new Map<string, string>();
@@ -138,18 +59,7 @@ function shipScript(file: string, needle: string): Script {
 
 /** The session's person is on the recording channel: their messages arrive from `to`. */
 async function bindPerson(session: string, to: string): Promise<void> {
-  const bind = await runOpenClaw(
-    [
-      "gateway",
-      "call",
-      "recording-chat.inbound",
-      "--params",
-      JSON.stringify({ sessionKey: session, from: to }),
-      "--json",
-    ],
-    { home: home.home, env: gatewayEnv(gateway) },
-  );
-  expect(bind.code, `${bind.stdout}\n${bind.stderr}`).toBe(0);
+  await bindRecordingPerson(home, gateway, session, to);
 }
 
 /** What a person must never be sent: the agent's tools, report keys, JSON, OpenClaw's errors. */
@@ -194,17 +104,7 @@ const real = useRealGateway({
   },
   prepareHome: async (home, scratch) => {
     sentFile = join(scratch, "sent.jsonl");
-    const channelDir = join(scratch, "recording-chat");
-    await writeRecordingChannel(channelDir, sentFile);
-    const install = await runOpenClaw(
-      ["plugins", "install", channelDir, "--force", "--accept-capabilities"],
-      { home: home.home },
-    );
-    if (install.code !== 0)
-      throw new Error(`installing the recording channel failed:\n${install.stdout}\n${install.stderr}`);
-    const enable = await runOpenClaw(["plugins", "enable", "recording-chat"], { home: home.home });
-    if (enable.code !== 0)
-      throw new Error(`enabling the recording channel failed:\n${enable.stdout}\n${enable.stderr}`);
+    await installRecordingChannel(home, join(scratch, "recording-chat"), sentFile);
   },
   onFailure: async ({ gateway, world }) =>
     `${await failureReport(gateway, world)} ${JSON.stringify(await sentMessages())}`,

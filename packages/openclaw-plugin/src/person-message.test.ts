@@ -272,3 +272,48 @@ describe("the agent's answer to a report", () => {
     );
   });
 });
+
+describe("the review page's link", () => {
+  const LINK = "https://gateway.example.ts.net/gstack/review/d?c=djF8ZGlzcGF0Y2g.bWFj";
+
+  it("a plan, a gate and a report each end with the link, before the short id; none without one", () => {
+    const plan = personAwaitingMessage({ notice: notice(), link: LINK });
+    expect(plan.split("\n").slice(-2)).toEqual([`Read the plan and answer: ${LINK}`, "(dispatch 314c25ea)"]);
+    const gate = personAwaitingMessage({
+      notice: notice({
+        kind: "gate",
+        items: [
+          { label: "d2", title: "Drop the cache", options: ["Keep it", "Drop it"], recommended: "Keep it" },
+        ],
+      }),
+      link: LINK,
+    });
+    expect(gate).toContain(`Read the decisions and answer: ${LINK}`);
+    const ready = personCompletionMessage({ completion: completion(), reportMarkdown: REPORT, link: LINK });
+    expect(ready).toContain(`Read the change and land it: ${LINK}`);
+    const failed = personCompletionMessage({
+      completion: completion({ status: "failed", commits: 0, error: "boom", error_kind: "logic_error" }),
+      link: LINK,
+    });
+    expect(failed).toContain(`Read the report: ${LINK}`);
+    for (const text of [plan, gate, ready, failed]) expectPlain(text);
+    expect(personAwaitingMessage({ notice: notice() })).not.toContain("/gstack/review");
+    expect(personCompletionMessage({ completion: completion() })).not.toContain("/gstack/review");
+  });
+
+  it("a plan too long for the channel is cut, the link kept whole", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 300, max: 4000 }),
+        fc.integer({ min: 400, max: 2000 }),
+        (planLines, limit) => {
+          const summary = Array.from({ length: planLines }, (_, i) => `${i + 1}. step ${i}`).join("\n");
+          const text = personAwaitingMessage({ notice: notice({ summary }), link: LINK, limit });
+          expect([...text].length).toBeLessThanOrEqual(limit);
+          expect(text).toContain(`Read the plan and answer: ${LINK}\n(dispatch 314c25ea)`);
+        },
+      ),
+      { numRuns: 30 },
+    );
+  });
+});

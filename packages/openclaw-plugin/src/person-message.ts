@@ -31,6 +31,8 @@ export interface PersonAwaitingInput {
   task?: string;
   /** The daemon runs on another machine: answers are given there. */
   remote?: boolean;
+  /** The dispatch's review page, when this host serves one. */
+  link?: string;
   limit?: number;
 }
 
@@ -68,7 +70,15 @@ export function personAwaitingMessage(input: PersonAwaitingInput): string {
   return fit(
     [head, ""],
     body,
-    ["", ...reply, `(dispatch ${shortId(notice.dispatch_id)})`],
+    [
+      "",
+      ...reply,
+      ...readLine(
+        input.link,
+        notice.kind === "plan" ? "Read the plan and answer" : "Read the decisions and answer",
+      ),
+      `(dispatch ${shortId(notice.dispatch_id)})`,
+    ],
     limit,
     REST_OF_PLAN,
   );
@@ -95,6 +105,8 @@ export interface PersonCompletionInput {
   needsJudgment?: string[];
   reportMarkdown?: string;
   task?: string;
+  /** The dispatch's review page, when this host serves one. */
+  link?: string;
   limit?: number;
 }
 
@@ -167,10 +179,20 @@ export function personCompletionMessage(input: PersonCompletionInput): string {
   return fit(
     [...head, ""],
     body.join("\n\n"),
-    ["", ...reply, `(dispatch ${shortId(completion.dispatch_id)})`],
+    [
+      "",
+      ...reply,
+      ...readLine(input.link, canLand ? "Read the change and land it" : "Read the report"),
+      `(dispatch ${shortId(completion.dispatch_id)})`,
+    ],
     limit,
     REST_OF_REPORT,
   );
+}
+
+/** The line that links to the dispatch's review page, when there is one. */
+function readLine(link: string | undefined, words: string): string[] {
+  return link ? [`${words}: ${link}`] : [];
 }
 
 /** Branch, commits, time and spend in one line, as a person reads them. */

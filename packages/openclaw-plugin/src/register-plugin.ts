@@ -18,9 +18,12 @@ import { logHostRangeOnce, runningOpenClaw } from "./host-range";
 import { landTool } from "./land-tool";
 import { learningsCorpus } from "./learnings-corpus";
 import { learningsParameters, runLearningsTool } from "./learnings-tool";
-import { resolvePluginSettings } from "./plugin-settings";
+import { REVIEW_PATH, resolvePluginSettings } from "./plugin-settings";
 import { reportOutbox } from "./report-outbox";
 import { reportParameters, runReportTool } from "./report-tool";
+import { readSessionState } from "./review/dispatch-view";
+import { gatewayPort, reviewLinks } from "./review/links";
+import { reviewHandler } from "./review/route";
 import { runtimeSessionChannel } from "./session-delivery";
 import { runShippedTool, shippedParameters } from "./shipped-tool";
 import { registerContractor } from "./sidecar";
@@ -118,9 +121,25 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
     channel: runtimeSessionChannel(api),
     log: api.logger,
   });
-  const inbox = completionInbox(settings, ledger, outbox);
+  // The review page: on the gateway's own port, behind a capability each link carries.
+  const links = reviewLinks(settings.review, () => {
+    const gateway = (api.config as { gateway?: { port?: unknown } } | undefined)?.gateway;
+    return `http://127.0.0.1:${gatewayPort(process.env, gateway?.port)}`;
+  });
+  const reviewLink = async (id: string): Promise<string | undefined> => {
+    // Only where the person can reach it: a loopback address in a message is no link on a phone.
+    if (!settings.review.enabled || !settings.review.publicBaseUrl) return undefined;
+    if (!(await readSessionState(settings.layout, id))) return undefined;
+    try {
+      return await links.dispatch(id);
+    } catch (error) {
+      api.logger.warn(`gstack: no review link for ${id}: ${oneLine(error)}`);
+      return undefined;
+    }
+  };
+  const inbox = completionInbox(settings, ledger, outbox, reviewLink);
 
-  const waiting = awaitingInbox(settings, ledger, outbox);
+  const waiting = awaitingInbox(settings, ledger, outbox, reviewLink);
 
   let follower: ReturnType<typeof followCompletedFolder> | undefined;
   let awaitingFollower: ReturnType<typeof followAwaitingFolder> | undefined;
@@ -157,6 +176,42 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
     match: "exact",
     handler: completionCallbackHandler(settings, inbox, undefined, waiting),
   });
+
+  // `openclaw gstack-review`: the link to this host's list (or one dispatch's page), for the person.
+  api.registerCli(
+    ({ program }) => {
+      program
+        .command("gstack-review")
+        .description("Print a link to the review page of this host's gstack dispatches (or of one)")
+        .option("--dispatch <id>", "the page of one dispatch instead of the list", undefined)
+        .action(async (flags: { dispatch?: string }) => {
+          const link = flags.dispatch ? await links.dispatch(flags.dispatch) : await links.list();
+          const days = Math.round((settings.review.ttlHours / 24) * 10) / 10;
+          process.stdout.write(
+            `${link}\n(opens for ${days} days; anyone holding it can act on what it opens)\n`,
+          );
+        });
+    },
+    {
+      descriptors: [
+        {
+          name: "gstack-review",
+          description: "Print a link to the gstack review page",
+          hasSubcommands: false,
+        },
+      ],
+    },
+  );
+
+  if (settings.review.enabled) {
+    api.registerHttpRoute({
+      path: REVIEW_PATH,
+      // The page checks its own capability; the person needs no gateway token to open a link.
+      auth: "plugin",
+      match: "prefix",
+      handler: reviewHandler(settings, links),
+    });
+  }
 
   for (const tool of tools) {
     api.registerTool(
