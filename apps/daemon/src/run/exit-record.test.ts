@@ -35,13 +35,22 @@ async function lines(path: string): Promise<string[]> {
   }
 }
 
-/** The trivial agent, with a side effect outside git: one line in side-effects.log per run. */
-async function sideEffectAgent(): Promise<string> {
+/**
+ * The trivial agent, with a side effect outside git: one line in side-effects.log per run. With
+ * `holdFirst`, the first attempt then waits until it is stopped, so it is surely still running
+ * (its end unrecorded) when the next daemon starts, however slow the machine.
+ */
+async function sideEffectAgent(options: { holdFirst?: boolean } = {}): Promise<string> {
   const agent = join(world.base, "side-effect-agent.cjs");
+  const hold = options.holdFirst
+    ? `if (!/This is attempt \\d+/.test(process.argv[2] ?? "")) { setInterval(() => {}, 1000); return; }\n`
+    : "";
   await writeFile(
     agent,
-    `require("node:fs").appendFileSync(${JSON.stringify(join(world.base, "side-effects.log"))}, process.env.GSTACK_DISPATCH_ID + "\\n");
-${await readFile(world.agentScript, "utf8")}`,
+    `(() => {
+require("node:fs").appendFileSync(${JSON.stringify(join(world.base, "side-effects.log"))}, process.env.GSTACK_DISPATCH_ID + "\\n");
+${hold}${await readFile(world.agentScript, "utf8")}
+})();`,
   );
   return agent;
 }
@@ -74,13 +83,15 @@ describe("an agent that has exited", () => {
   }, 60_000);
 
   it("when its end was never recorded, runs again, and both the next attempt and the report say so", async () => {
-    const agent = await sideEffectAgent();
+    const agent = await sideEffectAgent({ holdFirst: true });
     const id = "dispatch-unknown";
-    // Killed right after the spawn: how the agent ended is unknown to the next start.
+    // Killed right after the spawn: how the agent ended is unknown to the next start. The first
+    // attempt is held running, so no exit record can appear before that start stops it.
     const crashing = startChildDaemon(world, { crashAfterSpawn: true, agentScript: agent });
     await waitFor(() => (crashing.output().includes("daemon ready") ? true : undefined), 30_000);
     await submitDispatch(world.layout, dispatchFor(world, id, "say hi"));
     expect(await crashing.exited).toBe("SIGKILL");
+    await waitFor(async () => ((await lines(join(world.base, "side-effects.log"))).length > 0 ? true : undefined));
     daemon = testDaemon(world, {}, { agents: { codex: { command: [process.execPath, agent, "{prompt}"] } } });
     await daemon.start();
     const completion = await waitFor(() => completionOf(world.layout, id));
