@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import { createHash } from "node:crypto";
-import { copyFile, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { promisify } from "node:util";
@@ -115,22 +115,60 @@ export function scriptedOpenClawConfig(model: ScriptedModel, pluginConfig: Recor
 }
 
 /**
+ * Set by the test run's global set-up to the plugin folder that one real
+ * `openclaw plugins install` of the packed tarball wrote (`<state>/extensions/gstack`).
+ */
+export const INSTALLED_PLUGIN_ENV = "GSTACK_TEST_PLUGIN_INSTALLED";
+
+/**
  * Installs the packed plugin into an OpenClaw home the way a user does
- * (`openclaw plugins install <tarball>`, then `openclaw plugins enable gstack`).
+ * (`openclaw plugins install <tarball>`, which also enables it; `openclaw plugins enable gstack`
+ * only if it did not). In a test run whose global set-up already installed this very tarball
+ * once (INSTALLED_PLUGIN_ENV), that install's folder is copied into the home and the plugin
+ * enabled in its openclaw.json, which is all the install writes there: the install command takes
+ * 15–40 s of CPU on a two-core machine, and every real-gateway test file needs the plugin.
  */
 export async function installPlugin(home: OpenClawHome, tarball: string): Promise<void> {
+  if (await copyRunInstall(home, tarball)) return;
   const install = await runOpenClaw(["plugins", "install", tarball, "--force", "--accept-capabilities"], {
     home: home.home,
     timeoutMs: loadBudget(120_000),
   });
   if (install.code !== 0)
     throw new Error(`openclaw plugins install failed:\n${install.stdout}\n${install.stderr}`);
+  if (pluginEnabled(JSON.parse(await readFile(home.configPath, "utf8")))) return;
   const enable = await runOpenClaw(["plugins", "enable", "gstack"], {
     home: home.home,
     timeoutMs: loadBudget(120_000),
   });
   if (enable.code !== 0)
     throw new Error(`openclaw plugins enable failed:\n${enable.stdout}\n${enable.stderr}`);
+}
+
+function pluginEnabled(config: { plugins?: { entries?: { gstack?: { enabled?: unknown } } } }): boolean {
+  return config.plugins?.entries?.gstack?.enabled === true;
+}
+
+async function sha256(file: string): Promise<string> {
+  return createHash("sha256")
+    .update(await readFile(file))
+    .digest("hex");
+}
+
+/** Copies the run's one real install when `tarball` is the run's packed plugin; false otherwise. */
+async function copyRunInstall(home: OpenClawHome, tarball: string): Promise<boolean> {
+  const installed = process.env[INSTALLED_PLUGIN_ENV];
+  const packed = process.env[PACKED_PLUGIN_ENV];
+  if (!installed || !packed || (await sha256(tarball)) !== (await sha256(packed))) return false;
+  await cp(installed, join(home.stateDir, "extensions", "gstack"), { recursive: true, verbatimSymlinks: true });
+  const config = JSON.parse(await readFile(home.configPath, "utf8")) as {
+    plugins?: { entries?: Record<string, Record<string, unknown>> };
+  };
+  const plugins = config.plugins ?? {};
+  const entries = plugins.entries ?? {};
+  config.plugins = { ...plugins, entries: { ...entries, gstack: { ...entries.gstack, enabled: true } } };
+  await writeFile(home.configPath, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+  return true;
 }
 
 /** Runs one agent turn in a session through the gateway (`openclaw agent`). */
