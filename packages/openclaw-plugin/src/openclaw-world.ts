@@ -160,7 +160,10 @@ async function copyRunInstall(home: OpenClawHome, tarball: string): Promise<bool
   const installed = process.env[INSTALLED_PLUGIN_ENV];
   const packed = process.env[PACKED_PLUGIN_ENV];
   if (!installed || !packed || (await sha256(tarball)) !== (await sha256(packed))) return false;
-  await cp(installed, join(home.stateDir, "extensions", "gstack"), { recursive: true, verbatimSymlinks: true });
+  await cp(installed, join(home.stateDir, "extensions", "gstack"), {
+    recursive: true,
+    verbatimSymlinks: true,
+  });
   const config = JSON.parse(await readFile(home.configPath, "utf8")) as {
     plugins?: { entries?: Record<string, Record<string, unknown>> };
   };
