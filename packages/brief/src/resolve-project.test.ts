@@ -69,6 +69,8 @@ describe("slugOfFolder", () => {
     await run("git", ["-C", repo, "remote", "add", "origin", "git@github.com:acme/baku.git"]);
     expect(await slugOfFolder(repo)).toBe("acme-baku");
     expect([...(await trustedFolders([repo, `${base}/*`])).entries()]).toEqual([[repo, "acme-baku"]]);
+    // A trusted folder of checkouts: the repositories directly inside it.
+    expect([...(await trustedFolders([base])).entries()]).toEqual([[repo, "acme-baku"]]);
   });
 
   it("falls back to the folder's name without a remote", async () => {

@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
-import { readdir } from "node:fs/promises";
-import { basename, resolve } from "node:path";
+import type { Dirent } from "node:fs";
+import { access, readdir } from "node:fs/promises";
+import { basename, join, resolve } from "node:path";
 import { promisify } from "node:util";
 import { expandHome, gstackLayout, isSafeName, projectSlug, sanitizeSlug } from "@gstack/contracts";
 
@@ -80,8 +81,9 @@ export async function slugOfFolder(folder: string, env: NodeJS.ProcessEnv = proc
 }
 
 /**
- * The slugs of the trusted repository folders (globs are skipped: they name many folders, none
- * in particular), so a project can be found in the folder that holds it.
+ * The slugs of the repositories under the trusted folders: a trusted folder that is a repository,
+ * or the repositories directly inside one that is not (a folder of checkouts such as `~/code`).
+ * Globs are skipped: they name many folders, none in particular.
  */
 export async function trustedFolders(
   trusted: readonly string[],
@@ -91,9 +93,35 @@ export async function trustedFolders(
   for (const entry of trusted) {
     if (/[*?[\]{}]/.test(entry)) continue;
     const folder = resolve(expandHome(entry, env));
-    folders.set(folder, await slugOfFolder(folder, env));
+    const repositories = (await isRepository(folder)) ? [folder] : await repositoriesIn(folder);
+    for (const repository of repositories) folders.set(repository, await slugOfFolder(repository, env));
   }
   return folders;
+}
+
+async function isRepository(folder: string): Promise<boolean> {
+  try {
+    await access(join(folder, ".git"));
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function repositoriesIn(folder: string): Promise<string[]> {
+  let entries: Dirent[];
+  try {
+    entries = await readdir(folder, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const found: string[] = [];
+  for (const entry of entries) {
+    if (!entry.isDirectory() || entry.name.startsWith(".")) continue;
+    const child = join(folder, entry.name);
+    if (await isRepository(child)) found.push(child);
+  }
+  return found.sort();
 }
 
 /** A name as a slug can hold it (what a brief looks up for a project never seen). */
