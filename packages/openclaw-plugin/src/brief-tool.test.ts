@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import { createActivityLog } from "@gstack/activity";
 import { Daemon } from "@gstack/daemon";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { loadBudget } from "../../../vitest.load-budget";
+import { loadBudget, waitUntil } from "../../../vitest.load-budget";
 import { runBriefTool, runSendDraftTool } from "./brief-tool";
 import { type GstackWorld, makeGstackWorld } from "./openclaw-world";
 import { type PluginSettings, resolvePluginSettings } from "./plugin-settings";
@@ -129,7 +129,16 @@ describe("gstack_brief and gstack_send_draft", { timeout: loadBudget(60_000) }, 
       learnings: ["Tokens live in the keychain"],
       reply_to: { runtime: "openclaw", session_key: "agent:main:main", agent_id: "main" },
     });
-    expect(claimed.task).toMatch(/Debugging auth[^]*Retry the refresh once on a 401/);
+    expect(claimed.task).toMatch(/Debugging auth[\s\S]*Retry the refresh once on a 401/);
+
+    // The dispatch is the project's open work now, read from the daemon's own state.
+    await waitUntil(async () => (daemon?.snapshot().running.includes(id) ? true : undefined), {
+      idleMs: 20_000,
+      what: "the dispatch running",
+    });
+    const later = await runBriefTool(settings, session, { project: "acme-widget" });
+    expect(later.details).toMatchObject({ open_work: 1 });
+    expect(textOf(later)).toMatch(new RegExp(`Open work: ${id} running, (just now|\\d+ min)\\.`));
   });
 
   it("say so in one sentence for a project with nothing recorded, and draft nothing", async () => {
