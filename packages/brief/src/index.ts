@@ -12,6 +12,8 @@ export type {
   RoutingAdvice,
   SessionLine,
 } from "./brief-types";
+export type { BriefSources } from "./cli";
+export { briefCli, runBriefCli } from "./cli";
 export type { DraftInput } from "./draft-dispatch";
 export { draftDispatch } from "./draft-dispatch";
 export type { DraftSender, DraftStore, SendOutcome } from "./draft-store";
@@ -22,3 +24,5 @@ export type { RecentSessions } from "./recent-sessions";
 export { lastProject, recentSessions, sessionLine } from "./recent-sessions";
 export type { ProjectMatch } from "./resolve-project";
 export { knownProjects, matchProject, slugOfFolder, slugOfName, trustedFolders } from "./resolve-project";
+export type { BriefSchedule } from "./schedule";
+export { scheduleArguments, scheduledBriefMessage } from "./schedule";

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { createActivityLog } from "@gstack/activity";
 import { Daemon } from "@gstack/daemon";
+import { listHandoffs } from "@gstack/handoff";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget, waitUntil } from "../../../vitest.load-budget";
 import { runBriefTool, runSendDraftTool } from "./brief-tool";
@@ -131,6 +132,10 @@ describe("gstack_brief and gstack_send_draft", { timeout: loadBudget(60_000) }, 
     });
     expect(claimed.task).toMatch(/Debugging auth[\s\S]*Retry the refresh once on a 401/);
 
+    // The checkpoint it continues is picked up: the next brief does not draft it again.
+    const { records } = await listHandoffs({ project: "acme-widget" }, { root: world.root });
+    expect(records.map((record) => record.handoff.status)).toEqual(["picked_up"]);
+
     // The dispatch is the project's open work now, read from the daemon's own state.
     await waitUntil(async () => (daemon?.snapshot().running.includes(id) ? true : undefined), {
       idleMs: 20_000,
@@ -138,6 +143,7 @@ describe("gstack_brief and gstack_send_draft", { timeout: loadBudget(60_000) }, 
     });
     const later = await runBriefTool(settings, session, { project: "acme-widget" });
     expect(later.details).toMatchObject({ open_work: 1 });
+    expect(later.details).not.toHaveProperty("draft_id");
     expect(textOf(later)).toMatch(new RegExp(`Open work: ${id} running, (just now|\\d+ min)\\.`));
   });
 

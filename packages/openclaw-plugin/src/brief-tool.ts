@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { type BriefTarget, draftStore, formatBrief, gatherBrief } from "@gstack/brief";
 import type { BriefDraft, ReplyTo } from "@gstack/contracts";
+import { pickUpHandoff } from "@gstack/handoff";
 import { z } from "zod";
 import { briefOptions } from "./brief-sources";
 import { parseToolInput, sendDispatch } from "./dispatch-tool";
@@ -131,6 +132,15 @@ export async function runSendDraftTool(
     },
     { now, ...(replyTo ? { replyTo } : {}) },
   );
+  if (outcome.outcome === "sent" && outcome.draft.source !== "open-work" && outcome.draft.source_ref) {
+    // The checkpoint (or handoff) it continues is picked up, as gstack_resume_handoff does, so
+    // the next brief does not draft the same work again.
+    await pickUpHandoff(
+      outcome.draft.source_ref,
+      { by: settings.dispatchedBy },
+      { root: settings.gstackHome },
+    ).catch(() => undefined);
+  }
   switch (outcome.outcome) {
     case "sent":
       return reply && reply.details.ok === true

@@ -1,7 +1,7 @@
-import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { OpenClawGateway, OpenClawHome } from "@gstack/openclaw-testbed";
-import { runOpenClaw } from "@gstack/openclaw-testbed";
+import { openclawBin, runOpenClaw } from "@gstack/openclaw-testbed";
 import {
   type RecordedRequest,
   type ScriptedModel,
@@ -19,6 +19,7 @@ import {
   type GstackWorld,
   gatewayEnv,
   installRecordingChannel,
+  pluginPackageDir,
 } from "./openclaw-world";
 import { useRealGateway } from "./real-gateway-world";
 
@@ -293,24 +294,29 @@ it("a project with nothing recorded gets one honest sentence and no draft", asyn
 
 it("a scheduled brief, from today's calendar, reaches the person's channel once", async () => {
   await bindRecordingPerson(home, gateway, "agent:main:recording-person", PERSON);
+  // Set up with the bundled command, which runs `openclaw automations create` for the person.
+  const openclaw = join(real.scratch, "openclaw");
+  await writeFile(openclaw, `#!/bin/sh\nexec "${process.execPath}" "${openclawBin()}" "$@"\n`);
+  await chmod(openclaw, 0o755);
   const created = await runOpenClaw(
     [
-      "automations",
-      "create",
+      "schedule",
+      "--cron",
       "0 9 * * 1-5",
-      "Morning gstack brief: read today's calendar and brief me on each coding session.",
-      "--name",
-      "gstack brief",
-      "--session",
-      "isolated",
-      "--announce",
       "--channel",
       "recording-chat",
       "--to",
       PERSON,
-      "--json",
+      "--apply",
+      "--openclaw",
+      openclaw,
     ],
-    { home: home.home, env: gatewayEnv(gateway), timeoutMs: loadBudget(60_000) },
+    {
+      home: home.home,
+      env: gatewayEnv(gateway),
+      bin: join(pluginPackageDir, "dist", "bin", "gstack-brief.js"),
+      timeoutMs: loadBudget(60_000),
+    },
   );
   expect(created.code, `${created.stdout}\n${created.stderr}`).toBe(0);
   const job = JSON.parse(created.stdout) as { id?: string; job?: { id?: string } };
@@ -332,8 +338,23 @@ it("a scheduled brief, from today's calendar, reaches the person's channel once"
   expect(toPerson).toHaveLength(1);
   expect(toPerson[0]?.text).toContain("Brief for acme-baku");
   expect(toPerson[0]?.text).toContain("Last session");
-  expect(toPerson[0]?.text).toMatch(/Drafted dispatch draft-[\w-]+ \(not sent\)/);
+  // Yesterday's checkpoint went out with the first test's dispatch: nothing is drafted again.
+  expect(toPerson[0]?.text).toContain("No pending checkpoint or handoff.");
   // The calendar was read, and the brief asked for the event's project.
   const calls = model.agentRequests().map((request) => JSON.stringify(request.body));
   expect(calls.some((body) => body.includes("Baku coding session"))).toBe(true);
+});
+
+it("the terminal command prints the same brief, reading the daemon's state", async () => {
+  const shown = await runOpenClaw(["show", "baku", "--root", world.root], {
+    home: home.home,
+    bin: join(pluginPackageDir, "dist", "bin", "gstack-brief.js"),
+    timeoutMs: loadBudget(60_000),
+  });
+  expect(shown.code, shown.stderr).toBe(0);
+  expect(shown.stdout).toContain(`Brief for acme-baku (${repo}):`);
+  expect(shown.stdout).toContain("Last session");
+  // The checkpoint was picked up when its draft was sent: nothing is drafted again.
+  expect(shown.stdout).toContain("No pending checkpoint or handoff.");
+  expect(shown.stdout).toContain("Open work: none.");
 });
