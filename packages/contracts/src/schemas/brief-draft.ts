@@ -45,7 +45,10 @@ export const briefDraftSchema = lazySchema((z) =>
       mode: z.enum(["execute", "plan"]).optional().describe("'plan' when the project is planned first."),
       handoff_id: safeLineSchema.optional(),
       task_type: displayNameSchema.optional(),
-      learnings: z.array(safeTextSchema).optional().describe("The brief's top learnings, passed to the agent."),
+      learnings: z
+        .array(safeTextSchema)
+        .optional()
+        .describe("The brief's top learnings, passed to the agent."),
       reply_to: replyToSchema.optional().describe("The session the brief was given in."),
       sent: z
         .looseObject({
