@@ -2,6 +2,7 @@ import { readFile } from "node:fs/promises";
 import { createActivityLog, entryIdentity, sortByTime, timelineToEntries } from "@gstack/activity";
 import { type ActivityEntry, gstackLayout, parseJsonLines } from "@gstack/contracts";
 import type { SessionLine } from "./brief-types";
+import { openWeekIndex } from "./week-index";
 
 /** What reading the recent sessions found, with the lines that could not be read. */
 export interface RecentSessions {
@@ -13,7 +14,8 @@ export interface RecentSessions {
  * The project's newest sessions from both runtimes, newest first: the weekly activity files, read
  * newest week first and only until enough are found (older weeks are never opened), joined with
  * gstack's own timeline of the project, whose completed sessions may not be in the activity index
- * yet. A session in both is counted once.
+ * yet. A session in both is counted once. Weeks an unchanged file shows not to name the project are
+ * skipped through the week index (see `openWeekIndex`).
  */
 export async function recentSessions(
   root: string,
@@ -25,12 +27,15 @@ export async function recentSessions(
   const found: ActivityEntry[] = [];
   let problems = 0;
   const weeks = (await log.weeks()).reverse();
+  const index = await openWeekIndex(log.layout);
   for (const week of weeks) {
+    if (!(await index.mayHold(week, project))) continue;
     const result = await log.query({ week, project });
     problems += result.problems.length;
     found.push(...result.entries);
     if (found.length >= count) break;
   }
+  await index.save();
   const timeline = await timelineEntries(root, project);
   problems += timeline.problems;
   const seen = new Set<string>();
