@@ -16,6 +16,7 @@ const commands = Object.fromEntries(
     "gstack-routing",
     "gstack-openclaw-gen",
     "gstack-bridge-skill",
+    "gstack-brief",
   ].map((name) => [`bin/${name}`, `src/bin/${name}.ts`]),
 );
 

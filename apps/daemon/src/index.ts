@@ -43,3 +43,4 @@ export type { SessionState } from "./session-state";
 export type { DaemonStatus } from "./status";
 export { formatStatus, readDeliveryStatus, readStatus } from "./status";
 export { requestCancel, submitDispatch } from "./submit";
+export { folderOrRepositoryListed } from "./trust/trust";

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { activityEntrySchema, timelineEventSchema } from "./schemas/activity";
 import { awaitingCallbackSchema, awaitingNoticeSchema } from "./schemas/awaiting-notice";
+import { briefDraftSchema } from "./schemas/brief-draft";
 import { completionCallbackSchema } from "./schemas/callback";
 import { callbackErrorSchema, restrictionTemplateSchema, standingTaskSchema } from "./schemas/clawvisor";
 import { completionSchema } from "./schemas/completion";
@@ -66,6 +67,7 @@ export const documentSchemas = {
   "answer-answer": answerAnswerSchema,
   "awaiting-notice": awaitingNoticeSchema,
   "awaiting-callback": awaitingCallbackSchema,
+  "brief-draft": briefDraftSchema,
 } as const satisfies Record<string, z.ZodType>;
 
 export type DocumentKind = keyof typeof documentSchemas;

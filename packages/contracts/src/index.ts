@@ -66,6 +66,8 @@ export {
   awaitingGateItemSchema,
   awaitingNoticeSchema,
 } from "./schemas/awaiting-notice";
+export type { BriefDraft } from "./schemas/brief-draft";
+export { briefDraftIdPattern, briefDraftSchema, briefDraftSources } from "./schemas/brief-draft";
 export type { CompletionCallback, ReplyTo } from "./schemas/callback";
 export { COMPLETION_CALLBACK_TYPE, completionCallbackSchema, replyToSchema } from "./schemas/callback";
 export type {

@@ -104,6 +104,29 @@ export async function runDispatchTool(
 ): Promise<ToolAnswer> {
   const input = parseToolInput(inputSchema, params, "gstack_dispatch");
   if (!input.ok) return failure(input.sentence);
+  return sendDispatch(settings, session, input.value, now);
+}
+
+/** What a dispatch is sent with: the tool's fields, and what a kept draft adds to them. */
+export type DispatchFields = z.output<typeof inputSchema> & {
+  /** The id, when chosen before (a draft's); a new one otherwise. */
+  id?: string;
+  base?: string;
+  budget_usd?: number;
+};
+
+/**
+ * Sends one dispatch the ordinary way: the folder checked against `trusted_repos`, the calling
+ * session recorded in `reply_to`, signed when a secret exists, handed to the daemon's service
+ * API while it runs and written as a file otherwise.
+ */
+export async function sendDispatch(
+  settings: PluginSettings,
+  session: ToolSession,
+  fields: DispatchFields,
+  now = new Date(),
+): Promise<ToolAnswer> {
+  const input = { value: fields };
   const { layout } = settings;
   try {
     const dispatchSettings = await readDispatchSettings(layout);
@@ -124,7 +147,7 @@ export async function runDispatchTool(
       : undefined;
     const document: DispatchInput = {
       ...input.value,
-      id: newDispatchId(now),
+      id: input.value.id ?? newDispatchId(now),
       dispatched_by: settings.dispatchedBy,
       ...(replyTo ? { reply_to: replyTo } : {}),
     };

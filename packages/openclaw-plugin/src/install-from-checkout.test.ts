@@ -28,6 +28,7 @@ const commands = [
   "gstack-routing",
   "gstack-openclaw-gen",
   "gstack-bridge-skill",
+  "gstack-brief",
 ];
 let folder: string;
 let prefix: string;

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import type { OpenClawPluginApi, OpenClawPluginToolContext } from "openclaw/plugin-sdk/plugin-entry";
 import { answerTool } from "./answer-tool";
 import { awaitingInbox, followAwaitingFolder } from "./awaiting-follower";
+import { briefParameters, runBriefTool, runSendDraftTool, sendDraftParameters } from "./brief-tool";
 import { completionCallbackHandler } from "./callback-route";
 import { cancelParameters, runCancelTool } from "./cancel-tool";
 import { completionInbox, followCompletedFolder } from "./completion-follower";
@@ -111,6 +112,22 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
         "Search what gstack learned about a project (and the workspace memory), with where each came from.",
       parameters: learningsParameters,
       run: (_session, params, context) => runLearningsTool(settings, context.workspaceDir, params),
+    },
+    {
+      name: "gstack_brief",
+      label: "gstack brief",
+      description:
+        'Before the person works on a project ("going to code on baku"): its last sessions, open work, newest checkpoint with its resume prompt, top learnings, routing advice, and the next dispatch drafted but NOT sent. Show it in a few lines and ask; send only on the person\'s yes, with gstack_send_draft.',
+      parameters: briefParameters,
+      run: (session, params) => runBriefTool(settings, session, params),
+    },
+    {
+      name: "gstack_send_draft",
+      label: "gstack send draft",
+      description:
+        "Send a dispatch gstack_brief drafted, exactly as drafted, once the person said yes. Never without their word; sending the same draft again sends nothing more.",
+      parameters: sendDraftParameters,
+      run: (session, params) => runSendDraftTool(settings, session, params),
     },
   ];
 

@@ -1,0 +1,360 @@
+import { chmod, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { OpenClawGateway, OpenClawHome } from "@gstack/openclaw-testbed";
+import { openclawBin, runOpenClaw } from "@gstack/openclaw-testbed";
+import {
+  type RecordedRequest,
+  type ScriptedModel,
+  type ScriptedStep,
+  scripted,
+} from "@gstack/scripted-model";
+import { beforeAll, expect, it } from "vitest";
+import { loadBudget } from "../../../vitest.load-budget";
+import { seedBaku } from "../../brief/src/test-world";
+import { newestUserText } from "./openclaw-scripts";
+import {
+  agentTurn,
+  bindRecordingPerson,
+  chatHistory,
+  type GstackWorld,
+  gatewayEnv,
+  installRecordingChannel,
+  pluginPackageDir,
+} from "./openclaw-world";
+import { useRealGateway } from "./real-gateway-world";
+
+const SESSION = "agent:main:main";
+const PERSON = "person-brief";
+
+let world: GstackWorld;
+let model: ScriptedModel;
+let home: OpenClawHome;
+let gateway: OpenClawGateway;
+let sentFile: string;
+let repo: string;
+
+interface Block {
+  type?: string;
+  text?: string;
+  content?: unknown;
+}
+interface MessageLike {
+  role?: string;
+  content?: unknown;
+}
+
+function messagesOf(request: RecordedRequest): MessageLike[] {
+  return (request.body as { messages?: MessageLike[] } | undefined)?.messages ?? [];
+}
+
+/** The tool result the turn's newest message carries: the tool's name and its text. */
+function newestToolResult(request: RecordedRequest): { name: string; text: string } | undefined {
+  // The turn's newest messages since the assistant spoke (OpenClaw adds its context block after the result).
+  let block: Block | undefined;
+  for (const message of [...messagesOf(request)].reverse()) {
+    if (message.role !== "user") break;
+    if (!Array.isArray(message.content)) continue;
+    block = (message.content as Block[]).find((item) => item.type === "tool_result");
+    if (block) break;
+  }
+  if (!block) return undefined;
+  const raw =
+    typeof block.content === "string"
+      ? block.content
+      : Array.isArray(block.content)
+        ? (block.content as Block[]).map((item) => item.text ?? "").join("\n")
+        : "";
+  try {
+    const wrapped = JSON.parse(raw) as {
+      tool?: { name?: string };
+      result?: { content?: { text?: string }[] };
+    };
+    return {
+      name: wrapped.tool?.name ?? "",
+      text: (wrapped.result?.content ?? []).map((item) => item.text ?? "").join("\n"),
+    };
+  } catch {
+    return { name: "", text: raw };
+  }
+}
+
+function conversationText(request: RecordedRequest): string {
+  return messagesOf(request)
+    .map((message) =>
+      typeof message.content === "string" ? message.content : JSON.stringify(message.content ?? ""),
+    )
+    .join("\n");
+}
+
+const call = (id: string, args: Record<string, unknown>) => scripted.toolUse("tool_call", { id, args });
+
+/**
+ * The OpenClaw agent as the bridge skill teaches it: "going to code on X" calls gstack_brief and
+ * shows the brief, asking before anything is sent; a plain "yes" sends the draft the brief named;
+ * a scheduled morning turn reads today's calendar and briefs each coding session on it.
+ */
+function briefAgent(request: RecordedRequest): ScriptedStep {
+  const result = newestToolResult(request);
+  if (result) {
+    if (
+      result.text.includes("calendar_today") ||
+      result.name === "calendar_today" ||
+      result.text.includes('"events"')
+    ) {
+      const event = /"title":\s*"(\w+) coding session"/i.exec(result.text);
+      return event
+        ? call("gstack_brief", { project: event[1]!.toLowerCase() })
+        : scripted.text("Nothing to code today.");
+    }
+    if (/Brief for|Nothing is recorded/.test(result.text)) {
+      const shown = result.text
+        .split("\n")
+        .filter((line) => !line.startsWith("Ask the person whether to send it"))
+        .join("\n");
+      return scripted.text(/Drafted dispatch/.test(shown) ? `${shown}\nShall I send it?` : shown);
+    }
+    return scripted.text(result.text.split("\n")[0] ?? "Done.");
+  }
+  const fresh = newestUserText(request);
+  const going = /going to code on (\w+)/i.exec(fresh);
+  if (going) return call("gstack_brief", { project: going[1] });
+  if (/today's calendar/i.test(fresh)) return call("calendar_today", {});
+  const said = (fresh.trim().split("\n").at(-1) ?? "")
+    .replace(/^\[[^\]]*\]\s*/, "")
+    .trim()
+    .toLowerCase();
+  if (said === "yes" || said === "go") {
+    const drafts = [...conversationText(request).matchAll(/gstack_send_draft with draft_id (draft-[\w-]+)/g)];
+    const draft = drafts.at(-1)?.[1];
+    return draft
+      ? call("gstack_send_draft", { draft_id: draft })
+      : scripted.text("There is nothing drafted to send.");
+  }
+  return scripted.text("OK.");
+}
+
+/** A calendar tool, as a person's OpenClaw may have one: today's events, here one scripted event. */
+async function installScriptedCalendar(target: OpenClawHome, folder: string): Promise<void> {
+  await mkdir(folder, { recursive: true });
+  await writeFile(
+    join(folder, "package.json"),
+    JSON.stringify({
+      name: "scripted-calendar",
+      version: "1.0.0",
+      type: "module",
+      openclaw: { extensions: ["./index.js"] },
+    }),
+  );
+  await writeFile(
+    join(folder, "openclaw.plugin.json"),
+    JSON.stringify({
+      id: "scripted-calendar",
+      name: "Scripted calendar",
+      description: "Today's calendar events, scripted.",
+      activation: { onStartup: true },
+      contracts: { tools: ["calendar_today"] },
+      configSchema: { type: "object", additionalProperties: true, properties: {} },
+    }),
+  );
+  await writeFile(
+    join(folder, "index.js"),
+    `export default {
+  id: "scripted-calendar",
+  name: "Scripted calendar",
+  register(api) {
+    api.registerTool({
+      name: "calendar_today",
+      label: "Calendar today",
+      description: "Today's calendar events.",
+      parameters: { type: "object", additionalProperties: false, properties: {} },
+      async execute() {
+        const events = [{ start: "09:30", end: "12:00", title: "Baku coding session" }, { start: "14:00", title: "Dentist" }];
+        return { content: [{ type: "text", text: JSON.stringify({ events }) }], details: { count: events.length } };
+      },
+    }, { name: "calendar_today" });
+  },
+};
+`,
+  );
+  for (const args of [
+    ["plugins", "install", folder, "--force", "--accept-capabilities"],
+    ["plugins", "enable", "scripted-calendar"],
+  ]) {
+    const done = await runOpenClaw(args, { home: target.home });
+    if (done.code !== 0) throw new Error(`${args.join(" ")} failed:\n${done.stdout}\n${done.stderr}`);
+  }
+}
+
+async function sentMessages(): Promise<{ to: string; text: string }[]> {
+  const text = await readFile(sentFile, "utf8").catch(() => "");
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line));
+}
+
+const real = useRealGateway({
+  name: "brief-e2e",
+  respond: briefAgent,
+  prepareWorld: async (made) => {
+    repo = join(made.base, "baku");
+    await seedBaku(made.root, repo, new Date());
+    await writeFile(
+      made.layout.config,
+      `dispatch:\n  trusted_repos:\n    - ${made.base}\n  default_budget_usd: 4\n`,
+    );
+  },
+  prepareHome: async (target, scratch) => {
+    sentFile = join(scratch, "sent.jsonl");
+    await installRecordingChannel(target, join(scratch, "recording-chat"), sentFile);
+    await installScriptedCalendar(target, join(scratch, "scripted-calendar"));
+  },
+  onFailure: false,
+});
+beforeAll(() => {
+  ({ world, model, home, gateway } = real);
+});
+
+async function assistantSays(needle: string): Promise<string[]> {
+  return (await chatHistory(home, gateway, SESSION))
+    .filter((message) => message.role === "assistant" && (message.reply ?? "").includes(needle))
+    .map((message) => message.reply ?? "");
+}
+
+async function incomingDispatches(): Promise<Record<string, unknown>[]> {
+  const names = (await readdir(world.layout.dispatch.incoming).catch(() => [] as string[])).filter((name) =>
+    name.endsWith(".json"),
+  );
+  return Promise.all(
+    names.map(async (name) => JSON.parse(await readFile(join(world.layout.dispatch.incoming, name), "utf8"))),
+  );
+}
+
+it("'going to code on baku' brings the brief into the session; 'yes' sends the draft as one ordinary dispatch", async () => {
+  const turn = await agentTurn(home, gateway, SESSION, "going to code on baku this morning");
+  expect(turn.code, turn.stderr).toBe(0);
+  const [brief] = await assistantSays("Brief for acme-baku");
+  expect(brief).toBeDefined();
+  expect(brief).toContain(`Brief for acme-baku (${repo}):`);
+  expect(brief).toMatch(
+    /Last session 1\d h ago: investigate in Claude Code on fix\/auth \(unknown, 45 min\)/,
+  );
+  expect(brief).toContain(
+    "ship dispatched on gstack/dispatch-20261124T100000-00000001 (success, shipped pr:47",
+  );
+  expect(brief).toContain("Open work: none.");
+  expect(brief).toContain("Newest checkpoint");
+  expect(brief).toContain("Debugging the auth token refresh. Resume prompt:");
+  expect(brief).toContain("Top learnings: [9] Auth tokens live in the keychain, not in .env");
+  expect(brief).not.toContain("push to main");
+  expect(brief).toContain("Routing: use investigate, review; load docs/auth.md.");
+  expect(brief).toContain(`in ${repo}, from fix/auth, on a new branch, budget $4.`);
+  expect(brief).toContain("Shall I send it?");
+  const draftId = /Drafted dispatch (draft-[\w-]+) \(not sent\)/.exec(brief ?? "")?.[1];
+  expect(draftId).toBeDefined();
+  // The brief sent nothing.
+  expect(await incomingDispatches()).toEqual([]);
+
+  const yes = await agentTurn(home, gateway, SESSION, "yes");
+  expect(yes.code, yes.stderr).toBe(0);
+  const dispatches = await incomingDispatches();
+  expect(dispatches).toHaveLength(1);
+  const draft = JSON.parse(
+    await readFile(join(home.stateDir, "gstack", "drafts", `${draftId}.json`), "utf8"),
+  ) as Record<string, unknown>;
+  expect(dispatches[0]).toMatchObject({
+    id: draft.dispatch_id,
+    project: "acme-baku",
+    project_dir: repo,
+    task: draft.task,
+    base: "fix/auth",
+    budget_usd: 4,
+    handoff_id: draft.source_ref,
+    learnings: draft.learnings,
+    reply_to: { runtime: "openclaw", session_key: SESSION },
+  });
+  expect(String(dispatches[0]?.task)).toMatch(/Debugging the auth token refresh/);
+  expect(await assistantSays(`Dispatched ${draft.dispatch_id} (acme-baku)`)).toHaveLength(1);
+
+  // A second yes sends nothing more.
+  const again = await agentTurn(home, gateway, SESSION, "yes");
+  expect(again.code, again.stderr).toBe(0);
+  expect(await incomingDispatches()).toHaveLength(1);
+  expect(await assistantSays(`${draftId} was already sent as ${draft.dispatch_id}`)).toHaveLength(1);
+});
+
+it("a project with nothing recorded gets one honest sentence and no draft", async () => {
+  const turn = await agentTurn(home, gateway, SESSION, "going to code on zanzibar");
+  expect(turn.code, turn.stderr).toBe(0);
+  const said = await assistantSays("zanzibar");
+  expect(said).toEqual([
+    "Nothing is recorded for zanzibar yet: no sessions, no open work, no checkpoint and no learnings. Say what to work on and it can be dispatched.",
+  ]);
+});
+
+it("a scheduled brief, from today's calendar, reaches the person's channel once", async () => {
+  await bindRecordingPerson(home, gateway, "agent:main:recording-person", PERSON);
+  // Set up with the bundled command, which runs `openclaw automations create` for the person.
+  const openclaw = join(real.scratch, "openclaw");
+  await writeFile(openclaw, `#!/bin/sh\nexec "${process.execPath}" "${openclawBin()}" "$@"\n`);
+  await chmod(openclaw, 0o755);
+  const created = await runOpenClaw(
+    [
+      "schedule",
+      "--cron",
+      "0 9 * * 1-5",
+      "--channel",
+      "recording-chat",
+      "--to",
+      PERSON,
+      "--apply",
+      "--openclaw",
+      openclaw,
+    ],
+    {
+      home: home.home,
+      env: gatewayEnv(gateway),
+      bin: join(pluginPackageDir, "dist", "bin", "gstack-brief.js"),
+      timeoutMs: loadBudget(60_000),
+    },
+  );
+  expect(created.code, `${created.stdout}\n${created.stderr}`).toBe(0);
+  const job = JSON.parse(created.stdout) as { id?: string; job?: { id?: string } };
+  const jobId = job.id ?? job.job?.id;
+  expect(jobId).toBeDefined();
+  const ran = await runOpenClaw(
+    [
+      "automations",
+      "run",
+      String(jobId),
+      "--wait",
+      "--wait-timeout",
+      `${Math.ceil(loadBudget(180_000) / 1000)}s`,
+    ],
+    { home: home.home, env: gatewayEnv(gateway), timeoutMs: loadBudget(240_000) },
+  );
+  expect(ran.code, `${ran.stdout}\n${ran.stderr}`).toBe(0);
+  const toPerson = (await sentMessages()).filter((message) => message.to === PERSON);
+  expect(toPerson).toHaveLength(1);
+  expect(toPerson[0]?.text).toContain("Brief for acme-baku");
+  expect(toPerson[0]?.text).toContain("Last session");
+  // Yesterday's checkpoint went out with the first test's dispatch: nothing is drafted again.
+  expect(toPerson[0]?.text).toContain("No pending checkpoint or handoff.");
+  // The calendar was read, and the brief asked for the event's project.
+  const calls = model.agentRequests().map((request) => JSON.stringify(request.body));
+  expect(calls.some((body) => body.includes("Baku coding session"))).toBe(true);
+});
+
+it("the terminal command prints the same brief, reading the daemon's state", async () => {
+  const shown = await runOpenClaw(["show", "baku", "--root", world.root], {
+    home: home.home,
+    bin: join(pluginPackageDir, "dist", "bin", "gstack-brief.js"),
+    timeoutMs: loadBudget(60_000),
+  });
+  expect(shown.code, shown.stderr).toBe(0);
+  expect(shown.stdout).toContain(`Brief for acme-baku (${repo}):`);
+  expect(shown.stdout).toContain("Last session");
+  // The checkpoint was picked up when its draft was sent: nothing is drafted again.
+  expect(shown.stdout).toContain("No pending checkpoint or handoff.");
+  expect(shown.stdout).toContain("Open work: none.");
+});
