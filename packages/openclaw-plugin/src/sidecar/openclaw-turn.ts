@@ -14,6 +14,8 @@ export interface OpenClawTurn {
   agentId?: string;
   /** What the person said since the assistant last answered, runtime line and internal context removed. */
   text: string;
+  /** The same, one entry per user message (oldest first), so messages Claude already has can be left out. */
+  parts: string[];
 }
 
 const INTERNAL_CONTEXT = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>";
@@ -60,7 +62,8 @@ export function readOpenClawTurn(messages: readonly ChatMessage[], user?: string
     if (isInternalContext(text)) continue;
     texts.unshift(text.replace(RUNTIME_LINE, "").trim());
   }
-  const text = texts.filter((part) => part.length > 0).join("\n\n");
+  const parts = texts.filter((part) => part.length > 0);
+  const text = parts.join("\n\n");
   const named = runtime?.session;
   const sessionKey =
     named ??
@@ -77,7 +80,26 @@ export function readOpenClawTurn(messages: readonly ChatMessage[], user?: string
     ...(runtime?.repo ? { workspace: runtime.repo } : {}),
     ...(runtime?.agent ? { agentId: runtime.agent } : {}),
     text,
+    parts,
   };
+}
+
+/** A short fingerprint of one user message, to recognise it when OpenClaw sends it again. */
+export function messageFingerprint(text: string): string {
+  return createHash("sha256").update(text).digest("hex").slice(0, 32);
+}
+
+/**
+ * The turn without the user messages Claude Code was already given (`sent`: their
+ * fingerprints) — what an aborted or crashed turn left unanswered in OpenClaw's history, which
+ * OpenClaw sends again before the newest message. Undefined when nothing new is left.
+ */
+export function withoutSentMessages(turn: OpenClawTurn, sent: readonly string[]): OpenClawTurn | undefined {
+  if (sent.length === 0) return turn;
+  const known = new Set(sent);
+  const parts = turn.parts.filter((part) => !known.has(messageFingerprint(part)));
+  if (parts.length === 0) return undefined;
+  return { ...turn, parts, text: parts.join("\n\n") };
 }
 
 /**
