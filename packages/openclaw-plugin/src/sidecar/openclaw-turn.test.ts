@@ -100,6 +100,14 @@ describe("reading an OpenClaw turn", () => {
         const rest = withoutSentMessages(next, sent);
         expect(rest?.parts).toEqual([newest]);
         expect(rest?.text).toBe(newest);
+        // In the history it resends, OpenClaw may render the envelope differently or leave it out.
+        const bare = aborted.map((text) => text.replace("[Wed 2026-11-25 15:43 UTC] ", ""));
+        const resent = readOpenClawTurn([
+          ...messages.slice(0, 2),
+          ...bare.map((content) => ({ role: "user", content })),
+          { role: "user", content: newest },
+        ]);
+        expect(withoutSentMessages(resent, sent)?.parts).toEqual([newest]);
         // Sent again with nothing new (a turn retried after a crash): nothing is left to send.
         expect(withoutSentMessages(cut, sent)).toBeUndefined();
         expect(withoutSentMessages(next, [])).toBe(next);

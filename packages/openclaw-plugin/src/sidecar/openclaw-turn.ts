@@ -84,9 +84,19 @@ export function readOpenClawTurn(messages: readonly ChatMessage[], user?: string
   };
 }
 
-/** A short fingerprint of one user message, to recognise it when OpenClaw sends it again. */
+/** OpenClaw's envelope before a user message (`[Fri 2026-11-27 10:55 UTC] `), rendered anew with each prompt. */
+const ENVELOPE_TIMESTAMP = /^\[[A-Za-z]{3} \d{4}-\d{2}-\d{2} \d{2}:\d{2}[^\]]*\] */;
+
+/**
+ * A short fingerprint of one user message, to recognise it when OpenClaw sends it again. The
+ * timestamp envelope is left out: OpenClaw puts it on the message of the running turn, and an
+ * older message in the history it resends may carry it differently or not at all.
+ */
 export function messageFingerprint(text: string): string {
-  return createHash("sha256").update(text).digest("hex").slice(0, 32);
+  return createHash("sha256")
+    .update(text.trim().replace(ENVELOPE_TIMESTAMP, "").trim())
+    .digest("hex")
+    .slice(0, 32);
 }
 
 /**
