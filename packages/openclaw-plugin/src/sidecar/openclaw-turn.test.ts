@@ -4,6 +4,7 @@ import {
   bootstrapPrompt,
   messageFingerprint,
   parseRuntimeLine,
+  QUEUED_MESSAGE_MARKER,
   readOpenClawTurn,
   withoutSentMessages,
 } from "./openclaw-turn";
@@ -108,6 +109,16 @@ describe("reading an OpenClaw turn", () => {
           { role: "user", content: newest },
         ]);
         expect(withoutSentMessages(resent, sent)?.parts).toEqual([newest]);
+        // Or folded into the newest message, as OpenClaw's recovery does after a crash.
+        const folded = readOpenClawTurn([
+          ...messages.slice(0, 2),
+          {
+            role: "user",
+            content: `[Fri 2026-11-27 11:35 UTC] ${QUEUED_MESSAGE_MARKER}\n${bare.join("\n\n")}\n\n${newest}`,
+          },
+        ]);
+        if (bare.length === 1)
+          expect(withoutSentMessages(folded, sent)?.text).toBe(`[Fri 2026-11-27 11:35 UTC] ${newest}`);
         // Sent again with nothing new (a turn retried after a crash): nothing is left to send.
         expect(withoutSentMessages(cut, sent)).toBeUndefined();
         expect(withoutSentMessages(next, [])).toBe(next);
@@ -144,6 +155,31 @@ describe("whether OpenClaw started a session over", () => {
         const verdict = openclawStartedOver(old, { lifecycle: "rev-9", startedAt }, "s1");
         expect(verdict !== undefined).toBe(offset > 0);
       }),
+    );
+  });
+});
+
+describe("a message OpenClaw folded into the next one", () => {
+  it("loses only the queued block Claude Code already has, whatever blank lines it holds", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.stringMatching(/^[a-z]{1,8}$/), { minLength: 1, maxLength: 3 }),
+        fc.stringMatching(/^[a-z]{1,8}$/),
+        (paragraphs, active) => {
+          const earlier = paragraphs.join("\n\n");
+          const turn = readOpenClawTurn([
+            {
+              role: "user",
+              content: `[Fri 2026-11-27 11:35 UTC] ${QUEUED_MESSAGE_MARKER}\n${earlier}\n\n${active}`,
+            },
+          ]);
+          expect(withoutSentMessages(turn, [messageFingerprint(earlier)])?.text).toBe(
+            `[Fri 2026-11-27 11:35 UTC] ${active}`,
+          );
+          // A queued message Claude Code never got stays in.
+          expect(withoutSentMessages(turn, [messageFingerprint("something else")])?.text).toBe(turn.text);
+        },
+      ),
     );
   });
 });

@@ -100,14 +100,42 @@ export function messageFingerprint(text: string): string {
 }
 
 /**
+ * How OpenClaw folds a message left unanswered by an interrupted turn into the next one:
+ * this line, the earlier message, a blank line, then the new prompt (all in one user message).
+ */
+export const QUEUED_MESSAGE_MARKER =
+  "[Queued user message from a previous active turn; preserved as context only. Continue with the active prompt below.]";
+
+/** The part without what Claude Code already has: undefined when it has all of it. */
+function unsentPart(part: string, known: ReadonlySet<string>): string | undefined {
+  if (known.has(messageFingerprint(part))) return undefined;
+  const trimmed = part.trim();
+  const envelope = ENVELOPE_TIMESTAMP.exec(trimmed)?.[0] ?? "";
+  const body = trimmed.slice(envelope.length);
+  if (!body.startsWith(`${QUEUED_MESSAGE_MARKER}\n`)) return part;
+  const queued = body.slice(QUEUED_MESSAGE_MARKER.length + 1);
+  // The earlier message may itself hold blank lines: try each one as the end of the queued block.
+  for (let gap = queued.indexOf("\n\n"); gap >= 0; gap = queued.indexOf("\n\n", gap + 1)) {
+    if (known.has(messageFingerprint(queued.slice(0, gap)))) {
+      return unsentPart(`${envelope}${queued.slice(gap + 2)}`, known);
+    }
+  }
+  return part;
+}
+
+/**
  * The turn without the user messages Claude Code was already given (`sent`: their
- * fingerprints) — what an aborted or crashed turn left unanswered in OpenClaw's history, which
- * OpenClaw sends again before the newest message. Undefined when nothing new is left.
+ * fingerprints) — what an aborted or crashed turn left unanswered, which OpenClaw sends again:
+ * as messages of their own before the newest, or folded into it after its queued-message line.
+ * Undefined when nothing new is left.
  */
 export function withoutSentMessages(turn: OpenClawTurn, sent: readonly string[]): OpenClawTurn | undefined {
   if (sent.length === 0) return turn;
   const known = new Set(sent);
-  const parts = turn.parts.filter((part) => !known.has(messageFingerprint(part)));
+  const parts = turn.parts.flatMap((part) => {
+    const rest = unsentPart(part, known);
+    return rest === undefined || rest.trim().length === 0 ? [] : [rest];
+  });
   if (parts.length === 0) return undefined;
   return { ...turn, parts, text: parts.join("\n\n") };
 }
