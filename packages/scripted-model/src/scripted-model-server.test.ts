@@ -131,6 +131,26 @@ describe("startScriptedModel", () => {
     model = undefined;
   });
 
+  it("holds a request with holdUntil, counted as hanging, and answers it once released", async () => {
+    let release: () => void = () => undefined;
+    const released = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    model = await startScriptedModel({ script: [scripted.text("after the hold", { holdUntil: released })] });
+    let answered = false;
+    const pending = post(model.url, { tools, messages: [{ role: "user", content: "task" }] }).then(
+      async (response) => {
+        answered = true;
+        return json(response);
+      },
+    );
+    while (model.hangingCount() === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(answered).toBe(false);
+    release();
+    expect((await pending).content[0].text).toBe("after the hold");
+    expect(model.hangingCount()).toBe(0);
+  });
+
   it("rejects unknown paths with a 404 error body", async () => {
     model = await startScriptedModel();
     const response = await fetch(`${model.url}/v1/nothing`);

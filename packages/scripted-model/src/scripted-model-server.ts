@@ -75,7 +75,7 @@ export interface ScriptedModel {
   readonly requests: readonly RecordedRequest[];
   /** Only the agent-loop requests. */
   agentRequests(): RecordedRequest[];
-  /** Requests currently held open by a `hang` step. */
+  /** Requests currently held open by a `hang` step or a step's `holdUntil`. */
   hangingCount(): number;
   /** Environment for a Claude Code process pointed at this server (no real key, no telemetry). */
   claudeEnv(home: string): Record<string, string>;
@@ -214,6 +214,12 @@ export async function startScriptedModel(options: ScriptedModelOptions = {}): Pr
       hanging.add(response);
       response.on("close", () => hanging.delete(response));
       return;
+    }
+    if (step.holdUntil) {
+      hanging.add(response);
+      await step.holdUntil.catch(() => undefined);
+      hanging.delete(response);
+      if (response.destroyed) return;
     }
     if (step.type === "error") {
       const headers: Record<string, string> = {};

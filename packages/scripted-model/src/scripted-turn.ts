@@ -37,6 +37,11 @@ export type ScriptedStep = ScriptedTurn & {
   /** Pause between streamed chunks, to imitate a slow stream. */
   chunkDelayMs?: number;
   /**
+   * Hold the request open (counted by `hangingCount()`) until this settles, then answer: a
+   * model turn a test keeps in progress for as long as it needs, and then lets finish.
+   */
+  holdUntil?: Promise<unknown>;
+  /**
    * The input tokens the answer reports in its usage (default: the prompt's length over 4). A
    * large number makes the agent count a large cost, e.g. to reach a spend cap.
    */

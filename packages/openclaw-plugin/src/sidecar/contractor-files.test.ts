@@ -1,6 +1,9 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import {
   chmod,
   link,
+  mkdir,
   mkdtemp,
   readFile,
   rename,
@@ -12,10 +15,12 @@ import {
 } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { processGroupAlive } from "@gstack/agent-runner";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { checkContractor, installContractor, uninstallContractor } from "./contractor-install";
-import { claudeSessionExists, SessionMap } from "./session-map";
+import { claudeSessionExists, MAX_ENDED, SessionMap } from "./session-map";
 import { authorizationMatches, ensureSidecarKey, keyFileProblem, readSidecarKey } from "./sidecar-key";
+import { identityAlive, processIdentity, TurnLocks } from "./turn-locks";
 
 let folder: string;
 beforeEach(async () => {
@@ -64,14 +69,101 @@ describe("the session map", () => {
     await expect(map.get("x")).rejects.toThrow(/sessions\.json: field sessions must be an object/);
   });
 
+  it("keeps an ended session findable, with when and why it ended, and changes only the entry it names", async () => {
+    const path = join(folder, "sessions.json");
+    const map = new SessionMap(path);
+    const entry = { claudeSessionId: "old", cwd: "/p", createdAt: "t0", updatedAt: "t1", turns: 3 };
+    await map.set("agent:a:chat", entry);
+    await map.patch("agent:a:chat", "other", (current) => ({ ...current, turns: 99 }));
+    expect((await map.get("agent:a:chat"))?.turns).toBe(3);
+    await map.patch("agent:a:chat", "old", (current) => ({ ...current, lastSent: ["f1"] }));
+    await map.retire("agent:a:chat", "the session was reset in OpenClaw", new Date("2026-11-27T10:00:00Z"));
+    expect(await map.get("agent:a:chat")).toBeUndefined();
+    await map.retire("agent:a:nothing", "no entry: nothing happens");
+    const again = new SessionMap(path);
+    expect(await again.ended()).toEqual([
+      {
+        ...entry,
+        lastSent: ["f1"],
+        sessionKey: "agent:a:chat",
+        endedAt: "2026-11-27T10:00:00.000Z",
+        reason: "the session was reset in OpenClaw",
+      },
+    ]);
+    expect(((await stat(path)).mode & 0o777).toString(8)).toBe("600");
+    for (let index = 0; index < MAX_ENDED + 5; index++) {
+      await map.set("agent:a:chat", { ...entry, claudeSessionId: `id-${index}` });
+      await map.retire("agent:a:chat", "again");
+    }
+    const ended = await map.ended();
+    expect(ended).toHaveLength(MAX_ENDED);
+    expect(ended.at(-1)?.claudeSessionId).toBe(`id-${MAX_ENDED + 4}`);
+  });
+
   it("knows whether Claude Code still has a session's transcript", async () => {
     const env = { HOME: folder };
     const entry = { claudeSessionId: "abc", cwd: "/work/my project" };
     expect(await claudeSessionExists(entry, env)).toBe(false);
-    const { mkdir } = await import("node:fs/promises");
     await mkdir(join(folder, ".claude", "projects", "-work-my-project"), { recursive: true });
     await writeFile(join(folder, ".claude", "projects", "-work-my-project", "abc.jsonl"), "{}\n");
     expect(await claudeSessionExists(entry, env)).toBe(true);
+  });
+});
+
+describe("the turn locks", () => {
+  it("let one turn per session hold its lock, in 0600 files, and free it again", async () => {
+    const locks = new TurnLocks(join(folder, "turns"));
+    expect(await locks.take("agent:a:one")).toEqual({ taken: true });
+    const second = await locks.take("agent:a:one");
+    expect(second.taken).toBe(false);
+    expect(second.taken === false && second.holder.holder.pid).toBe(process.pid);
+    // Another instance (a sidecar replaced by a reload) in the same live process is refused too.
+    expect((await new TurnLocks(join(folder, "turns")).take("agent:a:one")).taken).toBe(false);
+    expect(await locks.take("agent:a:two")).toEqual({ taken: true });
+    expect(((await stat(locks.fileOf("agent:a:one"))).mode & 0o777).toString(8)).toBe("600");
+    await locks.release("agent:a:one");
+    expect(await locks.take("agent:a:one")).toEqual({ taken: true });
+    expect(await locks.sweep()).toEqual([]);
+  });
+
+  it("stop the process group a dead gateway's turn left running, and take no pid reused by another process for it", async () => {
+    const folderOfLocks = join(folder, "turns");
+    const locks = new TurnLocks(folderOfLocks);
+    // The gateway that held the lock: a process that has ended.
+    const gateway = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { stdio: "ignore" });
+    await once(gateway, "spawn");
+    const holder = processIdentity(gateway.pid)!;
+    gateway.kill("SIGKILL");
+    await once(gateway, "exit");
+    expect(identityAlive(holder)).toBe(false);
+    // Its Claude Code turn, still running in a process group of its own, with a child.
+    const claude = spawn("sh", ["-c", "sleep 300 & wait"], { detached: true, stdio: "ignore" });
+    await once(claude, "spawn");
+    const claudeIdentity = processIdentity(claude.pid)!;
+    await mkdir(folderOfLocks, { recursive: true });
+    await writeFile(
+      locks.fileOf("agent:a:crashed"),
+      JSON.stringify({ sessionKey: "agent:a:crashed", holder, claude: claudeIdentity, takenAt: "t" }),
+      { mode: 0o600 },
+    );
+    // A lock naming a live pid with another start time: that pid now belongs to someone else.
+    await writeFile(
+      locks.fileOf("agent:a:reused"),
+      JSON.stringify({
+        sessionKey: "agent:a:reused",
+        holder: { pid: process.pid, startTime: "not-this-process" },
+        claude: { pid: process.pid, startTime: "not-this-process" },
+        takenAt: "t",
+      }),
+      { mode: 0o600 },
+    );
+    expect(await locks.take("agent:a:alive")).toEqual({ taken: true });
+    const cleared = await locks.sweep();
+    expect(cleared.map((record) => record.sessionKey).sort()).toEqual(["agent:a:crashed", "agent:a:reused"]);
+    expect(processGroupAlive(claude.pid!)).toBe(false);
+    // This process was not signalled for the reused pid, and the live lock stays.
+    expect((await locks.take("agent:a:alive")).taken).toBe(false);
+    expect(await locks.take("agent:a:crashed")).toEqual({ taken: true });
   });
 });
 

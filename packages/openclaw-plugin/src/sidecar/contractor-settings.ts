@@ -18,6 +18,8 @@ export interface ContractorSettings {
   sessionsFile: string;
   /** Where the running sidecar records its process and port. */
   lockFile: string;
+  /** Where each running turn's lock (its gateway and Claude Code processes) is kept. */
+  turnLocksDir: string;
   /** The folder Claude Code works in. */
   projectDir: string | undefined;
   /** The Claude Code program. */
@@ -76,6 +78,7 @@ export function resolveContractorSettings(raw: unknown, pluginStateDir: string):
     keyFile: expandHome(text("keyFile") ?? join(pluginStateDir, "contractor.key")),
     sessionsFile: expandHome(text("sessionsFile") ?? join(pluginStateDir, "contractor-sessions.json")),
     lockFile: join(pluginStateDir, "contractor-sidecar.lock"),
+    turnLocksDir: join(pluginStateDir, "contractor-turns"),
     projectDir: projectDir === undefined ? undefined : expandHome(projectDir),
     claudeBinary: text("claudeBinary") ?? "claude",
     turnTimeoutMs: number("turnTimeoutMs", 30 * 60_000),

@@ -15,6 +15,7 @@ import {
   packPlugin,
   pluginPackageDir,
   startOpenClawGateway,
+  waitFor,
 } from "../openclaw-world";
 import { installContractor } from "./contractor-install";
 import { readSidecarKey } from "./sidecar-key";
@@ -24,6 +25,7 @@ import {
   contractorResponder,
   openclawBody,
   postChat,
+  turnGates,
 } from "./sidecar-test-support";
 
 const SESSION = "agent:claude-code:chat";
@@ -42,12 +44,12 @@ const gatewayEnv = () => ({
   OPENCLAW_GATEWAY_TOKEN: gateway.token,
 });
 const sessionsFile = () => join(home.stateDir, "gstack", "contractor-sessions.json");
-const claudeSessionOf = async (key: string) =>
-  (
-    JSON.parse(await readFile(sessionsFile(), "utf8")) as {
-      sessions: Record<string, { claudeSessionId: string }>;
-    }
-  ).sessions[key]?.claudeSessionId;
+interface MapFile {
+  sessions: Record<string, { claudeSessionId: string; turns: number }>;
+  ended?: { sessionKey: string; claudeSessionId: string; endedAt: string; reason: string; cwd: string }[];
+}
+const sessionMap = async () => JSON.parse(await readFile(sessionsFile(), "utf8")) as MapFile;
+const claudeSessionOf = async (key: string) => (await sessionMap()).sessions[key]?.claudeSessionId;
 const claudeRequestAbout = (mark: string) =>
   claudeModel.agentRequests().find((request) => claudeNewestText(request).includes(mark));
 
@@ -202,6 +204,145 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
     expect(request.promptText).toContain("Hello MARK-e1");
     expect(request.promptText).toContain("And then MARK-e2");
     expect(await claudeSessionOf(SESSION)).toBe(before);
+  });
+
+  it("starts a fresh Claude Code session after a reset in OpenClaw, and keeps the earlier one findable", async () => {
+    const before = (await claudeSessionOf(SESSION)) as string;
+    expect(before).toMatch(/^[0-9a-f-]{36}$/);
+    // The person resets the chat: OpenClaw's own chat client (the TUI's /new and /reset) sends
+    // sessions.reset, the same reset the in-chat command makes. OpenClaw keeps the session's id.
+    const reset = await runOpenClaw(
+      [
+        "gateway",
+        "call",
+        "sessions.reset",
+        "--params",
+        JSON.stringify({ key: SESSION, reason: "new" }),
+        "--json",
+      ],
+      { home: home.home, env: gatewayEnv(), timeoutMs: 120_000 },
+    );
+    expect(reset.code, `${reset.stdout}\n${reset.stderr}`).toBe(0);
+
+    const asked = await agentTurn(home, gateway, SESSION, "What did I say before? MARK-e6");
+    expect(asked.code, asked.stderr).toBe(0);
+    expect(asked.stdout).toContain("ANSWER e6 from Claude Code.");
+    // The reply says a new Claude Code session began and how to reach the earlier one.
+    expect(asked.stdout).toContain(`claude --resume ${before}`);
+    // What Claude Code sent its model for this turn holds nothing of the conversation before the reset.
+    const request = claudeRequestAbout("MARK-e6")!;
+    for (const earlier of ["MARK-e1", "ANSWER e1", "MARK-e2", "MARK-e3", "ANSWER e3"]) {
+      expect(request.promptText).not.toContain(earlier);
+    }
+    const fresh = await claudeSessionOf(SESSION);
+    expect(fresh).toMatch(/^[0-9a-f-]{36}$/);
+    expect(fresh).not.toBe(before);
+    expect((await sessionMap()).ended ?? []).toContainEqual(
+      expect.objectContaining({
+        sessionKey: SESSION,
+        claudeSessionId: before,
+        cwd: world.repo,
+        turns: 3,
+        reason: "the session was reset in OpenClaw",
+      }),
+    );
+    // A later turn continues the new session rather than resetting again.
+    const again = await agentTurn(home, gateway, SESSION, "And again MARK-e7");
+    expect(again.stdout).toContain("ANSWER e7 from Claude Code.");
+    expect(again.stdout).not.toContain("claude --resume");
+    expect(await claudeSessionOf(SESSION)).toBe(fresh);
+    expect(claudeRequestAbout("MARK-e7")?.promptText).toContain("What did I say before? MARK-e6");
+  });
+
+  it("after a kill -9 of the gateway mid-turn, the next gateway stops the Claude Code it left, so one runs per session", async () => {
+    const key = "agent:claude-code:crash";
+    // Each turn's Claude Code carries a run marker of its own: count turns, not their child processes.
+    const runs = () =>
+      new Set(
+        markedRunProcesses({ OPENCLAW_SESSION: key }, ["GSTACK_AGENT_RUN"]).map(
+          (found) => found.values.GSTACK_AGENT_RUN,
+        ),
+      );
+    const pending = agentTurn(home, gateway, key, "Work on this HANGONCE-k1 MARK-k1").catch(() => undefined);
+    await waitFor(() => claudeModel.hangingCount() > 0 && runs().size === 1, 120_000, "the turn to be held");
+    const [leftover] = [...runs()];
+    await gateway.kill();
+    await pending;
+    // What OpenClaw alone would leave: the turn's Claude Code still running, its lock on disk.
+    expect(runs()).toEqual(new Set([leftover]));
+    const lockFolder = join(home.stateDir, "gstack", "contractor-turns");
+    expect((await readdir(lockFolder)).filter((name) => name.endsWith(".json"))).toHaveLength(1);
+
+    let most = 0;
+    const sampler = setInterval(() => {
+      most = Math.max(most, runs().size);
+    }, 50);
+    try {
+      gateway = await startOpenClawGateway({ home: home.home, startTimeoutMs: loadBudget(300_000) });
+      await waitFor(() => !runs().has(leftover as string), 60_000, "the leftover Claude Code to be stopped");
+      // OpenClaw recovers the interrupted turn after its restart; until it has, it refuses a new one.
+      const next = await waitFor(
+        async () => {
+          const attempt = await agentTurn(home, gateway, key, "And now MARK-k2");
+          if (attempt.stdout.includes("ANSWER k2 from Claude Code.")) return attempt;
+          if (/restart recovery|session_busy|still working/.test(`${attempt.stdout}\n${attempt.stderr}`))
+            return undefined;
+          throw new Error(`the turn after the restart failed:\n${attempt.stdout}\n${attempt.stderr}`);
+        },
+        240_000,
+        "a turn after the restart",
+      );
+      expect(next.code, next.stderr).toBe(0);
+    } finally {
+      clearInterval(sampler);
+    }
+    expect(most).toBe(1);
+    // Claude Code was given the held message once: no request of its conversation holds it twice
+    // (resumed, the CLI resends its own transcript, where the held message is, once).
+    const later = claudeModel.agentRequests().filter((request) => request.promptText.includes("MARK-k2"));
+    expect(later.length).toBeGreaterThan(0);
+    for (const request of later) {
+      expect(request.promptText.split("HANGONCE-k1").length - 1, claudeNewestText(request)).toBe(1);
+    }
+    expect((await readdir(lockFolder)).filter((name) => name.endsWith(".json"))).toEqual([]);
+  });
+
+  it("lets a turn running through an edit of the plugin's settings finish, and serves the next with the new settings", async () => {
+    const key = "agent:claude-code:reload";
+    let release: () => void = () => undefined;
+    turnGates.set(
+      "r1",
+      new Promise<void>((resolve) => {
+        release = resolve;
+      }),
+    );
+    const pending = agentTurn(home, gateway, key, "A slow one HOLD-r1 MARK-r1");
+    await waitFor(
+      () => claudeModel.hangingCount() > 0 && markedRunProcesses({ OPENCLAW_SESSION: key }).length > 0,
+      120_000,
+      "the turn to be in progress",
+    );
+    const seen = (await gateway.output()).length;
+    // The person edits the plugin's settings while Claude Code works: OpenClaw reloads the plugin.
+    const config = JSON.parse(await readFile(home.configPath, "utf8"));
+    config.plugins.entries.gstack.config.contractor.turnTimeoutMs = 1_200_000;
+    await writeFile(home.configPath, JSON.stringify(config, null, 2));
+    await waitFor(
+      async () =>
+        (await gateway.output()).slice(seen).includes("gstack contractor: serving with new settings"),
+      120_000,
+      "the plugin to be reloaded with the new settings",
+    );
+    expect(markedRunProcesses({ OPENCLAW_SESSION: key }).length).toBeGreaterThan(0);
+    release();
+    const done = await pending;
+    expect(done.code, done.stderr).toBe(0);
+    expect(done.stdout).toContain("ANSWER r1 from Claude Code.");
+    const next = await agentTurn(home, gateway, key, "After the edit MARK-r2");
+    expect(next.code, next.stderr).toBe(0);
+    expect(next.stdout).toContain("ANSWER r2 from Claude Code.");
+    // The same Claude Code session goes on: the turn after the reload resumes the one that ran through it.
+    expect(claudeRequestAbout("MARK-r2")?.promptText).toContain("ANSWER r1 from Claude Code.");
   });
 
   it("stops Claude Code when the client goes away, and bad requests never take the gateway down", async () => {

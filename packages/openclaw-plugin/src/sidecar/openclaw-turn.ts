@@ -14,6 +14,8 @@ export interface OpenClawTurn {
   agentId?: string;
   /** What the person said since the assistant last answered, runtime line and internal context removed. */
   text: string;
+  /** The same, one entry per user message (oldest first), so messages Claude already has can be left out. */
+  parts: string[];
 }
 
 const INTERNAL_CONTEXT = "<<<BEGIN_OPENCLAW_INTERNAL_CONTEXT>>>";
@@ -60,7 +62,8 @@ export function readOpenClawTurn(messages: readonly ChatMessage[], user?: string
     if (isInternalContext(text)) continue;
     texts.unshift(text.replace(RUNTIME_LINE, "").trim());
   }
-  const text = texts.filter((part) => part.length > 0).join("\n\n");
+  const parts = texts.filter((part) => part.length > 0);
+  const text = parts.join("\n\n");
   const named = runtime?.session;
   const sessionKey =
     named ??
@@ -77,7 +80,64 @@ export function readOpenClawTurn(messages: readonly ChatMessage[], user?: string
     ...(runtime?.repo ? { workspace: runtime.repo } : {}),
     ...(runtime?.agent ? { agentId: runtime.agent } : {}),
     text,
+    parts,
   };
+}
+
+/** OpenClaw's envelope before a user message (`[Fri 2026-11-27 10:55 UTC] `), rendered anew with each prompt. */
+const ENVELOPE_TIMESTAMP = /^\[[A-Za-z]{3} \d{4}-\d{2}-\d{2} \d{2}:\d{2}[^\]]*\] */;
+
+/**
+ * A short fingerprint of one user message, to recognise it when OpenClaw sends it again. The
+ * timestamp envelope is left out: OpenClaw puts it on the message of the running turn, and an
+ * older message in the history it resends may carry it differently or not at all.
+ */
+export function messageFingerprint(text: string): string {
+  return createHash("sha256")
+    .update(text.trim().replace(ENVELOPE_TIMESTAMP, "").trim())
+    .digest("hex")
+    .slice(0, 32);
+}
+
+/**
+ * How OpenClaw folds a message left unanswered by an interrupted turn into the next one:
+ * this line, the earlier message, a blank line, then the new prompt (all in one user message).
+ */
+export const QUEUED_MESSAGE_MARKER =
+  "[Queued user message from a previous active turn; preserved as context only. Continue with the active prompt below.]";
+
+/** The part without what Claude Code already has: undefined when it has all of it. */
+function unsentPart(part: string, known: ReadonlySet<string>): string | undefined {
+  if (known.has(messageFingerprint(part))) return undefined;
+  const trimmed = part.trim();
+  const envelope = ENVELOPE_TIMESTAMP.exec(trimmed)?.[0] ?? "";
+  const body = trimmed.slice(envelope.length);
+  if (!body.startsWith(`${QUEUED_MESSAGE_MARKER}\n`)) return part;
+  const queued = body.slice(QUEUED_MESSAGE_MARKER.length + 1);
+  // The earlier message may itself hold blank lines: try each one as the end of the queued block.
+  for (let gap = queued.indexOf("\n\n"); gap >= 0; gap = queued.indexOf("\n\n", gap + 1)) {
+    if (known.has(messageFingerprint(queued.slice(0, gap)))) {
+      return unsentPart(`${envelope}${queued.slice(gap + 2)}`, known);
+    }
+  }
+  return part;
+}
+
+/**
+ * The turn without the user messages Claude Code was already given (`sent`: their
+ * fingerprints) — what an aborted or crashed turn left unanswered, which OpenClaw sends again:
+ * as messages of their own before the newest, or folded into it after its queued-message line.
+ * Undefined when nothing new is left.
+ */
+export function withoutSentMessages(turn: OpenClawTurn, sent: readonly string[]): OpenClawTurn | undefined {
+  if (sent.length === 0) return turn;
+  const known = new Set(sent);
+  const parts = turn.parts.flatMap((part) => {
+    const rest = unsentPart(part, known);
+    return rest === undefined || rest.trim().length === 0 ? [] : [rest];
+  });
+  if (parts.length === 0) return undefined;
+  return { ...turn, parts, text: parts.join("\n\n") };
 }
 
 /**

@@ -63,6 +63,18 @@ export function registerContractor(
         allowedTools: [...CONTRACTOR_ALLOWED, ...contractor.allowedTools],
         disallowedTools: await dispatchToolBans(settings.layout),
         log: api.logger,
+        openclawSession: ({ agentId, sessionKey }) => {
+          const entry = api.runtime.agent.session.getSessionEntry({
+            ...(agentId ? { agentId } : {}),
+            sessionKey,
+            readConsistency: "latest",
+          });
+          if (!entry) return undefined;
+          return {
+            ...(entry.lifecycleRevision ? { lifecycle: entry.lifecycleRevision } : {}),
+            ...(typeof entry.sessionStartedAt === "number" ? { startedAt: entry.sessionStartedAt } : {}),
+          };
+        },
       });
       if (started.kind === "failed") {
         api.logger.warn(`gstack contractor: not started: ${started.reason}`);
@@ -76,7 +88,7 @@ export function registerContractor(
       }
       serving = started.sidecar.port;
       api.logger.info(
-        `gstack contractor: ${started.kind === "started" ? "serving" : "sharing"} ${started.sidecar.url}`,
+        `gstack contractor: ${started.kind === "started" ? "serving" : started.kind === "reloaded" ? "serving with new settings (turns already running finish with the old)" : "sharing"} ${started.sidecar.url}`,
       );
     },
     async stop() {

@@ -9,17 +9,38 @@ export interface ClaudeSessionEntry {
   claudeSessionId: string;
   /** The folder the session was started in (Claude Code resumes only from there). */
   cwd: string;
-  /** OpenClaw's session id when the Claude session began (a reset in OpenClaw changes it). */
+  /** OpenClaw's session id when the Claude session began (OpenClaw keeps it across /new and /reset). */
   openclawSessionId?: string;
+  /**
+   * OpenClaw's `lifecycleRevision` of the session when the Claude session began: OpenClaw
+   * draws a new one whenever the session starts over (/new, /reset, an idle or daily reset).
+   */
+  openclawLifecycle?: string;
   createdAt: string;
   updatedAt: string;
+  /** Turns Claude Code answered (a cancelled or failed turn does not count). */
   turns: number;
+  /** Fingerprints of the user messages given to Claude Code in the latest turn (openclaw-turn.ts). */
+  lastSent?: string[];
+}
+
+/** A Claude Code session an OpenClaw session no longer uses, kept so the person can resume it. */
+export interface EndedClaudeSession extends ClaudeSessionEntry {
+  sessionKey: string;
+  endedAt: string;
+  /** Why the OpenClaw session moved to a new Claude Code session. */
+  reason: string;
 }
 
 interface SessionMapFile {
   version: 1;
   sessions: Record<string, ClaudeSessionEntry>;
+  /** Earlier Claude Code sessions, oldest first (at most MAX_ENDED). */
+  ended: EndedClaudeSession[];
 }
+
+/** How many ended sessions the map remembers. */
+export const MAX_ENDED = 200;
 
 /**
  * The OpenClaw session key → Claude Code session map, kept in one JSON file written atomically.
@@ -48,6 +69,38 @@ export class SessionMap {
     });
   }
 
+  /** Earlier Claude Code sessions, oldest first. */
+  async ended(): Promise<EndedClaudeSession[]> {
+    await this.#chain.catch(() => undefined);
+    return (await this.#read()).ended;
+  }
+
+  /**
+   * Ends the OpenClaw session's current Claude Code session: it leaves the map's live entries
+   * and joins the ended ones, with when and why, so `claude --resume <id>` can still find it.
+   */
+  retire(sessionKey: string, reason: string, endedAt = new Date()): Promise<void> {
+    return this.#update((file) => {
+      const entry = file.sessions[sessionKey];
+      if (!entry) return;
+      delete file.sessions[sessionKey];
+      file.ended.push({ ...entry, sessionKey, endedAt: endedAt.toISOString(), reason });
+      if (file.ended.length > MAX_ENDED) file.ended.splice(0, file.ended.length - MAX_ENDED);
+    });
+  }
+
+  /** Changes fields of the OpenClaw session's entry, if it still names `claudeSessionId`. */
+  patch(
+    sessionKey: string,
+    claudeSessionId: string,
+    change: (entry: ClaudeSessionEntry) => ClaudeSessionEntry,
+  ): Promise<void> {
+    return this.#update((file) => {
+      const entry = file.sessions[sessionKey];
+      if (entry?.claudeSessionId === claudeSessionId) file.sessions[sessionKey] = change(entry);
+    });
+  }
+
   delete(sessionKey: string): Promise<void> {
     return this.#update((file) => {
       delete file.sessions[sessionKey];
@@ -68,7 +121,7 @@ export class SessionMap {
 
   async #read(): Promise<SessionMapFile> {
     const raw = await readJsonIfPresent(this.path);
-    if (raw === undefined) return { version: 1, sessions: {} };
+    if (raw === undefined) return { version: 1, sessions: {}, ended: [] };
     const sessions = (raw as { sessions?: unknown }).sessions;
     if (
       typeof raw !== "object" ||
@@ -79,22 +132,43 @@ export class SessionMap {
     }
     const valid: Record<string, ClaudeSessionEntry> = {};
     for (const [key, value] of Object.entries((sessions ?? {}) as Record<string, unknown>)) {
-      const entry = value as Partial<ClaudeSessionEntry> | null;
-      if (entry && typeof entry.claudeSessionId === "string" && typeof entry.cwd === "string") {
-        valid[key] = {
-          claudeSessionId: entry.claudeSessionId,
-          cwd: entry.cwd,
-          ...(typeof entry.openclawSessionId === "string"
-            ? { openclawSessionId: entry.openclawSessionId }
-            : {}),
-          createdAt: typeof entry.createdAt === "string" ? entry.createdAt : new Date(0).toISOString(),
-          updatedAt: typeof entry.updatedAt === "string" ? entry.updatedAt : new Date(0).toISOString(),
-          turns: typeof entry.turns === "number" ? entry.turns : 0,
-        };
+      const entry = readEntry(value);
+      if (entry) valid[key] = entry;
+    }
+    const ended: EndedClaudeSession[] = [];
+    const endedRaw = (raw as { ended?: unknown }).ended;
+    for (const value of Array.isArray(endedRaw) ? endedRaw : []) {
+      const entry = readEntry(value);
+      const extra = value as Partial<EndedClaudeSession>;
+      if (entry && typeof extra.sessionKey === "string" && typeof extra.endedAt === "string") {
+        ended.push({
+          ...entry,
+          sessionKey: extra.sessionKey,
+          endedAt: extra.endedAt,
+          reason: typeof extra.reason === "string" ? extra.reason : "",
+        });
       }
     }
-    return { version: 1, sessions: valid };
+    return { version: 1, sessions: valid, ended };
   }
+}
+
+/** One entry of the map, with the fields it must have; undefined when it is not one. */
+function readEntry(value: unknown): ClaudeSessionEntry | undefined {
+  const entry = value as Partial<ClaudeSessionEntry> | null;
+  if (!entry || typeof entry.claudeSessionId !== "string" || typeof entry.cwd !== "string") return undefined;
+  return {
+    claudeSessionId: entry.claudeSessionId,
+    cwd: entry.cwd,
+    ...(typeof entry.openclawSessionId === "string" ? { openclawSessionId: entry.openclawSessionId } : {}),
+    ...(typeof entry.openclawLifecycle === "string" ? { openclawLifecycle: entry.openclawLifecycle } : {}),
+    createdAt: typeof entry.createdAt === "string" ? entry.createdAt : new Date(0).toISOString(),
+    updatedAt: typeof entry.updatedAt === "string" ? entry.updatedAt : new Date(0).toISOString(),
+    turns: typeof entry.turns === "number" ? entry.turns : 0,
+    ...(Array.isArray(entry.lastSent)
+      ? { lastSent: entry.lastSent.filter((item): item is string => typeof item === "string") }
+      : {}),
+  };
 }
 
 /** Claude Code's folder name for a working directory: every character but letters and digits becomes `-`. */

@@ -19,7 +19,9 @@ import {
   contractorResponder,
   openclawBody,
   postChat,
+  turnGates,
 } from "./sidecar-test-support";
+import { TurnLocks } from "./turn-locks";
 
 const KEY = "contractor-key-for-tests-0123456789";
 let base: string;
@@ -405,5 +407,79 @@ describe("the contractor sidecar in front of the real Claude Code CLI", () => {
       other.close();
     }
     expect(await readdir(join(base, "state"))).toContain("contractor-sidecar.lock");
+  });
+
+  it("refuses a session whose turn another process of this OpenClaw home holds, with the same 409", async () => {
+    const key = "agent:claude-code:elsewhere";
+    const settings = resolveContractorSettings(
+      { enabled: true, projectDir: project, port },
+      join(base, "state"),
+    );
+    const otherSidecar = new TurnLocks(settings.turnLocksDir);
+    expect(await otherSidecar.take(key)).toEqual({ taken: true });
+    const refused = await postChat(url(), KEY, openclawBody({ sessionKey: key, conversation: ["MARK-o1"] }));
+    expect(refused.status).toBe(409);
+    expect(refused.error?.code).toBe("session_busy");
+    await otherSidecar.release(key);
+    const served = await postChat(url(), KEY, openclawBody({ sessionKey: key, conversation: ["MARK-o1"] }));
+    expect(served.text).toContain("ANSWER o1 from Claude Code.");
+  });
+
+  it("lets a running turn finish when a reload stops the service, and serves later turns with the new settings", async () => {
+    const key = "agent:claude-code:reload";
+    let release: () => void = () => undefined;
+    turnGates.set(
+      "q1",
+      new Promise<void>((resolve) => {
+        release = resolve;
+      }),
+    );
+    const pending = postChat(
+      url(),
+      KEY,
+      openclawBody({ sessionKey: key, conversation: ["Slow HOLD-q1 MARK-q1"] }),
+    );
+    await vi.waitUntil(() => model.hangingCount() > 0 && sidecar.handler.busySessions().includes(key), {
+      timeout: loadBudget(90_000),
+      interval: 50,
+    });
+    const [pid] = sidecar.handler.turnPids();
+    // OpenClaw stops the plugin's service for the reload (its only user)...
+    await releaseSidecar(sidecar.port);
+    expect(processGroupAlive(pid as number)).toBe(true);
+    // ...and starts the reloaded plugin's service with the edited settings.
+    const edited = resolveContractorSettings(
+      { enabled: true, projectDir: project, port, claudeBinary: claudeForTests, turnTimeoutMs: 240_000 },
+      join(base, "state"),
+    );
+    const reloaded = await startSidecarOnce(edited, {
+      key: KEY,
+      sessions,
+      claudeEnv: { ...model.claudeEnv(claudeHome), CLAUDE_CODE_MAX_RETRIES: "0", GSTACK_HOME: gstackHome },
+      allowedTools: [],
+      disallowedTools: ["Bash(sudo:*)"],
+      log: { info: () => undefined, warn: () => undefined },
+    });
+    expect(reloaded.kind).toBe("reloaded");
+    expect(reloaded.kind === "reloaded" && reloaded.sidecar).toBe(sidecar);
+    // The running turn belongs to the handler it began on; the new one takes the next turns.
+    expect(sidecar.handler.busySessions()).toEqual([]);
+    release();
+    const answer = await pending;
+    expect(answer.status).toBe(200);
+    expect(answer.text).toContain("ANSWER q1 from Claude Code.");
+    expect(answer.done).toBe(true);
+    const next = await postChat(
+      url(),
+      KEY,
+      openclawBody({
+        sessionKey: key,
+        conversation: ["Slow HOLD-q1 MARK-q1", "ANSWER q1 from Claude Code.", "MARK-q2"],
+      }),
+    );
+    expect(next.text).toContain("ANSWER q2 from Claude Code.");
+    expect(
+      model.agentRequests().find((request) => claudeNewestText(request).includes("MARK-q2"))?.promptText,
+    ).toContain("ANSWER q1 from Claude Code.");
   });
 });

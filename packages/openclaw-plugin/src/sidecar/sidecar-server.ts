@@ -13,10 +13,18 @@ import {
   sseData,
   type TurnUsage,
 } from "./openai-wire";
-import { bootstrapPrompt, type OpenClawTurn, readOpenClawTurn } from "./openclaw-turn";
+import {
+  bootstrapPrompt,
+  messageFingerprint,
+  type OpenClawTurn,
+  readOpenClawTurn,
+  withoutSentMessages,
+} from "./openclaw-turn";
 import { type ClaudeSessionEntry, claudeSessionExists, type SessionMap } from "./session-map";
+import { type OpenClawSessionState, openclawStartedOver } from "./session-reset";
 import { authorizationMatches } from "./sidecar-key";
 import { resumeWasRefused, turnError } from "./turn-error";
+import type { TurnLocks } from "./turn-locks";
 
 /** The response header every sidecar answer carries: the serving process's id. */
 export const SIDECAR_HEADER = "x-gstack-contractor";
@@ -30,6 +38,8 @@ export interface SidecarServerOptions {
   settings: ContractorSettings & { projectDir: string };
   key: string;
   sessions: SessionMap;
+  /** The per-session turn locks on disk, shared by every process serving these sessions. */
+  locks: TurnLocks;
   /** Environment for Claude Code on top of the gateway's. */
   claudeEnv: Record<string, string | undefined>;
   allowedTools: readonly string[];
@@ -37,7 +47,16 @@ export interface SidecarServerOptions {
   log: SidecarLog;
   /** Silence before the stream starts (or between keep-alive comments). Default 10 s. */
   keepAliveMs?: number;
+  /**
+   * OpenClaw's own record of a session (its session store), read on every turn to see whether
+   * the session started over (/new, /reset). Absent outside a gateway.
+   */
+  openclawSession?: (session: { agentId?: string; sessionKey: string }) => OpenClawSessionState | undefined;
 }
+
+/** Sent to Claude Code when OpenClaw sends again only what Claude already has (a turn cut short). */
+export const INTERRUPTED_PROMPT =
+  "The previous turn was cut short before you answered. Answer the last message now.";
 
 /** The request handler of the sidecar, with the turns it is running. */
 export interface SidecarHandler {
@@ -48,6 +67,8 @@ export interface SidecarHandler {
   turnPids(): number[];
   /** Stops every running turn (its whole process group) and waits until they are gone. */
   stopAll(reason: string): Promise<void>;
+  /** Settles once no turn is running (at once when none is). */
+  idle(): Promise<void>;
 }
 
 const sendError = (response: ServerResponse, error: OpenAiError, close = false) => {
@@ -107,6 +128,14 @@ export function createSidecarHandler(options: SidecarServerOptions): SidecarHand
   const running = new Map<string, ClaudeTurn>();
   /** Sessions with a turn in progress, taken before anything is awaited so two requests cannot both pass. */
   const busy = new Set<string>();
+  let idleWaiters: (() => void)[] = [];
+  const notBusy = (sessionKey: string) => {
+    busy.delete(sessionKey);
+    if (busy.size > 0) return;
+    const waiters = idleWaiters;
+    idleWaiters = [];
+    for (const wake of waiters) wake();
+  };
   const keepAliveMs = options.keepAliveMs ?? 10_000;
   const modelNames = new Set([settings.modelId, `${settings.providerId}/${settings.modelId}`]);
 
@@ -122,26 +151,45 @@ export function createSidecarHandler(options: SidecarServerOptions): SidecarHand
     response.end(body);
   };
 
-  /** Which Claude session a turn continues, or why it starts a new one. */
+  /** OpenClaw's record of the turn's session; nothing when it cannot be read. */
+  const openclawState = (turn: OpenClawTurn): OpenClawSessionState | undefined => {
+    if (!options.openclawSession) return undefined;
+    const agentId = turn.agentId ?? /^agent:([^:]+):/.exec(turn.sessionKey)?.[1];
+    try {
+      return options.openclawSession({ ...(agentId ? { agentId } : {}), sessionKey: turn.sessionKey });
+    } catch (error) {
+      log.warn(`contractor: could not read OpenClaw's session ${turn.sessionKey}: ${String(error)}`);
+      return undefined;
+    }
+  };
+
+  /**
+   * Which Claude session a turn continues, or why it starts a new one (`note`, said to the person
+   * and to Claude; `retire`, why the old session ends: it is kept in the map's ended sessions).
+   */
   const chooseSession = async (
     turn: OpenClawTurn,
-  ): Promise<{ resume?: ClaudeSessionEntry; note?: string }> => {
+    state: OpenClawSessionState | undefined,
+  ): Promise<{ resume?: ClaudeSessionEntry; note?: string; told?: string; retire?: string }> => {
     const entry = await sessions.get(turn.sessionKey);
     if (!entry) return {};
-    if (
-      turn.openclawSessionId &&
-      entry.openclawSessionId &&
-      turn.openclawSessionId !== entry.openclawSessionId
-    ) {
-      return { note: "OpenClaw started a new session, so this is a new Claude Code session." };
+    const resumeHint = `claude --resume ${entry.claudeSessionId} in ${entry.cwd}`;
+    const startedOver = openclawStartedOver(entry, state, turn.openclawSessionId);
+    if (startedOver) {
+      return {
+        retire: startedOver,
+        told: `New Claude Code session (${startedOver}); the earlier one stays on this machine: ${resumeHint}.`,
+      };
     }
     if (entry.cwd !== settings.projectDir) {
       return {
+        retire: `the project folder changed to ${settings.projectDir}`,
         note: `The project folder changed to ${settings.projectDir}, so this is a new Claude Code session.`,
       };
     }
     if (!(await claudeSessionExists(entry, { ...process.env, ...options.claudeEnv }))) {
       return {
+        retire: "Claude Code no longer had the session",
         note: `The earlier Claude Code session (${entry.claudeSessionId}) is gone from this machine, so this is a new one; it does not remember the earlier turns.`,
       };
     }
@@ -188,26 +236,40 @@ export function createSidecarHandler(options: SidecarServerOptions): SidecarHand
         ),
       );
     }
-    if (busy.has(turn.sessionKey)) {
-      return sendError(
-        response,
-        openAiError(
-          409,
-          "invalid_request_error",
-          "session_busy",
-          `Claude Code is still working on the previous message of session ${turn.sessionKey}; send this one when it has answered.`,
-        ),
+    const busyError = () =>
+      openAiError(
+        409,
+        "invalid_request_error",
+        "session_busy",
+        `Claude Code is still working on the previous message of session ${turn.sessionKey}; send this one when it has answered.`,
       );
-    }
+    if (busy.has(turn.sessionKey)) return sendError(response, busyError());
     busy.add(turn.sessionKey);
+    let released = false;
+    // Freed before the answer's last bytes go out, so the client's next message finds the session free.
+    const release = async () => {
+      if (released) return;
+      released = true;
+      await options.locks
+        .release(turn.sessionKey)
+        .catch((error: unknown) => log.warn(`contractor: ${String(error)}`));
+      notBusy(turn.sessionKey);
+    };
     try {
-      await streamTurn(turn, response);
+      // Another gateway process (or a sidecar replaced by a reload) may be running this session's turn.
+      const lock = await options.locks.take(turn.sessionKey);
+      if (!lock.taken) {
+        notBusy(turn.sessionKey);
+        released = true;
+        return sendError(response, busyError());
+      }
+      await streamTurn(turn, response, release);
     } finally {
-      busy.delete(turn.sessionKey);
+      await release();
     }
   };
 
-  const streamTurn = async (turn: OpenClawTurn, response: ServerResponse) => {
+  const streamTurn = async (turn: OpenClawTurn, response: ServerResponse, release: () => Promise<void>) => {
     const chunks = chunkWriter(`chatcmpl-${randomBytes(12).toString("hex")}`, settings.modelId);
     let opened = false;
     let tail = "";
@@ -239,15 +301,23 @@ export function createSidecarHandler(options: SidecarServerOptions): SidecarHand
     }, keepAliveMs);
 
     let current: ClaudeTurn | undefined;
-    const run = async (resume: ClaudeSessionEntry | undefined, note: string | undefined) => {
-      if (note) say(`_${note}_\n\n`);
+    const state = openclawState(turn);
+    const run = async (
+      resume: ClaudeSessionEntry | undefined,
+      note: string | undefined,
+      told: string | undefined,
+    ) => {
+      if (note ?? told) say(`_${note ?? told}_\n\n`);
       const now = new Date().toISOString();
       let recorded: ClaudeSessionEntry | undefined = resume;
+      // A resumed session already holds what an aborted or crashed turn gave it: only the rest is sent.
+      const sending = resume ? withoutSentMessages(turn, resume.lastSent ?? []) : turn;
+      const lastSent = sending ? sending.parts.map(messageFingerprint) : (resume?.lastSent ?? []);
       const claude = startClaudeTurn({
         binary: settings.claudeBinary,
         cwd: settings.projectDir,
         prompt: resume
-          ? turn.text
+          ? (sending?.text ?? INTERRUPTED_PROMPT)
           : bootstrapPrompt({ turn, projectDir: settings.projectDir, ...(note ? { note } : {}) }),
         ...(resume ? { resumeSessionId: resume.claudeSessionId } : {}),
         sessionKey: turn.sessionKey,
@@ -258,23 +328,43 @@ export function createSidecarHandler(options: SidecarServerOptions): SidecarHand
         onText: say,
         onToolUse: progress,
         onSessionId: (id) => {
-          if (resume || recorded) return;
+          const record = (done: Promise<void>) =>
+            done.catch((error: unknown) => log.warn(`contractor: ${String(error)}`));
+          if (resume) {
+            // Claude Code has read the message now: remember it, so it is not given the same words twice.
+            void record(
+              sessions.patch(turn.sessionKey, resume.claudeSessionId, (entry) => ({
+                ...entry,
+                lastSent,
+                ...(entry.openclawLifecycle === undefined && state?.lifecycle
+                  ? { openclawLifecycle: state.lifecycle }
+                  : {}),
+              })),
+            );
+            return;
+          }
+          if (recorded) return;
           // Recorded at once, so a turn cut short still leaves a session to resume.
           recorded = {
             claudeSessionId: id,
             cwd: settings.projectDir,
             ...(turn.openclawSessionId ? { openclawSessionId: turn.openclawSessionId } : {}),
+            ...(state?.lifecycle ? { openclawLifecycle: state.lifecycle } : {}),
             createdAt: now,
             updatedAt: now,
             turns: 0,
+            lastSent,
           };
-          sessions
-            .set(turn.sessionKey, recorded)
-            .catch((error: unknown) => log.warn(`contractor: ${String(error)}`));
+          void record(sessions.set(turn.sessionKey, recorded));
         },
       });
       current = claude;
       running.set(turn.sessionKey, claude);
+      if (claude.pid !== undefined) {
+        await options.locks
+          .recordClaude(turn.sessionKey, claude.pid)
+          .catch((error: unknown) => log.warn(`contractor: ${String(error)}`));
+      }
       // The client may have gone while the session was being looked up.
       if (response.destroyed) void claude.cancel("the client went away");
       const outcome = await claude.done;
@@ -286,23 +376,36 @@ export function createSidecarHandler(options: SidecarServerOptions): SidecarHand
     };
     response.once("close", onClose);
     try {
-      const choice = await chooseSession(turn);
-      let outcome = await run(choice.resume, choice.note);
+      const choice = await chooseSession(turn, state);
+      if (choice.retire) {
+        const previous = await sessions.get(turn.sessionKey);
+        await sessions.retire(turn.sessionKey, choice.retire);
+        if (previous)
+          log.info(
+            `contractor: ${turn.sessionKey} moves to a new Claude Code session (${choice.retire}); the earlier one is ${previous.claudeSessionId}`,
+          );
+      }
+      let outcome = await run(choice.resume, choice.note, choice.told);
       if (choice.resume && !outcome.streamedText && resumeWasRefused(outcome.run) && !response.destroyed) {
+        await sessions.retire(turn.sessionKey, "Claude Code refused to resume it");
         outcome = await run(
           undefined,
           `Claude Code no longer has session ${choice.resume.claudeSessionId}, so this is a new one; it does not remember the earlier turns.`,
+          undefined,
         );
       }
       finished = true;
-      const failure = response.destroyed ? undefined : turnError(outcome.run);
-      if (outcome.recorded && !failure) {
-        await sessions.set(turn.sessionKey, {
-          ...outcome.recorded,
+      // Only an answered turn counts: a cancelled, stopped or failed one does not.
+      const answered = turnError(outcome.run) === undefined;
+      if (outcome.recorded && answered) {
+        await sessions.patch(turn.sessionKey, outcome.recorded.claudeSessionId, (entry) => ({
+          ...entry,
           updatedAt: new Date().toISOString(),
-          turns: outcome.recorded.turns + 1,
-        });
+          turns: entry.turns + 1,
+        }));
       }
+      const failure = response.destroyed ? undefined : turnError(outcome.run);
+      await release();
       if (response.destroyed) return;
       if (failure) {
         log.warn(`contractor: turn of ${turn.sessionKey} failed: ${failure.message}`);
@@ -375,6 +478,12 @@ export function createSidecarHandler(options: SidecarServerOptions): SidecarHand
     async stopAll(reason) {
       await Promise.all([...running.values()].map((turn) => turn.cancel(reason)));
     },
+    idle: () =>
+      busy.size === 0
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            idleWaiters.push(resolve);
+          }),
   };
 }
 

@@ -9,11 +9,13 @@ import {
   type SidecarLog,
   type SidecarServerOptions,
 } from "./sidecar-server";
+import { TurnLocks } from "./turn-locks";
 
 /** A sidecar this process serves. */
 export interface RunningSidecar {
   url: string;
   port: number;
+  /** The handler new requests go to (a settings reload replaces it). */
   handler: SidecarHandler;
 }
 
@@ -22,6 +24,11 @@ export type SidecarStart =
   | { kind: "started"; sidecar: RunningSidecar }
   /** This process serves it already (a plugin reload): the running one is shared. */
   | { kind: "shared"; sidecar: RunningSidecar }
+  /**
+   * A settings reload stopped the service while turns ran: the server stayed up for them, and
+   * now serves new turns with the new settings while those finish with the old.
+   */
+  | { kind: "reloaded"; sidecar: RunningSidecar }
   /** Another process (a second gateway) serves the port. */
   | { kind: "elsewhere"; pid?: number; port: number }
   | { kind: "failed"; reason: string };
@@ -31,6 +38,10 @@ interface Entry {
   sidecar: RunningSidecar;
   users: number;
   lockFile: string;
+  /** Handlers a reload replaced, finishing the turns they were running. */
+  retired: SidecarHandler[];
+  /** Released by every user while turns ran: closes once they are done, unless a start takes it over. */
+  draining?: { stopOnExit: () => void };
 }
 
 /**
@@ -85,20 +96,48 @@ async function sidecarOnPort(host: string, port: number): Promise<number | undef
  */
 export async function startSidecarOnce(
   settings: ContractorSettings,
-  options: Omit<SidecarServerOptions, "settings"> & { settings?: never },
+  options: Omit<SidecarServerOptions, "settings" | "locks"> & { settings?: never },
 ): Promise<SidecarStart> {
   const log: SidecarLog = options.log;
   const known = registry().get(settings.port);
-  if (known) {
+  if (known && !known.draining) {
     known.users += 1;
     return { kind: "shared", sidecar: known.sidecar };
   }
   if (!settings.projectDir) return { kind: "failed", reason: "contractor.projectDir is not set" };
+  if (known?.draining) {
+    // The turns that ran through the reload keep their handler; new turns get the new settings.
+    process.off("exit", known.draining.stopOnExit);
+    known.draining = undefined;
+    known.users = 1;
+    known.retired = [...known.retired, known.sidecar.handler].filter(
+      (handler) => handler.busySessions().length > 0,
+    );
+    known.sidecar.handler = createSidecarHandler({
+      ...options,
+      locks: new TurnLocks(settings.turnLocksDir),
+      settings: { ...settings, projectDir: settings.projectDir },
+    });
+    return { kind: "reloaded", sidecar: known.sidecar };
+  }
+  // What a gateway killed mid-turn left running: its Claude Code turns are stopped before any new one starts.
+  const locks = new TurnLocks(settings.turnLocksDir);
+  for (const cleared of await locks.sweep()) {
+    log.warn(
+      `contractor: stopped the turn of ${cleared.sessionKey} left by gateway process ${cleared.holder.pid}${cleared.claude ? ` (Claude Code process ${cleared.claude.pid})` : ""}`,
+    );
+  }
   const handler = createSidecarHandler({
     ...options,
+    locks,
     settings: { ...settings, projectDir: settings.projectDir },
   });
-  const server = createServer((request, response) => handler.handle(request, response));
+  const sidecar: RunningSidecar = {
+    url: `http://${settings.host}:${settings.port}/v1`,
+    port: settings.port,
+    handler,
+  };
+  const server = createServer((request, response) => sidecar.handler.handle(request, response));
   server.headersTimeout = 60_000;
   server.requestTimeout = 0;
   const bound = await new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
@@ -129,12 +168,7 @@ export async function startSidecarOnce(
     return { kind: "shared", sidecar: raced.sidecar };
   }
   server.on("error", (error) => log.warn(`contractor: sidecar server error: ${error.message}`));
-  const sidecar: RunningSidecar = {
-    url: `http://${settings.host}:${settings.port}/v1`,
-    port: settings.port,
-    handler,
-  };
-  registry().set(settings.port, { server, sidecar, users: 1, lockFile: settings.lockFile });
+  registry().set(settings.port, { server, sidecar, users: 1, lockFile: settings.lockFile, retired: [] });
   await writeJsonAtomic(settings.lockFile, {
     pid: process.pid,
     port: settings.port,
@@ -144,16 +178,51 @@ export async function startSidecarOnce(
 }
 
 /**
- * Releases one use of the sidecar on `port`; the last one stops every running turn, closes the
- * server and removes the lock file (when it still names this process).
+ * Releases one use of the sidecar on `port`. When the last one goes, a sidecar with no turn
+ * running stops at once: the server closes and the lock file goes (when it still names this
+ * process). With turns running (OpenClaw stops the service to reload the plugin after a settings
+ * edit, and starts it again right after) the server stays up and the turns finish; a start in
+ * the meantime takes the server over, otherwise it closes when they are done. Each turn still
+ * ends by its own time limit, and if the process exits first their process groups are stopped.
  */
 export async function releaseSidecar(port: number): Promise<void> {
   const entry = registry().get(port);
-  if (!entry) return;
+  if (!entry || entry.draining) return;
   entry.users -= 1;
   if (entry.users > 0) return;
-  registry().delete(port);
-  await entry.sidecar.handler.stopAll("the gateway is stopping");
+  const handlers = () => [entry.sidecar.handler, ...entry.retired];
+  if (handlers().some((handler) => handler.busySessions().length > 0)) {
+    const stopOnExit = () => {
+      for (const handler of handlers()) {
+        for (const pid of handler.turnPids()) {
+          try {
+            process.kill(-pid, "SIGTERM");
+          } catch {
+            // Already gone.
+          }
+        }
+      }
+    };
+    const draining = { stopOnExit };
+    entry.draining = draining;
+    process.once("exit", stopOnExit);
+    void (async () => {
+      await Promise.all(handlers().map((handler) => handler.idle()));
+      // A start took the server over in the meantime: it is theirs now.
+      if (entry.draining !== draining) return;
+      process.off("exit", stopOnExit);
+      await closeEntry(port, entry);
+    })();
+    return;
+  }
+  await closeEntry(port, entry);
+}
+
+async function closeEntry(port: number, entry: Entry): Promise<void> {
+  if (registry().get(port) === entry) registry().delete(port);
+  await Promise.all(
+    [entry.sidecar.handler, ...entry.retired].map((handler) => handler.stopAll("the gateway is stopping")),
+  );
   await new Promise<void>((resolve) => {
     entry.server.close(() => resolve());
     entry.server.closeAllConnections();

@@ -23,8 +23,15 @@ export function claudeNewestText(request: RecordedRequest): string {
   return last ? textOfContent(last.content) : "";
 }
 
+/** Gates a test opens: a request saying `HOLD-<x>` is held open until gate `<x>` settles, then answered. */
+export const turnGates = new Map<string, Promise<void>>();
+
+/** The `HANGONCE-<x>` marks already held once. */
+const heldOnce = new Set<string>();
+
 /**
- * The scripted model behind Claude Code: `HANG` makes it never answer; `TOOL:<file>` makes it
+ * The scripted model behind Claude Code: `HANG` makes it never answer; `HANGONCE-<x>` holds
+ * the first request that says it and answers every later one; `TOOL:<file>` makes it
  * write the file first; otherwise it answers `ANSWER <mark>` for the last `MARK-<x>` it was told.
  */
 export function contractorResponder(request: RecordedRequest): ScriptedStep {
@@ -32,7 +39,12 @@ export function contractorResponder(request: RecordedRequest): ScriptedStep {
   const toolResult =
     JSON.stringify(request.body?.messages ?? []).includes('"tool_result"') && !/MARK-/.test(newest);
   const marks = [...newest.matchAll(/MARK-([A-Za-z0-9]+)/g)].map((match) => match[1]);
-  if (newest.includes("HANG")) return { type: "hang" };
+  const once = /HANGONCE-([A-Za-z0-9]+)/.exec(newest)?.[1];
+  if (once !== undefined && !heldOnce.has(once)) {
+    heldOnce.add(once);
+    return { type: "hang" };
+  }
+  if (newest.includes("HANG") && once === undefined) return { type: "hang" };
   if (newest.includes("FAIL-429")) return scripted.rateLimited();
   if (newest.includes("FAIL-529")) return scripted.overloaded();
   if (newest.includes("FAIL-CONTEXT")) return scripted.promptTooLong();
@@ -57,8 +69,10 @@ export function contractorResponder(request: RecordedRequest): ScriptedStep {
   }
   const tool = /TOOL:(\S+)/.exec(newest);
   if (tool && !toolResult) return scripted.write(tool[1] as string, "written by the contractor\n");
+  const gate = turnGates.get(/HOLD-([A-Za-z0-9]+)/.exec(newest)?.[1] ?? "");
   return scripted.text(`ANSWER ${marks.at(-1) ?? "after-tool"} from Claude Code.`, {
     chunkDelayMs: 5,
+    ...(gate ? { holdUntil: gate } : {}),
   } as Partial<ScriptedStep>);
 }
 
