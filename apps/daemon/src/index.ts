@@ -1,3 +1,14 @@
+// What talks to a daemon (its service API client, a report's sections) lives in
+// @gstack/daemon-client; it stays exported here for the programs that import it from the daemon.
+export type { ApiResponse, ApiTarget, ReportSections } from "@gstack/daemon-client";
+export {
+  ApiUnreachableError,
+  apiRequest,
+  bulletItems,
+  parseReportSections,
+  REPORT_SECTIONS,
+  reachDaemonApi,
+} from "@gstack/daemon-client";
 export type { CancelOutcome, DaemonOptions, OfferVerdict } from "./daemon";
 export { Daemon } from "./daemon";
 export type { CompletionDeliveryOptions } from "./deliver/outbox-delivery";
@@ -6,8 +17,8 @@ export { DaemonError } from "./errors";
 export type { CompletionPlan, CompletionStepName } from "./finish/completion";
 export { COMPLETION_STEPS } from "./finish/completion";
 export { extractLearnings, learningKey } from "./finish/learnings";
-export type { ReportFacts, ReportSections } from "./finish/report";
-export { bulletItems, completeSections, parseReportSections, renderReport } from "./finish/report";
+export type { ReportFacts } from "./finish/report";
+export { completeSections, renderReport } from "./finish/report";
 export type { DispatchCheckContext, IntakeRules, IntakeVerdict, Refusal } from "./intake/intake";
 export {
   checkDispatch,
@@ -26,11 +37,8 @@ export type {
   RunningAgent,
   StartAgentOptions,
 } from "./run/agent-types";
-export { buildPrompt, REPORT_SECTIONS } from "./run/prompt";
+export { buildPrompt } from "./run/prompt";
 export { startRunnerAgent } from "./run/runner-agent";
-export type { ApiResponse, ApiTarget } from "./service-api/client";
-export { ApiUnreachableError, apiRequest } from "./service-api/client";
-export { reachDaemonApi } from "./service-api/local-api";
 export type { ServiceSpec } from "./service-unit";
 export {
   renderLaunchdPlist,

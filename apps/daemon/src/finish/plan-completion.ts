@@ -11,6 +11,7 @@ import {
   type Learning,
   parseValue,
 } from "@gstack/contracts";
+import { bulletItems, parseReportSections } from "@gstack/daemon-client";
 import { parse as parseYaml } from "yaml";
 import { commitsSince } from "../git";
 import { gstackRunOf } from "../gstack-run/gstack-run-of";
@@ -20,7 +21,7 @@ import { runBaseSha, type SessionState, spawnNumber, workDir } from "../session-
 import { totalSpent } from "../spend/spend";
 import { commitsToLand, filesChanged, submodulesNote } from "../worktree/worktree";
 import { extractLearnings } from "./learnings";
-import { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
+import { completeSections, renderReport } from "./report";
 
 /**
  * Everything a finished dispatch leaves behind, decided once and written to
