@@ -23,8 +23,8 @@ import { performance } from "node:perf_hooks";
 import { gstackLayout } from "@gstack/contracts";
 import { apiRequest, reachDaemonApi } from "@gstack/daemon-client";
 import { scripted, startScriptedModel } from "@gstack/scripted-model";
+import type { AgentStarter } from "../src/agent-types";
 import { Daemon } from "../src/daemon";
-import type { AgentStarter } from "../src/run/agent-types";
 import { startRunnerAgent } from "../src/run/runner-agent";
 import { readState } from "../src/session-state";
 

@@ -6,9 +6,9 @@ import {
   type DispatchSettings,
   type GstackLayout,
 } from "@gstack/contracts";
-import type { CompletionDelivery } from "./deliver/completion-delivery";
+import type { CompletionDelivery } from "./completion-delivery";
+import type { DiskSpace } from "./disk-space";
 import type { AgentEnvironment } from "./environment";
-import type { DiskSpace } from "./run/disk-space";
 
 /** The fields of one audit event besides its name and time. */
 export interface AuditFields {

@@ -9,11 +9,20 @@ export {
   REPORT_SECTIONS,
   reachDaemonApi,
 } from "@gstack/daemon-client";
+export type {
+  AgentFailure,
+  AgentProgress,
+  AgentRunResult,
+  AgentStarter,
+  RunningAgent,
+  StartAgentOptions,
+} from "./agent-types";
 export type { CancelOutcome, DaemonOptions, OfferVerdict } from "./daemon";
 export { Daemon } from "./daemon";
 export type { CompletionDeliveryOptions } from "./deliver/outbox-delivery";
 export { createCompletionDelivery } from "./deliver/outbox-delivery";
 export { DaemonError } from "./errors";
+export { expiresAt } from "./expiry";
 export type { CompletionPlan, CompletionStepName } from "./finish/completion";
 export { COMPLETION_STEPS } from "./finish/completion";
 export { extractLearnings, learningKey } from "./finish/learnings";
@@ -23,20 +32,11 @@ export type { DispatchCheckContext, IntakeRules, IntakeVerdict, Refusal } from "
 export {
   checkDispatch,
   checkProjectDir,
-  expiresAt,
   judgeDispatch,
   MAX_DISPATCH_BYTES,
 } from "./intake/intake";
 export type { LandOptions } from "./land/land";
 export { discardDispatch, LandRefusal, landDispatch } from "./land/land";
-export type {
-  AgentFailure,
-  AgentProgress,
-  AgentRunResult,
-  AgentStarter,
-  RunningAgent,
-  StartAgentOptions,
-} from "./run/agent-types";
 export { buildPrompt } from "./run/prompt";
 export { startRunnerAgent } from "./run/runner-agent";
 export type { ServiceSpec } from "./service-unit";

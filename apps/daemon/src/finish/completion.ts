@@ -9,7 +9,7 @@ import {
   isoWeekOf,
   writeFileAtomic,
 } from "@gstack/contracts";
-import type { CompletionDelivery } from "../deliver/completion-delivery";
+import type { CompletionDelivery } from "../completion-delivery";
 import { ensurePrivateFile, PRIVATE, type SessionState, writeState } from "../session-state";
 import { measureWorktree } from "../worktree/worktree";
 import { type CompletionPlan, planPath } from "./plan-completion";

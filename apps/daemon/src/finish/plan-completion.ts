@@ -13,10 +13,10 @@ import {
 } from "@gstack/contracts";
 import { bulletItems, parseReportSections } from "@gstack/daemon-client";
 import { parse as parseYaml } from "yaml";
+import type { AgentFailure, AgentRunResult } from "../agent-types";
+import { describeJump } from "../clock";
 import { commitsSince } from "../git";
 import { gstackRunOf } from "../gstack-run/gstack-run-of";
-import type { AgentFailure, AgentRunResult } from "../run/agent-types";
-import { describeJump } from "../run/clock";
 import { runBaseSha, type SessionState, spawnNumber, workDir } from "../session-state";
 import { totalSpent } from "../spend/spend";
 import { commitsToLand, filesChanged, submodulesNote } from "../worktree/worktree";
