@@ -32,7 +32,7 @@ export interface DaemonContext {
   environment: AgentEnvironment;
   delivery: CompletionDelivery;
   now(): Date;
-  /** The monotonic clock for waits and durations (see `run/clock.ts`); default `performance.now`. */
+  /** The monotonic clock for waits and durations (see `clock.ts`); default `performance.now`. */
   monotonicMs?: () => number;
   log(line: string): void;
   audit: Audit;
@@ -41,7 +41,7 @@ export interface DaemonContext {
    * launch; absent in tests of one room, where `settings` is used.
    */
   currentTrustedRepos?: () => Promise<readonly string[]>;
-  /** Whether the disk is full (see `run/disk-space.ts`); absent in tests of one room. */
+  /** Whether the disk is full (see `disk-space.ts`); absent in tests of one room. */
   disk?: DiskSpace;
   /** True from the first stop on: nothing new is taken or started. */
   stopping: boolean;
