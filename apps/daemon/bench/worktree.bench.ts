@@ -19,8 +19,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { gstackLayout } from "@gstack/contracts";
+import type { AgentStarter } from "../src/agent-types";
 import { Daemon } from "../src/daemon";
-import type { AgentStarter } from "../src/run/agent-types";
 import { startRunnerAgent } from "../src/run/runner-agent";
 import { materializeWorktree, planWorktree, removeWorktree } from "../src/worktree/worktree";
 

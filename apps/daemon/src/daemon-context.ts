@@ -6,9 +6,9 @@ import {
   type DispatchSettings,
   type GstackLayout,
 } from "@gstack/contracts";
-import type { CompletionDelivery } from "./deliver/completion-delivery";
+import type { CompletionDelivery } from "./completion-delivery";
+import type { DiskSpace } from "./disk-space";
 import type { AgentEnvironment } from "./environment";
-import type { DiskSpace } from "./run/disk-space";
 
 /** The fields of one audit event besides its name and time. */
 export interface AuditFields {
@@ -32,7 +32,7 @@ export interface DaemonContext {
   environment: AgentEnvironment;
   delivery: CompletionDelivery;
   now(): Date;
-  /** The monotonic clock for waits and durations (see `run/clock.ts`); default `performance.now`. */
+  /** The monotonic clock for waits and durations (see `clock.ts`); default `performance.now`. */
   monotonicMs?: () => number;
   log(line: string): void;
   audit: Audit;
@@ -41,7 +41,7 @@ export interface DaemonContext {
    * launch; absent in tests of one room, where `settings` is used.
    */
   currentTrustedRepos?: () => Promise<readonly string[]>;
-  /** Whether the disk is full (see `run/disk-space.ts`); absent in tests of one room. */
+  /** Whether the disk is full (see `disk-space.ts`); absent in tests of one room. */
   disk?: DiskSpace;
   /** True from the first stop on: nothing new is taken or started. */
   stopping: boolean;

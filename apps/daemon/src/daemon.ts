@@ -1,8 +1,11 @@
 import { type DispatchSettings, type GstackLayout, gstackLayout } from "@gstack/contracts";
+import type { AgentStarter } from "./agent-types";
+import type { CompletionDelivery, DeliveryContext } from "./completion-delivery";
 import { auditLog, type DaemonContext } from "./daemon-context";
-import type { CompletionDelivery, DeliveryContext } from "./deliver/completion-delivery";
 import { createCompletionDelivery } from "./deliver/outbox-delivery";
 import type { RetrySchedule } from "./deliver/retry-schedule";
+import { DiskSpace } from "./disk-space";
+import { type CancelOutcome, SessionRunner } from "./dispatch/session-runner";
 import type { CompletionStepContext, CompletionStepName } from "./finish/completion";
 import { learningsSharer } from "./finish/learnings";
 import { MAX_DISPATCH_BYTES } from "./intake/intake";
@@ -10,17 +13,14 @@ import { Intake, type OfferVerdict } from "./intake/intake-doors";
 import { finishCutLandings, pruneWorktrees } from "./land/awaiting";
 import { Lifecycle } from "./lifecycle";
 import { recover } from "./recovery";
-import type { AgentStarter } from "./run/agent-types";
 import { type CancelParts, onControlFile, requestCancel, scanControl } from "./run/cancel";
-import { DiskSpace } from "./run/disk-space";
 import { startRunnerAgent } from "./run/runner-agent";
-import { type CancelOutcome, SessionRunner } from "./run/session-runner";
 import { daemonBackend } from "./service-api/backend";
 import { ServiceApi } from "./service-api/server";
 import { DAEMON_VERSION } from "./version";
 
+export type { CancelOutcome } from "./dispatch/session-runner";
 export type { OfferVerdict } from "./intake/intake-doors";
-export type { CancelOutcome } from "./run/session-runner";
 
 /** How to start a daemon. Everything but `root` has a sensible default. */
 export interface DaemonOptions {

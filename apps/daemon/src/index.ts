@@ -1,23 +1,14 @@
-export type { CancelOutcome, DaemonOptions, OfferVerdict } from "./daemon";
-export { Daemon } from "./daemon";
-export type { CompletionDeliveryOptions } from "./deliver/outbox-delivery";
-export { createCompletionDelivery } from "./deliver/outbox-delivery";
-export { DaemonError } from "./errors";
-export type { CompletionPlan, CompletionStepName } from "./finish/completion";
-export { COMPLETION_STEPS } from "./finish/completion";
-export { extractLearnings, learningKey } from "./finish/learnings";
-export type { ReportFacts, ReportSections } from "./finish/report";
-export { bulletItems, completeSections, parseReportSections, renderReport } from "./finish/report";
-export type { DispatchCheckContext, IntakeRules, IntakeVerdict, Refusal } from "./intake/intake";
+// What talks to a daemon (its service API client, a report's sections) lives in
+// @gstack/daemon-client; it stays exported here for the programs that import it from the daemon.
+export type { ApiResponse, ApiTarget, ReportSections } from "@gstack/daemon-client";
 export {
-  checkDispatch,
-  checkProjectDir,
-  expiresAt,
-  judgeDispatch,
-  MAX_DISPATCH_BYTES,
-} from "./intake/intake";
-export type { LandOptions } from "./land/land";
-export { discardDispatch, LandRefusal, landDispatch } from "./land/land";
+  ApiUnreachableError,
+  apiRequest,
+  bulletItems,
+  parseReportSections,
+  REPORT_SECTIONS,
+  reachDaemonApi,
+} from "@gstack/daemon-client";
 export type {
   AgentFailure,
   AgentProgress,
@@ -25,12 +16,29 @@ export type {
   AgentStarter,
   RunningAgent,
   StartAgentOptions,
-} from "./run/agent-types";
-export { buildPrompt, REPORT_SECTIONS } from "./run/prompt";
+} from "./agent-types";
+export type { CancelOutcome, DaemonOptions, OfferVerdict } from "./daemon";
+export { Daemon } from "./daemon";
+export type { CompletionDeliveryOptions } from "./deliver/outbox-delivery";
+export { createCompletionDelivery } from "./deliver/outbox-delivery";
+export { DaemonError } from "./errors";
+export { expiresAt } from "./expiry";
+export type { CompletionPlan, CompletionStepName } from "./finish/completion";
+export { COMPLETION_STEPS } from "./finish/completion";
+export { extractLearnings, learningKey } from "./finish/learnings";
+export type { ReportFacts } from "./finish/report";
+export { completeSections, renderReport } from "./finish/report";
+export type { DispatchCheckContext, IntakeRules, IntakeVerdict, Refusal } from "./intake/intake";
+export {
+  checkDispatch,
+  checkProjectDir,
+  judgeDispatch,
+  MAX_DISPATCH_BYTES,
+} from "./intake/intake";
+export type { LandOptions } from "./land/land";
+export { discardDispatch, LandRefusal, landDispatch } from "./land/land";
+export { buildPrompt } from "./run/prompt";
 export { startRunnerAgent } from "./run/runner-agent";
-export type { ApiResponse, ApiTarget } from "./service-api/client";
-export { ApiUnreachableError, apiRequest } from "./service-api/client";
-export { reachDaemonApi } from "./service-api/local-api";
 export type { ServiceSpec } from "./service-unit";
 export {
   renderLaunchdPlist,

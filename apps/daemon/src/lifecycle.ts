@@ -1,12 +1,12 @@
 import { chmod, mkdir, open, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { type DispatchSettings, writeFileAtomic } from "@gstack/contracts";
+import type { CompletionDelivery } from "./completion-delivery";
 import type { DaemonContext } from "./daemon-context";
 import { releaseDaemonLock, takeDaemonLock } from "./daemon-lock";
-import type { CompletionDelivery } from "./deliver/completion-delivery";
+import { isDiskFull } from "./disk-space";
 import { checkEnvironment } from "./environment";
 import { DaemonError } from "./errors";
-import { isDiskFull } from "./run/disk-space";
 import { loadSettings } from "./settings";
 
 /** What the lifecycle starts, wakes and stops. */

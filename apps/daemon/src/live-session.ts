@@ -1,8 +1,6 @@
 import type { CompletionStatus, Dispatch } from "@gstack/contracts";
-import type { RunningAgent } from "./run/agent-types";
-import type { ClockWatch } from "./run/clock";
-import type { DispatchQueue } from "./run/dispatch-queue";
-import type { ExitRecord } from "./run/exit-record";
+import type { ExitRecord, RunningAgent } from "./agent-types";
+import type { ClockWatch } from "./clock";
 import type { SessionState } from "./session-state";
 
 /**
@@ -44,7 +42,7 @@ export interface LiveSession {
  * this, and never import the runner.
  */
 export interface SessionHost {
-  readonly queue: DispatchQueue;
+  readonly queue: SessionLine;
   get(id: string): LiveSession | undefined;
   /** Holds a session (recovery's waiting ones). */
   hold(session: LiveSession): void;
@@ -52,4 +50,20 @@ export interface SessionHost {
   drop(id: string): void;
   /** Launches waiting sessions while slots are free. */
   pump(): void;
+}
+
+/**
+ * What the stages do to the line of dispatches waiting for a slot (the runner's queue,
+ * `run/dispatch-queue.ts`): a session sent on goes to its end or its front, a slot is let go,
+ * and the line is kept on disk.
+ */
+export interface SessionLine {
+  /** Puts a dispatch at the end of the line; its place in it. */
+  push(id: string): number;
+  /** Puts a dispatch at the front of the line. */
+  putFirst(id: string): void;
+  /** Lets go of the slot a dispatch holds. */
+  releaseSlot(id: string): void;
+  /** Writes the line to `queue.json`. */
+  save(): Promise<void>;
 }

@@ -3,8 +3,8 @@ import { mkdir, open, readdir, readFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import type { CompletionStatus, GstackLayout } from "@gstack/contracts";
 import { writeFileAtomic } from "@gstack/contracts";
-import type { AwaitingRecord } from "./await/awaiting";
-import type { AgentProgress } from "./run/agent-types";
+import type { AgentProgress } from "./agent-types";
+import type { AwaitingRecord } from "./awaiting-record";
 import type { WorktreeMeasure, WorktreeRecord } from "./worktree/worktree";
 
 /** The daemon's state files are its user's alone, whatever the umask. */

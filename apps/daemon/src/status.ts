@@ -6,8 +6,8 @@ import {
   parseValue,
   processAlive,
 } from "@gstack/contracts";
+import type { DeliveryStatus } from "./completion-delivery";
 import { foreignHolderText } from "./daemon-lock";
-import type { DeliveryStatus } from "./deliver/completion-delivery";
 import { commitsSince } from "./git";
 import { type AwaitingLanding, awaitingLanding, formatAwaiting } from "./land/awaiting-list";
 import { osLockHolder } from "./lock/os-lock";

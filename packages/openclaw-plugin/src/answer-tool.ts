@@ -1,5 +1,5 @@
 import { type AnswerAnswer, dispatchIdSchema } from "@gstack/contracts";
-import { apiRequest, reachDaemonApi } from "@gstack/daemon";
+import { apiRequest, reachDaemonApi } from "@gstack/daemon-client";
 import { z } from "zod";
 import { parseToolInput } from "./dispatch-tool";
 import type { PluginSettings } from "./plugin-settings";

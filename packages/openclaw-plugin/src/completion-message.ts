@@ -1,5 +1,5 @@
 import type { Completion } from "@gstack/contracts";
-import { bulletItems, parseReportSections } from "@gstack/daemon";
+import { bulletItems, parseReportSections } from "@gstack/daemon-client";
 import { reportMarker } from "./report-outbox";
 
 /** What a completion message is made of: the report's facts and its Markdown, when known. */

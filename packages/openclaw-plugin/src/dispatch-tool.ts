@@ -8,7 +8,8 @@ import {
   type ReplyTo,
   writeDispatchFile,
 } from "@gstack/contracts";
-import { apiRequest, checkProjectDir, reachDaemonApi, readStatus } from "@gstack/daemon";
+import { checkProjectDir, readStatus } from "@gstack/daemon";
+import { apiRequest, reachDaemonApi } from "@gstack/daemon-client";
 import { z } from "zod";
 import { readDispatchSettings, readSecretFile } from "./gstack-settings";
 import type { PluginSettings } from "./plugin-settings";

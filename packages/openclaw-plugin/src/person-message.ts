@@ -1,5 +1,5 @@
 import type { AwaitingNotice, Completion } from "@gstack/contracts";
-import { bulletItems, parseReportSections } from "@gstack/daemon";
+import { bulletItems, parseReportSections } from "@gstack/daemon-client";
 import { exampleToken, optionList, optionToken } from "./awaiting-message";
 import { landable, stripFrontmatter } from "./completion-message";
 import { cutAtBreak } from "./text-cut";

@@ -2,35 +2,13 @@ import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Awaiting, AwaitingNotice, GstackLayout, ReplyTo } from "@gstack/contracts";
 import { writeFileAtomic } from "@gstack/contracts";
-import { type GateItem, optionLetter } from "./gate-reply";
+import type { AwaitingRecord, GateItem } from "../awaiting-record";
+import { optionLetter } from "./gate-reply";
+
+export type { AcceptedAnswer, AwaitingRecord } from "../awaiting-record";
 
 /** How long a dispatch waits for an answer when the config does not say (72 hours). */
 export const DEFAULT_AWAITING_EXPIRY_HOURS = 72;
-
-/** An answer accepted for a waiting dispatch: on disk (in its state) before it is acted on. */
-export type AcceptedAnswer =
-  | { kind: "approve"; accepted_at: string }
-  | { kind: "revise"; feedback: string; accepted_at: string }
-  | { kind: "reject"; reason: string; accepted_at: string }
-  | { kind: "reply"; reply: string; accepted_at: string };
-
-/** What the daemon keeps about a wait, in the session state. */
-export interface AwaitingRecord extends Awaiting {
-  /** The agent session the answer continues (`--resume`). */
-  session_id?: string;
-  /** For a gstack gate: where its run is, its revision and the decisions pending. */
-  gate?: {
-    run_dir: string;
-    run?: string;
-    gate_rev: number;
-    items: GateItem[];
-    /** The run's GSTACK_RESULT line and report, so a gate that ends unanswered is reported as it stood. */
-    result_line?: string;
-    report?: string;
-  };
-  /** Set when an answer was accepted; cleared when it has been acted on. */
-  answer?: AcceptedAnswer;
-}
 
 /** The sentence that says how to answer a waiting plan. */
 export function howToAnswerPlan(id: string): string {

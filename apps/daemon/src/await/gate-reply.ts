@@ -1,13 +1,7 @@
+import type { GateItem } from "../awaiting-record";
 import { AnswerRefusal } from "./answer";
 
-/** A decision waiting at a gstack gate, by the label its reply tokens use (`d3` of `r1-d3`). */
-export interface GateItem {
-  id: string;
-  label: string;
-  title: string;
-  options: string[];
-  recommended: string | null;
-}
+export type { GateItem } from "../awaiting-record";
 
 /** One choice of a reply: a decision's label and the letter of its option (`d3b`). */
 export interface GateChoice {

@@ -1,5 +1,5 @@
 import type { Dispatch, DispatchSettings } from "@gstack/contracts";
-import { REPORT_SECTIONS } from "../run/prompt";
+import { REPORT_SECTIONS } from "@gstack/daemon-client";
 import { folderOrRepositoryListed } from "../trust/trust";
 
 /** Claude Code's read-only mode: it may read and search, but changes nothing. */

@@ -1,9 +1,9 @@
 import { type DispatchSnapshot, type GstackLayout, parseValue } from "@gstack/contracts";
+import { reachDaemonApi } from "@gstack/daemon-client";
 import { defineCommand } from "citty";
 import type { GateChoices } from "../await/awaiting";
 import { DaemonError } from "../errors";
 import { formatEndings, recentEndings } from "../finish/recent-endings";
-import { reachDaemonApi } from "../service-api/local-api";
 import { readQueueFile, readState } from "../session-state";
 import { formatStatus, readStatus, statusJson } from "../status";
 import { commandMeta } from "./command-meta";
@@ -23,7 +23,7 @@ export const status = defineCommand({
     try {
       const layout = layoutOf(args);
       const api = await reachDaemonApi(layout);
-      const apiRequest = api ? (await import("../service-api/client")).apiRequest : undefined;
+      const apiRequest = api ? (await import("@gstack/daemon-client")).apiRequest : undefined;
       if (args.id) {
         const id = String(args.id);
         layout.dispatch.claimedFile(id);

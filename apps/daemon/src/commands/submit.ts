@@ -1,5 +1,6 @@
 import { readFile } from "node:fs/promises";
 import { type DispatchInput, parseValue, prepareDispatch } from "@gstack/contracts";
+import { apiRequest, reachDaemonApi } from "@gstack/daemon-client";
 import { defineCommand } from "citty";
 import { DaemonError } from "../errors";
 import {
@@ -9,8 +10,6 @@ import {
   fieldsFromFlags,
   modeFromFlag,
 } from "../intake/dispatch-from-flags";
-import { apiRequest } from "../service-api/client";
-import { reachDaemonApi } from "../service-api/local-api";
 import { submitDispatch } from "../submit";
 import { readDispatchSecret } from "../token";
 import { commandMeta } from "./command-meta";

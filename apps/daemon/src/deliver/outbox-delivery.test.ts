@@ -1,8 +1,8 @@
 import { readFile, stat } from "node:fs/promises";
 import { completionCallbackSchema, resolveDispatchSettings, verifyCallback } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { CompletionDelivery } from "../completion-delivery";
 import { waitFor } from "../test-support";
-import type { CompletionDelivery } from "./completion-delivery";
 import { deliveredMarkerPath, outboxPath, readOutbox } from "./delivery-outbox";
 import {
   CALLBACK_SECRET,

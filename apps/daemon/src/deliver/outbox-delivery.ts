@@ -1,16 +1,16 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type DispatchSettings, type GstackLayout, writeFileAtomic } from "@gstack/contracts";
-import { auditHolds } from "../daemon-context";
-import { readCallbackToken } from "../token";
-import { createAwaitingDelivery } from "./awaiting-delivery";
 import type {
   CompletionDelivery,
   DeliveryContext,
   DeliveryStatus,
   EndpointCheck,
   PendingDelivery,
-} from "./completion-delivery";
+} from "../completion-delivery";
+import { auditHolds } from "../daemon-context";
+import { readCallbackToken } from "../token";
+import { createAwaitingDelivery } from "./awaiting-delivery";
 import {
   convertLegacyOutbox,
   type DeliveryOutbox,

@@ -6,7 +6,7 @@ import {
   type FailureKind,
   parseValue,
 } from "@gstack/contracts";
-import { bulletItems, parseReportSections } from "../finish/report";
+import { bulletItems, parseReportSections } from "@gstack/daemon-client";
 import { describeSpend } from "../spend/spend";
 
 /** OpenClaw's hooks endpoint refuses bodies over 256 KiB (413); messages stay well below. */

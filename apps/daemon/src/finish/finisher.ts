@@ -1,8 +1,8 @@
 import type { CompletionStatus } from "@gstack/contracts";
+import type { AgentFailure, AgentRunResult } from "../agent-types";
 import type { DaemonContext } from "../daemon-context";
+import { isDiskFull } from "../disk-space";
 import type { LiveSession, SessionHost } from "../live-session";
-import type { AgentFailure, AgentRunResult } from "../run/agent-types";
-import { isDiskFull } from "../run/disk-space";
 import { type CompletionStepContext, carryOutCompletion, planCompletion, readPlan } from "./completion";
 
 /** How a session ended, as the completion step is given it. */

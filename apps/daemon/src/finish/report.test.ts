@@ -1,15 +1,9 @@
 import { parseValue } from "@gstack/contracts";
+import { parseReportSections, REPORT_SECTIONS, type ReportSections } from "@gstack/daemon-client";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { REPORT_SECTIONS } from "../run/prompt";
-import {
-  bulletItems,
-  completeSections,
-  parseReportSections,
-  type ReportSections,
-  renderReport,
-} from "./report";
+import { completeSections, renderReport } from "./report";
 
 const completion = parseValue("completion", {
   dispatch_id: "dispatch-x",
@@ -18,27 +12,7 @@ const completion = parseValue("completion", {
   commits: 1,
 });
 
-describe("parseReportSections", () => {
-  it("finds the four sections at any heading level and case, ignoring text before them", () => {
-    const sections = parseReportSections(
-      "Done!\n\n### what shipped\n- a\n## Decisions Made\n- b\n# Learnings logged\n- c\n## Needs human judgment\n- d\n",
-    );
-    expect(sections).toEqual({
-      "What shipped": "- a",
-      "Decisions made": "- b",
-      "Learnings logged": "- c",
-      "Needs human judgment": "- d",
-    });
-  });
-
-  it("stops a section at an unrelated heading after the report starts", () => {
-    expect(parseReportSections("## What shipped\n- a\n## Appendix\nnoise")?.["What shipped"]).toBe("- a");
-  });
-
-  it("returns undefined when the agent wrote no report", () => {
-    expect(parseReportSections("I changed some files.")).toBeUndefined();
-  });
-
+describe("renderReport and parseReportSections", () => {
   it("reads back what renderReport wrote, for any section text", () => {
     const line = fc
       .string({ minLength: 1, maxLength: 40 })
@@ -81,15 +55,5 @@ describe("completeSections", () => {
     expect(sections["What shipped"]).toContain("> I gave up");
     expect(sections["Needs human judgment"]).toContain("ended **failed** (tool_failure): API Error: 500");
     expect(sections["Decisions made"]).toBe("None reported.");
-  });
-});
-
-describe("bulletItems", () => {
-  it("joins wrapped lines and drops 'none'", () => {
-    expect(bulletItems("- one\n  continued\n* two\n1. three\n- None")).toEqual([
-      "one continued",
-      "two",
-      "three",
-    ]);
   });
 });

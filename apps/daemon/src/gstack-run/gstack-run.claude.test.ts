@@ -1,11 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { apiRequest, reachDaemonApi } from "@gstack/daemon-client";
 import { scripted } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import { type ClaudeWorld, makeClaudeWorld } from "../claude-world";
-import { apiRequest } from "../service-api/client";
-import { reachDaemonApi } from "../service-api/local-api";
 import { readState } from "../session-state";
 import { submitDispatch } from "../submit";
 import { completionOf, waitFor } from "../test-support";

@@ -12,6 +12,7 @@ import {
   writeFileAtomic,
 } from "@gstack/contracts";
 import { entryExists } from "../exists";
+import { expiresAt } from "../expiry";
 import { checkTrust } from "../trust/trust";
 import { branchNameProblem } from "../worktree/branch-name";
 
@@ -350,13 +351,6 @@ export async function judgeDispatch(
   const project = await checkProjectDir(dispatch.project_dir, rules.trustedRepos, rules.env);
   if (!project.ok) return { ok: false, refusal: { ...project.refusal, id: dispatch.id } };
   return { ok: true, dispatch, projectDir: project.path };
-}
-
-/** When a dispatch expires: created_at (else first seen) plus ttl_seconds; undefined without a ttl. */
-export function expiresAt(dispatch: Dispatch, firstSeen: Date): Date | undefined {
-  if (dispatch.ttl_seconds === undefined) return undefined;
-  const anchor = dispatch.created_at ? new Date(dispatch.created_at) : firstSeen;
-  return new Date(anchor.getTime() + dispatch.ttl_seconds * 1000);
 }
 
 function idOf(text: string): string | undefined {

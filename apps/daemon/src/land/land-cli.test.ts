@@ -1,11 +1,10 @@
 import { execFile, execFileSync } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { apiRequest, reachDaemonApi } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
-import { apiRequest } from "../service-api/client";
-import { reachDaemonApi } from "../service-api/local-api";
 import { submitDispatch } from "../submit";
 import {
   completionOf,

@@ -2,9 +2,9 @@ import { mkdir, readdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { DaemonContext } from "../daemon-context";
+import type { CancelOutcome, LiveSession } from "../dispatch/session-runner";
 import { auditOf, dispatchFor, makeWorld, roomContext, type TestWorld } from "../test-support";
 import { type CancelParts, onControlFile, requestCancel, scanControl } from "./cancel";
-import type { CancelOutcome, LiveSession } from "./session-runner";
 
 let world: TestWorld;
 let context: DaemonContext;

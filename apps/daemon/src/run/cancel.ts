@@ -2,7 +2,7 @@ import { readdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import type { DaemonContext } from "../daemon-context";
 import { readCompletionStatus } from "../finish/completion";
-import type { CancelOutcome, LiveSession } from "./session-runner";
+import type { CancelOutcome, LiveSession } from "../live-session";
 
 /** What deciding a cancel asks of the other rooms. */
 export interface CancelParts {

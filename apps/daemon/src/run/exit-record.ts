@@ -2,24 +2,10 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { readSupervisedExit, recordedRunResult } from "@gstack/agent-runner";
 import { type GstackLayout, writeFileAtomic } from "@gstack/contracts";
-import type { AgentRunResult } from "./agent-types";
+import type { ExitRecord } from "../agent-types";
 import { resultOf } from "./runner-agent";
 
-/**
- * How one start of an agent ended, written (and synced) the moment its result is known and before
- * anything else is done with it: `sessions/{id}/exit-{n}.json`, `n` the start's `spawnNumber`. A daemon killed after this
- * point finishes the dispatch from the record at the next start instead of starting the agent
- * again. A kill between the agent's exit and this write leaves the run unknown; then the next
- * attempt is told it resumes an interrupted run, and the report says the work may have been
- * done twice.
- */
-export interface ExitRecord {
-  /** The start this record is of: its `spawnNumber` (each attempt and each round has its own). */
-  attempt: number;
-  result: AgentRunResult;
-  /** Why the daemon cancelled the agent, when it did ("shutdown" puts the dispatch back in line). */
-  cancel_reason?: "cancel" | "shutdown";
-}
+export type { ExitRecord } from "../agent-types";
 
 export function exitRecordPath(layout: GstackLayout, id: string, attempt: number): string {
   return join(layout.dispatch.sessionDir(id), `exit-${attempt}.json`);

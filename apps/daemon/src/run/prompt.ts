@@ -1,12 +1,5 @@
 import type { Dispatch } from "@gstack/contracts";
-
-/** The report sections the agent is asked to end with, in order. */
-export const REPORT_SECTIONS = [
-  "What shipped",
-  "Decisions made",
-  "Learnings logged",
-  "Needs human judgment",
-] as const;
+import { REPORT_SECTIONS } from "@gstack/daemon-client";
 
 /**
  * The prompt a coding agent gets for a dispatch: the task, the dispatcher's learnings

@@ -3,8 +3,8 @@ import {
   type AgentRunResult as RunnerResult,
   startAgent,
 } from "@gstack/agent-runner";
+import type { AgentProgress, AgentRunResult, AgentStarter } from "../agent-types";
 import { PLAN_PERMISSION_ARGS } from "../await/plan-mode";
-import type { AgentProgress, AgentRunResult, AgentStarter } from "./agent-types";
 
 function progressOf(progress: RunnerProgress): AgentProgress {
   return {

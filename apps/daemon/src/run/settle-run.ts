@@ -1,10 +1,10 @@
+import type { AgentFailure, AgentRunResult, RunningAgent } from "../agent-types";
 import type { Waits } from "../await/waits";
 import type { DaemonContext } from "../daemon-context";
 import type { Finisher } from "../finish/finisher";
 import type { LiveSession, SessionHost } from "../live-session";
 import { spawnNumber, writeState } from "../session-state";
 import { carryAttemptSpend } from "../spend/spend";
-import type { AgentFailure, AgentRunResult, RunningAgent } from "./agent-types";
 import { writeExitRecord } from "./exit-record";
 import { noteRunTime } from "./run-time";
 

@@ -1,9 +1,9 @@
 import { connect } from "node:net";
+import { apiRequest } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "../daemon";
 import { useDaemonWorld } from "../daemon-test-world";
 import { type TestWorld, testDaemon, waitFor } from "../test-support";
-import { apiRequest } from "./client";
 
 const daemonWorld = useDaemonWorld();
 let world: TestWorld;

@@ -16,9 +16,9 @@ import {
   type ServiceHealth,
 } from "@gstack/contracts";
 import { AnswerRefusal } from "../await/answer";
+import type { CancelOutcome } from "../dispatch/session-runner";
 import type { OfferVerdict } from "../intake/intake-doors";
 import { LandRefusal } from "../land/land";
-import type { CancelOutcome } from "../run/session-runner";
 import { type ApiRefusal, apiError, refusalForRule } from "./errors";
 
 /** What the API asks of the daemon: every answer comes from the daemon's own rooms. */

@@ -1,12 +1,12 @@
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { parseValue } from "@gstack/contracts";
+import { type ApiResponse, type ApiTarget, apiRequest } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "../daemon";
 import { useDaemonWorld } from "../daemon-test-world";
 import { startRunnerAgent } from "../run/runner-agent";
 import { auditOf, completionOf, dispatchFor, type TestWorld, testDaemon, waitFor } from "../test-support";
-import { type ApiResponse, type ApiTarget, apiRequest } from "./client";
 
 /**
  * Many clients at once on the real socket, against a real daemon with real agents and files:

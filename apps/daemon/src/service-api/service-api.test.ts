@@ -2,12 +2,12 @@ import { execFileSync } from "node:child_process";
 import { chmod, mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { type DispatchInput, parseValue, writeDispatchFile } from "@gstack/contracts";
+import { type ApiTarget, apiRequest } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it, onTestFailed } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon, DaemonOptions } from "../daemon";
 import { useDaemonWorld } from "../daemon-test-world";
 import { completionOf, dispatchFor, type TestWorld, testDaemon, waitFor } from "../test-support";
-import { type ApiTarget, apiRequest } from "./client";
 
 const daemonWorld = useDaemonWorld();
 let world: TestWorld;

@@ -1,22 +1,22 @@
 import type { CompletionStatus, Dispatch } from "@gstack/contracts";
+import type { AgentStarter } from "../agent-types";
 import type { AnswerInput } from "../await/answer";
 import { removeAwaitingNotice } from "../await/awaiting";
 import { mustPlanFirst } from "../await/plan-mode";
 import { Waits } from "../await/waits";
 import type { DaemonContext } from "../daemon-context";
+import { isDiskFull } from "../disk-space";
 import type { CompletionStepContext } from "../finish/completion";
 import { readCompletionStatus } from "../finish/completion";
 import { Finisher, type FinishOutcome } from "../finish/finisher";
 import type { CancelOutcome, LiveSession, SessionHost } from "../live-session";
+import { DispatchQueue } from "../run/dispatch-queue";
+import type { ExitRecord } from "../run/exit-record";
+import { Launcher, spawnFailure } from "../run/launch";
+import { unlessDiskFull } from "../run/run-time";
+import { RunSettler } from "../run/settle-run";
 import { type SessionState, writeQueueFile, writeState } from "../session-state";
 import { budgetOf } from "../spend/spend";
-import type { AgentStarter } from "./agent-types";
-import { isDiskFull } from "./disk-space";
-import { DispatchQueue } from "./dispatch-queue";
-import type { ExitRecord } from "./exit-record";
-import { Launcher, spawnFailure } from "./launch";
-import { unlessDiskFull } from "./run-time";
-import { RunSettler } from "./settle-run";
 
 export type { CancelOutcome, LiveSession } from "../live-session";
 

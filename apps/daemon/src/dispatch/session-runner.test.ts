@@ -3,6 +3,7 @@ import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Dispatch, parseValue } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { AgentRunResult, AgentStarter, StartAgentOptions } from "../agent-types";
 import type { DaemonContext } from "../daemon-context";
 import { readState, type SessionState } from "../session-state";
 import {
@@ -14,7 +15,6 @@ import {
   type TestWorld,
   waitFor,
 } from "../test-support";
-import type { AgentRunResult, AgentStarter, StartAgentOptions } from "./agent-types";
 import { SessionRunner } from "./session-runner";
 
 const REPORT =

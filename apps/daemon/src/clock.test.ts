@@ -1,8 +1,8 @@
 import { readFile } from "node:fs/promises";
 import { resolveDispatchSettings } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { Daemon } from "../daemon";
-import type { CompletionDelivery } from "../deliver/completion-delivery";
+import type { CompletionDelivery } from "./completion-delivery";
+import type { Daemon } from "./daemon";
 import {
   type DeliveryWorld,
   makeDeliveryWorld,
@@ -11,9 +11,9 @@ import {
   sampleDispatch,
   startReceiver,
   type TestReceiver,
-} from "../deliver/delivery-test-support";
-import { createCompletionDelivery } from "../deliver/outbox-delivery";
-import { submitDispatch } from "../submit";
+} from "./deliver/delivery-test-support";
+import { createCompletionDelivery } from "./deliver/outbox-delivery";
+import { submitDispatch } from "./submit";
 import {
   auditOf,
   completionOf,
@@ -23,7 +23,7 @@ import {
   type TestWorld,
   testDaemon,
   waitFor,
-} from "../test-support";
+} from "./test-support";
 
 const HOUR = 3600_000;
 const cleanups: Array<() => Promise<void>> = [];

@@ -77,3 +77,19 @@ export interface StartAgentOptions {
 
 /** Starts an agent. The daemon takes this as a parameter so the runner can be swapped. */
 export type AgentStarter = (options: StartAgentOptions) => RunningAgent;
+
+/**
+ * How one start of an agent ended, written (and synced) the moment its result is known and before
+ * anything else is done with it: `sessions/{id}/exit-{n}.json`, `n` the start's `spawnNumber`. A daemon killed after this
+ * point finishes the dispatch from the record at the next start instead of starting the agent
+ * again. A kill between the agent's exit and this write leaves the run unknown; then the next
+ * attempt is told it resumes an interrupted run, and the report says the work may have been
+ * done twice.
+ */
+export interface ExitRecord {
+  /** The start this record is of: its `spawnNumber` (each attempt and each round has its own). */
+  attempt: number;
+  result: AgentRunResult;
+  /** Why the daemon cancelled the agent, when it did ("shutdown" puts the dispatch back in line). */
+  cancel_reason?: "cancel" | "shutdown";
+}

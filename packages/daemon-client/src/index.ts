@@ -1,0 +1,5 @@
+export type { ApiResponse, ApiTarget } from "./client";
+export { ApiUnreachableError, apiRequest } from "./client";
+export { reachDaemonApi } from "./local-api";
+export type { ReportSections } from "./report-sections";
+export { bulletItems, parseReportSections, REPORT_SECTIONS } from "./report-sections";
