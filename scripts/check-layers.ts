@@ -91,6 +91,11 @@ export const NOT_YET_MOVED: ReadonlyArray<{ file: string; app: string; what: str
     what: "checkProjectDir, readStatus",
   },
   { file: "packages/openclaw-plugin/src/status-tool.ts", app: "@gstack/daemon", what: "readStatus" },
+  {
+    file: "packages/openclaw-plugin/src/brief-sources.ts",
+    app: "@gstack/daemon",
+    what: "folderOrRepositoryListed, readStatus",
+  },
   { file: "packages/openclaw-plugin/src/cancel-tool.ts", app: "@gstack/daemon", what: "requestCancel" },
   {
     file: "packages/openclaw-plugin/src/land-tool.ts",
