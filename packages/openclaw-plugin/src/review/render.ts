@@ -211,6 +211,19 @@ function timelineHtml(view: DispatchView): string {
     .join("")}</ol>`;
 }
 
+const OUTCOME_TONE = { passed: "good", failed: "wait", unknown: "muted" } as const;
+
+function testsHtml(view: DispatchView): string {
+  if (view.tests.length === 0) return "";
+  const items = view.tests.map((run) => {
+    const exit = run.exitCode !== undefined && run.exitCode !== 0 ? `, exit ${run.exitCode}` : "";
+    const note = run.note ? ` <span class="muted">(${escapeHtml(run.note)})</span>` : "";
+    const from = run.source === "report" ? ` <span class="muted">(as the report says)</span>` : "";
+    return `<li><code>${escapeHtml(run.command.length > 200 ? `${run.command.slice(0, 199)}…` : run.command)}</code> <strong class="${OUTCOME_TONE[run.outcome]}">${run.outcome}${exit}</strong>${note}${from}</li>`;
+  });
+  return `<h2>Tests</h2><ul id="tests">${items.join("")}</ul>`;
+}
+
 function planHtml(view: DispatchView): string {
   const notice = view.notice;
   if (!notice) return "";
@@ -299,7 +312,7 @@ export function renderDispatchPage(
     parts.push(
       `<h2>Commits</h2><ul>${view.commits.map((commit) => `<li><code>${escapeHtml(commit.sha.slice(0, 8))}</code> ${escapeHtml(commit.subject)} <span class="muted">${escapeHtml(commit.author)}</span></li>`).join("")}</ul>`,
     );
-  parts.push(resultHtml(view));
+  parts.push(testsHtml(view), resultHtml(view));
   parts.push(`<h2>Timeline</h2>`, timelineHtml(view));
   if (view.report)
     parts.push(
