@@ -191,6 +191,14 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
         .description("Print a link to the review page of this host's gstack dispatches (or of one)")
         .option("--dispatch <id>", "the page of one dispatch instead of the list", undefined)
         .action(async (flags: { dispatch?: string }) => {
+          if (flags.dispatch && !(await readSessionState(settings.layout, flags.dispatch))) {
+            // Its page could only say so: the dispatch's daemon (and its work) is not on this host.
+            process.stderr.write(
+              `This host's gstack daemon has no dispatch ${flags.dispatch} (in ${settings.layout.dispatch.sessions}); a dispatch of a daemon on another machine is read there (gstack-dispatch logs ${flags.dispatch}).\n`,
+            );
+            process.exitCode = 1;
+            return;
+          }
           const found = await base();
           const link = flags.dispatch ? await links.dispatch(flags.dispatch) : await links.list();
           const days = Math.round((settings.review.ttlHours / 24) * 10) / 10;
