@@ -29,6 +29,8 @@ const SECRET = "route-secret-0123456789abcdef";
 /** Sessions whose turns end at once, their history holding what was posted. */
 class QuickSessions implements SessionChannel {
   posts: { sessionKey: string; text: string }[] = [];
+  /** What the person was told. */
+  told: string[] = [];
   histories = new Map<string, HistoryMessage[]>();
   async post(input: { sessionKey: string; text: string }) {
     this.posts.push(input);
@@ -43,7 +45,8 @@ class QuickSessions implements SessionChannel {
   async history(sessionKey: string) {
     return [...(this.histories.get(sessionKey) ?? [])];
   }
-  async tellPerson() {
+  async tellPerson({ text }: { sessionKey: string; text: string }) {
+    this.told.push(text);
     return "sent" as const;
   }
 }
@@ -74,7 +77,8 @@ beforeEach(async () => {
   await outbox.start();
   const handler = completionCallbackHandler(
     settings,
-    completionInbox(settings, ledger, outbox),
+    // This host's review page links to any dispatch it is asked about; which reports get one is the inbox's to say.
+    completionInbox(settings, ledger, outbox, async (id) => `https://gw.example.com/gstack/review/d?c=${id}`),
     undefined,
     awaitingInbox(settings, ledger, outbox),
   );
@@ -230,5 +234,53 @@ describe("the signed route takes waiting notices from a daemon on another host",
     const orphan = await post(awaitingBody(bare as AwaitingNotice));
     expect(orphan).toMatchObject({ status: 422, body: { rule: "no_session" } });
     expect(sessions.posts).toHaveLength(0);
+  });
+});
+
+describe("a report through the signed route", () => {
+  const done = (id: string) =>
+    post(
+      JSON.stringify({
+        type: COMPLETION_CALLBACK_TYPE,
+        dispatch_id: id,
+        sent_at: new Date().toISOString(),
+        completion: {
+          dispatch_id: id,
+          status: "completed",
+          duration: 30,
+          project: "acme-widget",
+          branch: `gstack/${id}`,
+          base: "main",
+          commits: 1,
+          landing: "awaiting",
+          reply_to: { runtime: "openclaw", session_key: SESSION },
+        } as Completion,
+      }),
+    );
+
+  it("of a daemon on another host: no link (its work is not here), and where to read and land the work", async () => {
+    expect((await done("dispatch-far")).status).toBe(200);
+    await vi.waitFor(() => expect(sessions.told).toHaveLength(1), WAIT);
+    const told = sessions.told[0] ?? "";
+    expect(told).not.toContain("/gstack/review");
+    expect(told).not.toContain("Reply “land”");
+    expect(told).toContain("The work is on the machine the coding agent ran on, on gstack/dispatch-far");
+    expect(told).toContain("git diff main...gstack/dispatch-far");
+    expect(told).toContain("land it there: gstack-dispatch land dispatch-far");
+  });
+
+  it("of a dispatch this host's daemon ran (the route used locally): the page's link, and land from chat", async () => {
+    await mkdir(settings.layout.dispatch.sessionDir("dispatch-near"), { recursive: true });
+    await writeFile(
+      join(settings.layout.dispatch.sessionDir("dispatch-near"), "state.json"),
+      JSON.stringify({ id: "dispatch-near" }),
+    );
+    expect((await done("dispatch-near")).status).toBe(200);
+    await vi.waitFor(() => expect(sessions.told).toHaveLength(1), WAIT);
+    const told = sessions.told[0] ?? "";
+    expect(told).toContain(
+      "Read the change and land it: https://gw.example.com/gstack/review/d?c=dispatch-near",
+    );
+    expect(told).toContain("Reply “land”");
   });
 });

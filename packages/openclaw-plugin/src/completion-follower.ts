@@ -7,6 +7,7 @@ import { followJsonFolder } from "./folder-follower";
 import { personCompletionMessage } from "./person-message";
 import type { PluginSettings } from "./plugin-settings";
 import type { ReportOutbox } from "./report-outbox";
+import { readSessionState } from "./review/dispatch-view";
 import type { ReviewLinkOf } from "./review/links";
 import { sentDispatches } from "./sent-dispatches";
 
@@ -52,7 +53,10 @@ export function completionInbox(
           const replyTo = await replyToOf(input.completion, async () => record);
           if (!replyTo) return "no-session" as const;
           const reportMarkdown = input.reportMarkdown ?? (await readReport(settings, id));
-          const link = await reviewLink(id);
+          // A report through the signed route of a dispatch this host has no record of: its
+          // daemon, its worktree and its diff are on another machine, which no link here reaches.
+          const remote = input.via === "callback" && !(await readSessionState(settings.layout, id));
+          const link = remote ? undefined : await reviewLink(id);
           const news = {
             ...input,
             ...(reportMarkdown ? { reportMarkdown } : {}),
@@ -63,7 +67,7 @@ export function completionInbox(
             dispatch_id: id,
             session_key: replyTo.session_key,
             text: completionMessage(news),
-            person_text: personCompletionMessage({ ...news, ...(link ? { link } : {}) }),
+            person_text: personCompletionMessage({ ...news, ...(link ? { link } : {}), remote }),
             via: input.via,
           });
           return outcome === "queued" ? ("delivered" as const) : ("already-delivered" as const);

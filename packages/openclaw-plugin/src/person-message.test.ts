@@ -297,6 +297,15 @@ describe("the review page's link", () => {
     });
     expect(failed).toContain(`Read the report: ${LINK}`);
     for (const text of [plan, gate, ready, failed]) expectPlain(text);
+    // A dispatch of a daemon on another host: no link, though one were at hand; where the work is read.
+    const far = personCompletionMessage({ completion: completion(), link: LINK, remote: true });
+    expect(far).not.toContain(LINK);
+    expect(far).not.toContain("Reply “land”");
+    expect(far).toContain(
+      `read it there (git diff main...gstack/${ID}) and land it there: gstack-dispatch land ${ID}`,
+    );
+    // The command on that machine needs the whole id, as the remote plan's answer line does.
+    expect(far).not.toMatch(/gstack_land|\*\*|`|127\.0\.0\.1/);
     expect(personAwaitingMessage({ notice: notice() })).not.toContain("/gstack/review");
     expect(personCompletionMessage({ completion: completion() })).not.toContain("/gstack/review");
   });

@@ -107,6 +107,11 @@ export interface PersonCompletionInput {
   task?: string;
   /** The dispatch's review page, when this host serves one. */
   link?: string;
+  /**
+   * The daemon runs on another machine (its report came through the signed route and this host
+   * has no record of it): the work, its diff and its landing are there, not here.
+   */
+  remote?: boolean;
   limit?: number;
 }
 
@@ -171,7 +176,16 @@ export function personCompletionMessage(input: PersonCompletionInput): string {
     body.push(["Needs your judgment:", ...judgment.map((item) => `- ${item}`)].join("\n"));
 
   const reply: string[] = [];
-  if (canLand) {
+  if (input.remote) {
+    // Neither the page nor gstack_land reaches that machine: say where the work is read and landed.
+    const id = completion.dispatch_id;
+    if (canLand || (completion.commits ?? 0) > 0)
+      reply.push(
+        `The work is on the machine the coding agent ran on${completion.branch ? `, on ${completion.branch}` : ""}: read it there (${completion.base && completion.branch ? `git diff ${completion.base}...${completion.branch}` : `gstack-dispatch logs ${id}`}) and land it there: gstack-dispatch land ${id}, or gstack-dispatch discard ${id}.`,
+      );
+    else
+      reply.push(`The coding agent ran on another machine: its log is there (gstack-dispatch logs ${id}).`);
+  } else if (canLand) {
     const base = completion.base ? ` into ${completion.base}` : "";
     const before = completion.status === "completed" ? "" : "Its commits are kept on their branch. ";
     reply.push(`${before}Reply “land” to bring the work${base}, “open a PR”, or “discard”.`);
@@ -182,7 +196,10 @@ export function personCompletionMessage(input: PersonCompletionInput): string {
     [
       "",
       ...reply,
-      ...readLine(input.link, canLand ? "Read the change and land it" : "Read the report"),
+      ...readLine(
+        input.remote ? undefined : input.link,
+        canLand ? "Read the change and land it" : "Read the report",
+      ),
       `(dispatch ${shortId(completion.dispatch_id)})`,
     ],
     limit,

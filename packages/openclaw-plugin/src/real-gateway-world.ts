@@ -1,7 +1,7 @@
 import { mkdtemp, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { OpenClawGateway, OpenClawHome } from "@gstack/openclaw-testbed";
+import { freePort, type OpenClawGateway, type OpenClawHome } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, type ScriptedResponder, startScriptedModel } from "@gstack/scripted-model";
 import { afterAll, beforeAll, beforeEach } from "vitest";
 import { openclawAgentResponder } from "./openclaw-scripts";
@@ -24,8 +24,12 @@ export interface RealGatewayOptions {
   name: string;
   /** How the OpenClaw agent's scripted model answers (default: openclawAgentResponder). */
   respond?: ScriptedResponder;
-  /** The gstack plugin's config in the home (default: `{ gstackHome: world.root }`). */
-  pluginConfig?: (world: GstackWorld) => Record<string, unknown>;
+  /**
+   * The gstack plugin's config in the home (default: `{ gstackHome: world.root }`); it is told the
+   * port the gateway will listen on, chosen before the home is written (the review page's
+   * `publicBaseUrl` names it, say).
+   */
+  pluginConfig?: (world: GstackWorld, gateway: { port: number }) => Record<string, unknown>;
   /** Set-up of the gstack root before anything reads it (a callback secret, say). */
   prepareWorld?: (world: GstackWorld) => Promise<void>;
   /** Set-up of the home before the plugin is installed (another plugin, say). */
@@ -67,7 +71,8 @@ export async function startRealGateway(options: RealGatewayOptions): Promise<Rea
     await options.prepareWorld?.(world);
     const model = await startScriptedModel({ respond: options.respond ?? openclawAgentResponder });
     cleanup.push(() => model.close());
-    const pluginConfig = options.pluginConfig?.(world) ?? { gstackHome: world.root };
+    const port = await freePort();
+    const pluginConfig = options.pluginConfig?.(world, { port }) ?? { gstackHome: world.root };
     const home = await makeOpenClawHome(scriptedOpenClawConfig(model, pluginConfig));
     cleanup.push(() => home.remove());
     cleanup.push(async () => {
@@ -75,7 +80,7 @@ export async function startRealGateway(options: RealGatewayOptions): Promise<Rea
     });
     await options.prepareHome?.(home, scratch);
     await installPlugin(home, tarball);
-    await startOpenClawGateway({ home: home.home });
+    await startOpenClawGateway({ home: home.home, port });
     return {
       scratch,
       world,

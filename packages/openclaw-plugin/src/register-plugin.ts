@@ -23,7 +23,8 @@ import { REVIEW_PATH, resolvePluginSettings } from "./plugin-settings";
 import { reportOutbox } from "./report-outbox";
 import { reportParameters, runReportTool } from "./report-tool";
 import { readSessionState } from "./review/dispatch-view";
-import { gatewayPort, reviewLinks } from "./review/links";
+import { reviewLinks } from "./review/links";
+import { HOW_TO_SET_BASE, publicBase } from "./review/public-base";
 import { reviewHandler } from "./review/route";
 import { runtimeSessionChannel } from "./session-delivery";
 import { runShippedTool, shippedParameters } from "./shipped-tool";
@@ -138,16 +139,21 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
     channel: runtimeSessionChannel(api),
     log: api.logger,
   });
-  // The review page: on the gateway's own port, behind a capability each link carries.
-  const links = reviewLinks(settings.review, () => {
-    const gateway = (api.config as { gateway?: { port?: unknown } } | undefined)?.gateway;
-    return `http://127.0.0.1:${gatewayPort(process.env, gateway?.port)}`;
+  // The review page: on the gateway's own port, behind a capability each link carries. Its links
+  // go where the person reaches the gateway (review.publicBaseUrl, else OpenClaw's own gateway
+  // config); a gateway on loopback alone gives messages no link.
+  const base = () =>
+    publicBase(api.config as Parameters<typeof publicBase>[0], settings.review.publicBaseUrl);
+  const links = reviewLinks(settings.review, async () => {
+    const found = await base();
+    return found.url ?? found.local;
   });
   const reviewLink = async (id: string): Promise<string | undefined> => {
     // Only where the person can reach it: a loopback address in a message is no link on a phone.
-    if (!settings.review.enabled || !settings.review.publicBaseUrl) return undefined;
+    if (!settings.review.enabled) return undefined;
     if (!(await readSessionState(settings.layout, id))) return undefined;
     try {
+      if (!(await base()).url) return undefined;
       return await links.dispatch(id);
     } catch (error) {
       api.logger.warn(`gstack: no review link for ${id}: ${oneLine(error)}`);
@@ -202,10 +208,23 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
         .description("Print a link to the review page of this host's gstack dispatches (or of one)")
         .option("--dispatch <id>", "the page of one dispatch instead of the list", undefined)
         .action(async (flags: { dispatch?: string }) => {
+          if (flags.dispatch && !(await readSessionState(settings.layout, flags.dispatch))) {
+            // Its page could only say so: the dispatch's daemon (and its work) is not on this host.
+            process.stderr.write(
+              `This host's gstack daemon has no dispatch ${flags.dispatch} (in ${settings.layout.dispatch.sessions}); a dispatch of a daemon on another machine is read there (gstack-dispatch logs ${flags.dispatch}).\n`,
+            );
+            process.exitCode = 1;
+            return;
+          }
+          const found = await base();
           const link = flags.dispatch ? await links.dispatch(flags.dispatch) : await links.list();
           const days = Math.round((settings.review.ttlHours / 24) * 10) / 10;
+          const where =
+            found.url !== undefined
+              ? `on ${found.url}, from ${found.from}`
+              : `on this machine only: ${found.why}, so messages carry no link; to reach it from a phone, ${HOW_TO_SET_BASE}`;
           process.stdout.write(
-            `${link}\n(opens for ${days} days; anyone holding it can act on what it opens)\n`,
+            `${link}\n(opens for ${days} days; anyone holding it can act on what it opens)\n(${where})\n`,
           );
         });
     },

@@ -1,31 +1,25 @@
 import { execFile } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { freePort, type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
-import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
+import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
+import { scripted } from "@gstack/scripted-model";
 import puppeteer, { type Browser, type Page } from "puppeteer-core";
-import { afterAll, beforeAll, beforeEach, expect, it } from "vitest";
+import { afterAll, beforeAll, expect, it } from "vitest";
+import { loadBudget } from "../../../vitest.load-budget";
 import { DISPATCH_MARKER, newestUserText, openclawAgentResponder, TOOL_MARKER } from "./openclaw-scripts";
 import {
   bindRecordingPerson,
   dispatchFromChat,
-  failureReport,
   type GstackWorld,
-  installPlugin,
   installRecordingChannel,
-  makeGstackWorld,
-  makeOpenClawHome,
-  packPlugin,
   planThenExecuteScript,
   pluginPackageDir,
   runCodingDaemonUntilDone,
-  scriptedOpenClawConfig,
   startCodingDaemon,
-  startOpenClawGateway,
   waitFor,
 } from "./openclaw-world";
+import { useRealGateway } from "./real-gateway-world";
 import { signCapability } from "./review/capability";
 
 const run = promisify(execFile);
@@ -35,13 +29,46 @@ const CHROMIUM = "/usr/bin/chromium";
 /** Screenshots kept beside the test log. */
 const SHOTS = join(pluginPackageDir, ".logs", "review-page");
 
-let scratch: string;
-let world: GstackWorld;
-let model: ScriptedModel;
-let home: OpenClawHome;
-let gateway: OpenClawGateway;
 let sentFile: string;
 let browser: Browser;
+
+// The shared real-gateway world, with the recording channel the person is bound to and the
+// review page's links on the gateway's own address: the person reaches the gateway there.
+const real = useRealGateway({
+  name: "review-page-e2e",
+  respond: (request) => {
+    const fresh = newestUserText(request);
+    if (fresh.includes(DISPATCH_MARKER) || fresh.includes(TOOL_MARKER))
+      return openclawAgentResponder(request);
+    if (fresh.includes("(report key ") || fresh.includes("one more look")) return scripted.text("NO_REPLY");
+    return openclawAgentResponder(request);
+  },
+  pluginConfig: (world, { port }) => ({
+    gstackHome: world.root,
+    review: { publicBaseUrl: `http://127.0.0.1:${port}` },
+  }),
+  prepareHome: async (home, scratch) => {
+    sentFile = join(scratch, "sent.jsonl");
+    await installRecordingChannel(home, join(scratch, "recording-chat"), sentFile);
+  },
+});
+let world: GstackWorld;
+let home: OpenClawHome;
+let gateway: OpenClawGateway;
+
+beforeAll(async () => {
+  ({ world, home, gateway } = real);
+  await mkdir(SHOTS, { recursive: true });
+  browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--no-first-run"],
+  });
+}, 300_000);
+
+afterAll(async () => {
+  await browser?.close();
+});
 
 async function sentTo(person: string): Promise<string[]> {
   const text = await readFile(sentFile, "utf8").catch(() => "");
@@ -87,52 +114,6 @@ async function tapAndWait(page: Page, action: string): Promise<void> {
 }
 
 const git = (...args: string[]) => run("git", ["-C", world.repo, ...args]).then((out) => out.stdout.trim());
-
-beforeAll(async () => {
-  await mkdir(SHOTS, { recursive: true });
-  scratch = await mkdtemp(join(tmpdir(), "gstack-review-"));
-  sentFile = join(scratch, "sent.jsonl");
-  const tarball = await packPlugin(join(scratch, "pack"));
-  world = await makeGstackWorld();
-  model = await startScriptedModel({
-    respond: (request) => {
-      const fresh = newestUserText(request);
-      if (fresh.includes(DISPATCH_MARKER) || fresh.includes(TOOL_MARKER))
-        return openclawAgentResponder(request);
-      if (fresh.includes("(report key ") || fresh.includes("one more look")) return scripted.text("NO_REPLY");
-      return openclawAgentResponder(request);
-    },
-  });
-  // Messages link to the page only where the person reaches the gateway: here, its own address.
-  const port = await freePort();
-  home = await makeOpenClawHome(
-    scriptedOpenClawConfig(model, {
-      gstackHome: world.root,
-      review: { publicBaseUrl: `http://127.0.0.1:${port}` },
-    }),
-  );
-  await installRecordingChannel(home, join(scratch, "recording-chat"), sentFile);
-  await installPlugin(home, tarball);
-  gateway = await startOpenClawGateway({ home: home.home, port });
-  browser = await puppeteer.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--no-first-run"],
-  });
-}, 300_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await gateway?.stop();
-  await model?.close();
-  await home?.remove();
-  await world?.remove();
-  if (scratch) await rm(scratch, { recursive: true, force: true });
-});
-
-beforeEach(({ onTestFailed }) => {
-  onTestFailed(async () => console.error(await failureReport(gateway, world)));
-});
 
 it("from the plan's message: read the plan and approve it on the page; from the report's: read the diff and land it once, though tapped twice", async () => {
   const session = "agent:main:review-plan";
@@ -293,4 +274,91 @@ it("forged and expired links get 401 and nothing else; a conflicting land says w
   expect(await readFile(join(world.repo, "README.md"), "utf8")).toBe("# acme-widget, edited by hand\n");
   expect(await git("status", "--porcelain")).toBe("");
   await page.close();
+}, 600_000);
+
+it("while the agent runs, the page shows the live tail of its progress and follows it without a reload", async () => {
+  const session = "agent:main:review-live";
+  await bindRecordingPerson(home, gateway, session, "person-live");
+  const dispatch = await dispatchFromChat(
+    home,
+    gateway,
+    world,
+    { task: "Run the tests twice", project: "acme-widget", project_dir: world.repo },
+    session,
+  );
+  const id = dispatch.id as string;
+  // The agent's test run waits for the test to let it go (a file it names appears), and says it
+  // is waiting: the agent is held at a known step for as long as the test needs, with no sleep.
+  const gates = join(real.scratch, "live-gates");
+  await mkdir(gates, { recursive: true });
+  const waiter = `const fs = require("node:fs");
+const name = process.argv[2];
+fs.writeFileSync(${JSON.stringify(gates)} + "/waiting-" + name, "");
+const check = () => (fs.existsSync(${JSON.stringify(gates)} + "/release-" + name) ? process.exit(0) : setTimeout(check, 50));
+check();
+`;
+  const coding = await startCodingDaemon(world, [
+    scripted.write(
+      "package.json",
+      JSON.stringify({ name: "live", private: true, scripts: { test: "node gate.cjs" } }),
+    ),
+    scripted.write("gate.cjs", waiter),
+    scripted.toolUse(
+      "Bash",
+      { command: "npm test -- one", description: "Run the tests" },
+      { text: "LIVE-STEP-ONE" },
+    ),
+    scripted.toolUse(
+      "Bash",
+      { command: "npm test -- two", description: "Run the tests again" },
+      { text: "LIVE-STEP-TWO" },
+    ),
+    scripted.text("Ran them twice.\n## What shipped\n- nothing\n## Needs human judgment\n- none"),
+  ]);
+  const waiting = (name: string) => stat(join(gates, `waiting-${name}`)).catch(() => undefined);
+  const release = (name: string) => writeFile(join(gates, `release-${name}`), "");
+  try {
+    await waitFor(() => waiting("one"), 150_000, "the agent's first test run");
+    // The running page is opened from the list `openclaw gstack-review` prints, as a person would.
+    const printed = await runOpenClaw(["gstack-review", "--dispatch", id], { home: home.home });
+    expect(printed.code, printed.stderr).toBe(0);
+    const link = /http:\/\/\S+\/gstack\/review\/d\?c=[A-Za-z0-9_.-]+/.exec(printed.stdout)?.[0] ?? "";
+    const page = await phone();
+    await page.goto(link);
+    expect(await page.$eval("#standing", (node) => node.textContent)).toBe("running");
+    expect(await page.$eval("#tail-text", (node) => node.textContent)).toContain("LIVE-STEP-ONE");
+    expect(await page.$eval("#tail-line", (node) => node.textContent)).toContain("npm test -- one");
+    await expectNoSidewaysScroll(page);
+    await shot(page, "8-running");
+    // A mark only this load of the page carries: a reload would lose it.
+    await page.evaluate("window.sameLoad = true");
+
+    await release("one");
+    await waitFor(() => waiting("two"), 120_000, "the agent's second test run");
+    await page.waitForFunction(
+      `document.getElementById("tail-text")?.textContent.includes("LIVE-STEP-TWO") && document.getElementById("tail-line")?.textContent.includes("npm test -- two")`,
+      { timeout: loadBudget(60_000), polling: 200 },
+    );
+    expect(await page.evaluate("window.sameLoad")).toBe(true);
+    expect(await page.$eval("#standing", (node) => node.textContent)).toBe("running");
+    await shot(page, "9-running-later");
+
+    // When the run ends the page loads itself again, now with what the agent left.
+    const reloaded = page.waitForNavigation({ timeout: loadBudget(180_000) });
+    await release("two");
+    await reloaded;
+    expect(await page.$eval("#standing", (node) => node.textContent)).not.toBe("running");
+    expect(await page.evaluate("window.sameLoad")).toBeUndefined();
+    expect(await page.$("#tail-text")).toBeNull();
+    const tests = (await page.$eval("#tests", (node) => node.textContent)) ?? "";
+    expect(tests).toContain("npm test -- one");
+    expect(tests).toContain("npm test -- two");
+    expect(tests).toMatch(/passed/);
+    await shot(page, "10-run-ended");
+    await page.close();
+  } finally {
+    await release("one");
+    await release("two");
+    await coding.stop();
+  }
 }, 600_000);

@@ -5,6 +5,7 @@ import { promisify } from "node:util";
 import type { AwaitingNotice, Completion, GstackLayout } from "@gstack/contracts";
 import type { SessionState } from "@gstack/daemon";
 import { type DiffFile, parseGitDiff } from "./diff";
+import { readTestRuns, type TestRun } from "./test-runs";
 
 const run = promisify(execFile);
 
@@ -45,6 +46,8 @@ export interface DispatchView {
   /** Why no diff could be read (no worktree, branch gone), when none could. */
   diffNote?: string;
   diffCut?: boolean;
+  /** The tests the agent ran (its stream) or its report names, with what is known of each. */
+  tests: TestRun[];
 }
 
 async function readJson<T>(path: string): Promise<T | undefined> {
@@ -64,13 +67,14 @@ export async function readSessionState(layout: GstackLayout, id: string): Promis
 export async function readDispatchView(layout: GstackLayout, id: string): Promise<DispatchView | undefined> {
   const state = await readSessionState(layout, id);
   if (!state) return undefined;
-  const [notice, completion, report, timeline, dispatch, landed] = await Promise.all([
+  const report = await readFile(layout.dispatch.completedReport(id), "utf8").catch(() => undefined);
+  const [notice, completion, timeline, dispatch, landed, tests] = await Promise.all([
     readJson<AwaitingNotice>(layout.dispatch.awaitingJson(id)),
     readJson<Completion>(layout.dispatch.completedJson(id)),
-    readFile(layout.dispatch.completedReport(id), "utf8").catch(() => undefined),
     readTimeline(layout, id),
     readJson<{ task?: unknown }>(state.claimed_file),
     readLandingRecord(layout, id),
+    readTestRuns(layout.dispatch.sessionDir(id), report),
   ]);
   const landing = landed?.landing ?? completion?.landing;
   const branch = completion?.branch ?? state.worktree?.branch ?? state.branch;
@@ -91,6 +95,7 @@ export async function readDispatchView(layout: GstackLayout, id: string): Promis
     ...((completion?.base ?? state.worktree?.base) ? { base: completion?.base ?? state.worktree?.base } : {}),
     commits: [],
     diff: [],
+    tests,
   };
   if (!branch || !baseSha) {
     view.diffNote = "No branch yet: the dispatch has not started its work.";

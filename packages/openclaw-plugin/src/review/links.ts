@@ -21,7 +21,11 @@ export interface ReviewLinks {
   key(): Promise<Buffer>;
 }
 
-export function reviewLinks(settings: ReviewSettings, baseUrl: () => string): ReviewLinks {
+/**
+ * Links to the review pages, on `baseUrl`: where the person reaches the gateway (see
+ * public-base.ts), or the gateway's own loopback address for a link used on its machine.
+ */
+export function reviewLinks(settings: ReviewSettings, baseUrl: () => string | Promise<string>): ReviewLinks {
   let key: Promise<Buffer> | undefined;
   const loadKey = () => {
     key ??= loadReviewKey(settings.keyFile);
@@ -32,7 +36,7 @@ export function reviewLinks(settings: ReviewSettings, baseUrl: () => string): Re
     return key;
   };
   const link = async (path: string, capability: Capability) =>
-    `${settings.publicBaseUrl ?? baseUrl()}${path}?c=${signCapability(await loadKey(), capability)}`;
+    `${await baseUrl()}${path}?c=${signCapability(await loadKey(), capability)}`;
   const expiry = (now: Date) => Math.floor(now.getTime() / 1000 + settings.ttlHours * 3600);
   return {
     dispatch: (id, now = new Date()) =>

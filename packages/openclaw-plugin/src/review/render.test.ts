@@ -98,6 +98,7 @@ describe("a hostile diff from a real repository", () => {
       base: "main",
       commits: [{ sha: "a".repeat(40), subject: "<b>subject</b>", author: "<i>me</i>", date: "" }],
       diff: parseGitDiff(diffText),
+      tests: [],
     };
     const html = renderDispatchPage(view, forms);
     // The only tags are the page's own: no script at all on a finished page, no img, no comment.
@@ -120,6 +121,7 @@ describe("what gstack reported", () => {
       timeline: [],
       commits: [],
       diff: [],
+      tests: [],
       completion: {
         dispatch_id: "dispatch-20261127T080000-0badc0de",
         status: "completed",

@@ -1,6 +1,7 @@
 import { whenText } from "../person-message";
 import type { DiffFile } from "./diff";
 import type { DispatchView, ListedDispatch } from "./dispatch-view";
+import { highlightLine, languageOf } from "./highlight";
 
 /** Text made safe for HTML content (not attributes): the fewest bytes for a diff's lines. */
 export function escapeText(text: string): string {
@@ -19,9 +20,9 @@ export const MAX_FILE_LINES = 2000;
 /** At most this many diff lines in one page. */
 export const MAX_PAGE_LINES = 20_000;
 
-const STYLE = `
-:root{color-scheme:light dark;--bg:#fff;--fg:#1a1a1a;--muted:#555;--line:#d0d0d0;--card:#f5f5f5;--add:#e6ffec;--addfg:#0a4b1c;--del:#ffebe9;--delfg:#7a1414;--hunk:#eef3ff;--accent:#0b57d0;--warn:#8a4b00;--ok:#0a6b2a}
-@media (prefers-color-scheme:dark){:root{--bg:#111;--fg:#ececec;--muted:#b0b0b0;--line:#3a3a3a;--card:#1c1c1c;--add:#10301a;--addfg:#a6f0b8;--del:#3a1416;--delfg:#ffb4ae;--hunk:#18223a;--accent:#8ab4f8;--warn:#ffc46b;--ok:#7ee2a0}}
+export const PAGE_STYLE = `
+:root{color-scheme:light dark;--bg:#fff;--fg:#1a1a1a;--muted:#555;--line:#d0d0d0;--card:#f5f5f5;--add:#e6ffec;--addfg:#0a4b1c;--del:#ffebe9;--delfg:#7a1414;--hunk:#eef3ff;--accent:#0b57d0;--warn:#8a4b00;--ok:#0a6b2a;--tk:#8a1f9e;--ts:#0a5c2a;--tn:#0550ae;--tc:#5a5a5a;--ty:#8a3a00;--tt:#1d5c8f;--th:#0b3d91}
+@media (prefers-color-scheme:dark){:root{--bg:#111;--fg:#ececec;--muted:#b0b0b0;--line:#3a3a3a;--card:#1c1c1c;--add:#10301a;--addfg:#a6f0b8;--del:#3a1416;--delfg:#ffb4ae;--hunk:#18223a;--accent:#8ab4f8;--warn:#ffc46b;--ok:#7ee2a0;--tk:#e0a8ff;--ts:#a5d6ff;--tn:#79c0ff;--tc:#a8b0ba;--ty:#ffb870;--tt:#8ee59a;--th:#9ecbff}}
 *{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--fg);font:16px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;overflow-wrap:anywhere}
 main{max-width:60rem;margin:0 auto;padding:12px}
@@ -31,6 +32,7 @@ h1{font-size:1.3rem;margin:.2rem 0}h2{font-size:1.1rem;margin:1.4rem 0 .5rem;bor
 pre,code{font:13px/1.4 ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 pre{margin:0;padding:8px;overflow-x:auto;background:var(--card);border:1px solid var(--line);border-radius:6px;overflow-wrap:normal}
 .w{white-space:pre-wrap;overflow-wrap:anywhere}.d span{display:block;white-space:pre}.d .a{background:var(--add);color:var(--addfg)}.d .r{background:var(--del);color:var(--delfg)}.d .h{background:var(--hunk);color:var(--muted)}
+.d i{font-style:normal}.d i.k{color:var(--tk)}.d i.s{color:var(--ts)}.d i.n{color:var(--tn)}.d i.c{color:var(--tc);font-style:italic}.d i.y{color:var(--ty)}.d i.t{color:var(--tt)}.d i.m{color:var(--th);font-weight:600}
 details{margin:.4rem 0;border:1px solid var(--line);border-radius:6px;background:var(--card)}
 summary{padding:.5rem;cursor:pointer;min-height:44px}details>pre{border:0;border-top:1px solid var(--line);border-radius:0}
 .note{padding:.5rem;border-left:4px solid var(--warn);background:var(--card);margin:.5rem 0}
@@ -46,7 +48,7 @@ table{border-collapse:collapse;width:100%}td,th{text-align:left;padding:.3rem;bo
 `;
 
 function page(title: string, body: string, script = "", nonce = ""): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title><style>${STYLE}</style></head><body><main>${body}</main>${script ? `<script nonce="${nonce}">${script}</script>` : ""}</body></html>`;
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title><style>${PAGE_STYLE}</style></head><body><main>${body}</main>${script ? `<script nonce="${nonce}">${script}</script>` : ""}</body></html>`;
 }
 
 /** The words a person reads for where a dispatch stands. */
@@ -152,6 +154,7 @@ function fileHtml(file: DiffFile, left: () => number, spend: (used: number) => v
   spend(shown.length);
   // Runs of lines of one kind share one element: a few tags per hunk, not one per line.
   const runs: string[] = [];
+  const language = languageOf(file.path);
   let kind: string | undefined;
   let run: string[] = [];
   const flush = () => {
@@ -162,7 +165,12 @@ function fileHtml(file: DiffFile, left: () => number, spend: (used: number) => v
     const next = line.startsWith("+") ? "a" : line.startsWith("-") ? "r" : line.startsWith("@@") ? "h" : "";
     if (next !== kind) flush();
     kind = next;
-    run.push(escapeText(line));
+    // The marker stays plain; the code after it is highlighted (a hunk header is not code).
+    run.push(
+      next === "h" || !/^[-+ ]/.test(line)
+        ? escapeText(line)
+        : `${line[0]}${highlightLine(line.slice(1), language)}`,
+    );
   }
   flush();
   const body = runs.join("");
@@ -201,6 +209,19 @@ function timelineHtml(view: DispatchView): string {
         `<li><time datetime="${escapeHtml(event.ts)}">${escapeHtml(event.ts.replace("T", " ").slice(0, 19))}</time> ${escapeHtml(TIMELINE_WORDS[event.event] ?? event.event)}${event.reason ? ` <span class="muted">(${escapeHtml(event.reason.slice(0, 200))})</span>` : ""}</li>`,
     )
     .join("")}</ol>`;
+}
+
+const OUTCOME_TONE = { passed: "good", failed: "wait", unknown: "muted" } as const;
+
+function testsHtml(view: DispatchView): string {
+  if (view.tests.length === 0) return "";
+  const items = view.tests.map((run) => {
+    const exit = run.exitCode !== undefined && run.exitCode !== 0 ? `, exit ${run.exitCode}` : "";
+    const note = run.note ? ` <span class="muted">(${escapeHtml(run.note)})</span>` : "";
+    const from = run.source === "report" ? ` <span class="muted">(as the report says)</span>` : "";
+    return `<li><code>${escapeHtml(run.command.length > 200 ? `${run.command.slice(0, 199)}…` : run.command)}</code> <strong class="${OUTCOME_TONE[run.outcome]}">${run.outcome}${exit}</strong>${note}${from}</li>`;
+  });
+  return `<h2>Tests</h2><ul id="tests">${items.join("")}</ul>`;
 }
 
 function planHtml(view: DispatchView): string {
@@ -291,7 +312,7 @@ export function renderDispatchPage(
     parts.push(
       `<h2>Commits</h2><ul>${view.commits.map((commit) => `<li><code>${escapeHtml(commit.sha.slice(0, 8))}</code> ${escapeHtml(commit.subject)} <span class="muted">${escapeHtml(commit.author)}</span></li>`).join("")}</ul>`,
     );
-  parts.push(resultHtml(view));
+  parts.push(testsHtml(view), resultHtml(view));
   parts.push(`<h2>Timeline</h2>`, timelineHtml(view));
   if (view.report)
     parts.push(
