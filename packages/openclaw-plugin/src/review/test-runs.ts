@@ -1,6 +1,6 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { parseReportSections } from "@gstack/daemon";
+import { parseReportSections } from "@gstack/daemon-client";
 
 /** What is known of a test run: passed, failed, or unknown (never guessed). */
 export type TestOutcome = "passed" | "failed" | "unknown";
