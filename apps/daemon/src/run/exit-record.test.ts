@@ -91,7 +91,9 @@ describe("an agent that has exited", () => {
     await waitFor(() => (crashing.output().includes("daemon ready") ? true : undefined), 30_000);
     await submitDispatch(world.layout, dispatchFor(world, id, "say hi"));
     expect(await crashing.exited).toBe("SIGKILL");
-    await waitFor(async () => ((await lines(join(world.base, "side-effects.log"))).length > 0 ? true : undefined));
+    await waitFor(async () =>
+      (await lines(join(world.base, "side-effects.log"))).length > 0 ? true : undefined,
+    );
     daemon = testDaemon(world, {}, { agents: { codex: { command: [process.execPath, agent, "{prompt}"] } } });
     await daemon.start();
     const completion = await waitFor(() => completionOf(world.layout, id));
