@@ -12,7 +12,8 @@ import { performance } from "node:perf_hooks";
 import { gstackLayout } from "@gstack/contracts";
 import { benchStartUp } from "../../../scripts/bench-start-up";
 import { type SessionState, writeState } from "../src/session-state";
-import { measureWorktree, type WorktreeRecord } from "../src/worktree/worktree";
+import { measureWorktree } from "../src/worktree/measure";
+import type { WorktreeRecord } from "../src/worktree/record";
 
 const count = Number(process.env.BENCH_STATUS_WORKTREES ?? 300);
 const files = Number(process.env.BENCH_STATUS_FILES ?? 200);

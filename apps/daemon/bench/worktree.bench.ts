@@ -22,7 +22,9 @@ import { gstackLayout } from "@gstack/contracts";
 import { Daemon } from "../src/daemon";
 import type { AgentStarter } from "../src/run/agent-types";
 import { startRunnerAgent } from "../src/run/runner-agent";
-import { materializeWorktree, planWorktree, removeWorktree } from "../src/worktree/worktree";
+import { removeWorktree } from "../src/worktree/git-worktrees";
+import { materializeWorktree } from "../src/worktree/materialize";
+import { planWorktree } from "../src/worktree/plan";
 
 const files = Number(process.env.BENCH_WORKTREE_FILES ?? 10_000);
 const rounds = Number(process.env.BENCH_WORKTREE_ROUNDS ?? 10);

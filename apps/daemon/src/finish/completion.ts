@@ -30,7 +30,9 @@ import {
   writeState,
 } from "../session-state";
 import { totalSpent } from "../spend/spend";
-import { commitsToLand, filesChanged, measureWorktree, submodulesNote } from "../worktree/worktree";
+import { filesChanged } from "../worktree/git-worktrees";
+import { commitsToLand, measureWorktree } from "../worktree/measure";
+import { submodulesNote } from "../worktree/record";
 import { extractLearnings } from "./learnings";
 import { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
 

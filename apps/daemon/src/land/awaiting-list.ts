@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { GstackLayout } from "@gstack/contracts";
 import { readAllStates, type SessionState } from "../session-state";
 import { branchTips, commitsToLand, measuredCommits } from "../worktree/measure";
-import type { WorktreeRecord } from "../worktree/worktree";
+import type { WorktreeRecord } from "../worktree/record";
 import { landingFile } from "./landing-file";
 
 /*

@@ -13,8 +13,10 @@ import { type Audit, auditLog } from "../daemon-context";
 import { readState, type SessionState } from "../session-state";
 import { loadSettings } from "../settings";
 import { checkTrust } from "../trust/trust";
+import { listWorktrees, removeWorktree } from "../worktree/git-worktrees";
+import { commitsToLand } from "../worktree/measure";
+import type { WorktreeRecord } from "../worktree/record";
 import { firstLine, runGit } from "../worktree/run-git";
-import { commitsToLand, listWorktrees, removeWorktree, type WorktreeRecord } from "../worktree/worktree";
 import {
   forgetMove,
   indexFolder,
