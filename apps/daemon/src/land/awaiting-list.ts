@@ -2,7 +2,7 @@ import { existsSync } from "node:fs";
 import type { GstackLayout } from "@gstack/contracts";
 import { readAllStates, type SessionState } from "../session-state";
 import { branchTips, commitsToLand, measuredCommits } from "../worktree/measure";
-import type { WorktreeRecord } from "../worktree/record";
+import type { FinishedState } from "./finished-summary";
 import { landingFile } from "./landing-file";
 
 /*
@@ -38,10 +38,10 @@ export interface AwaitingLanding {
 export async function awaitingLanding(
   layout: GstackLayout,
   now: Date,
-  states?: readonly SessionState[],
+  states?: readonly (SessionState | FinishedState)[],
 ): Promise<AwaitingLanding[]> {
   const candidates = (states ?? (await readAllStates(layout))).filter(
-    (state): state is SessionState & { worktree: WorktreeRecord } =>
+    (state): state is FinishedState & { worktree: NonNullable<FinishedState["worktree"]> } =>
       state.status === "finished" && state.worktree !== undefined,
   );
   // Two stat calls each, synchronous (hundreds of them cost a few milliseconds, far less than as
@@ -106,7 +106,7 @@ export function formatAwaiting(waiting: readonly AwaitingLanding[] | undefined):
 }
 
 /** When a dispatch finished: its state was last written then. */
-export function finishedAt(state: SessionState): Date {
+export function finishedAt(state: Pick<SessionState, "updated_at">): Date {
   return new Date(state.updated_at);
 }
 
