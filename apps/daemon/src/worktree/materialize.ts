@@ -178,19 +178,21 @@ async function ownGitFolder(path: string): Promise<string> {
 }
 
 /**
- * Creates the dispatch's branch at its base unless it exists. Create-only, in a process group
- * of its own: a kill of the daemon's group lets it finish. A retry that meets the ref still
- * locked (that git is still finishing) waits for it. Returns true when it created the branch.
+ * Creates the dispatch's branch at its base unless it exists. Create-only (git refuses it when
+ * the branch exists, and changes nothing), in a process group of its own: a kill of the daemon's
+ * group lets it finish. Only when it is refused is git asked whether the branch exists, so a new
+ * branch costs one git process. A retry that meets the ref still locked (that git is still
+ * finishing) waits for it. Returns true when it created the branch.
  */
 async function ensureBranch(record: WorktreeRecord): Promise<boolean> {
   const ref = `refs/heads/${record.branch}`;
   const deadline = Date.now() + 30_000;
   for (let wait = 10; ; wait = Math.min(wait * 2, 500)) {
-    if ((await runGit(record.repo, ["rev-parse", "--verify", "--quiet", ref])).ok) return false;
     const made = await runGit(record.repo, ["update-ref", "--no-deref", ref, record.base_sha, ""], {
       detached: true,
     });
     if (made.ok) return true;
+    if ((await runGit(record.repo, ["rev-parse", "--verify", "--quiet", ref])).ok) return false;
     if (Date.now() > deadline) {
       throw new Error(
         `could not create the branch '${record.branch}' in ${record.repo}: ${firstLine(made.stderr)}`,
