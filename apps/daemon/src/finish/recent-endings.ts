@@ -1,4 +1,5 @@
-import { readdir, readFile, stat } from "node:fs/promises";
+import { statSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Completion, type GstackLayout, parseValue } from "@gstack/contracts";
 
@@ -13,12 +14,15 @@ export interface Ending {
 export async function recentEndings(layout: GstackLayout, count = 5): Promise<Ending[]> {
   const folder = layout.dispatch.completed;
   const names = (await readdir(folder).catch(() => [] as string[])).filter((name) => name.endsWith(".json"));
-  const dated = await Promise.all(
-    names.map(async (name) => ({
-      name,
-      modified: (await stat(join(folder, name)).catch(() => undefined))?.mtime,
-    })),
-  );
+  // Stat synchronously: hundreds of reports cost a few milliseconds so, many times that as
+  // many trips through the thread pool.
+  const dated = names.map((name) => {
+    try {
+      return { name, modified: statSync(join(folder, name)).mtime };
+    } catch {
+      return { name, modified: undefined };
+    }
+  });
   // Newest files first; only the few shown are read and parsed.
   dated.sort((a, b) => (b.modified?.getTime() ?? 0) - (a.modified?.getTime() ?? 0));
   const endings: Ending[] = [];
