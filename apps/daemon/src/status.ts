@@ -10,10 +10,10 @@ import { foreignHolderText } from "./daemon-lock";
 import type { DeliveryStatus } from "./deliver/completion-delivery";
 import { commitsSince } from "./git";
 import { type AwaitingLanding, awaitingLanding, formatAwaiting } from "./land/awaiting-list";
-import { readStatesWithSummary } from "./land/finished-summary";
 import { osLockHolder } from "./lock/os-lock";
 import { readQueueFile, type SessionState, workDir } from "./session-state";
 import { formatUsd, totalSpent } from "./spend/spend";
+import { readStatesWithSummary } from "./status-summary";
 
 /** The daemon's state as the `status` command shows it. */
 export interface DaemonStatus {
@@ -120,7 +120,7 @@ export async function listSessionsOf(
 /**
  * Reads queue, session states and heartbeat from disk; counts commits live from git. Finished
  * dispatches come from the summary of them where their state files are unchanged since it was
- * written (see land/finished-summary.ts), so hundreds waiting to be landed cost one read.
+ * written (see status-summary.ts), so hundreds waiting to be landed cost one read.
  */
 export async function readStatus(layout: GstackLayout, now = new Date()): Promise<DaemonStatus> {
   let heartbeat: Heartbeat | undefined;

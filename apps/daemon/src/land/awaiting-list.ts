@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
 import type { GstackLayout } from "@gstack/contracts";
 import { readAllStates, type SessionState } from "../session-state";
+import type { FinishedState } from "../status-summary";
 import { branchTips, commitsToLand, measuredCommits } from "../worktree/measure";
 import { branchTipsFromFiles } from "../worktree/ref-files";
-import type { FinishedState } from "./finished-summary";
 import { landingFile } from "./landing-file";
 
 /*

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /*
- * The summary of finished sessions (finished-summary.ts) as a schema: what the file must hold.
+ * The summary of finished sessions (status-summary.ts) as a schema: what the file must hold.
  * `status` checks it with the hand-written `isFinishedSummary`, which loads no schema library;
  * a property test holds the two to the same judgement.
  */
@@ -42,4 +42,24 @@ export const finishedSummarySchema = z.object({
       }),
     }),
   ),
+  endings: z
+    .record(
+      z.string(),
+      z.object({
+        stamp: z.string(),
+        ending: z
+          .object({
+            dispatch_id: z.string(),
+            status: z.string(),
+            project: z.string().optional(),
+            commits: count.optional(),
+            pr: z.string().optional(),
+            error_kind: z.string().optional(),
+            error: z.string().optional(),
+            finished_at: z.string().optional(),
+          })
+          .nullable(),
+      }),
+    )
+    .optional(),
 });

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { GstackLayout } from "@gstack/contracts";
-import type { SessionState } from "../session-state";
+import type { SessionState } from "./session-state";
 
 /*
  * `status` reads every session's state on each call, and finished dispatches pile up (hundreds
@@ -34,10 +34,33 @@ export interface SummaryEntry {
   state: SummarisedState;
 }
 
+/** What `status` shows of a completion report (a `Completion` is one). */
+export interface ShownEnding {
+  dispatch_id: string;
+  status: string;
+  project?: string;
+  commits?: number;
+  pr?: string;
+  error_kind?: string;
+  error?: string;
+  finished_at?: string;
+}
+
+/**
+ * A completion report as the schema judged it when it was read: what status shows of it, or
+ * null for one it refused; with the stamp of the report's file.
+ */
+export interface EndingEntry {
+  stamp: string;
+  ending: ShownEnding | null;
+}
+
 /** The summary file's contents. */
 export interface FinishedSummary {
   version: 1;
   sessions: Record<string, SummaryEntry>;
+  /** The newest completion reports in `dispatch/completed/`, by file name. */
+  endings?: Record<string, EndingEntry>;
 }
 
 /** The summary of a layout's finished sessions. */
@@ -50,10 +73,10 @@ export function summaryFile(layout: GstackLayout): string {
  * rewritten within one tick of the file system's clock, with the same size, could carry an
  * equal stamp (the same reasoning as git's "racily clean" index entries).
  */
-const SETTLED_MS = 2000;
+export const SETTLED_MS = 2000;
 
-/** The stamp of a state file: it changes whenever the file is written again (atomically, by rename). */
-function stampOf(info: { ino: number; size: number; mtimeMs: number; ctimeMs: number }): string {
+/** The stamp of a file: it changes whenever the file is written again (atomically, by rename). */
+export function stampOf(info: { ino: number; size: number; mtimeMs: number; ctimeMs: number }): string {
   return `${info.ino}:${info.size}:${info.mtimeMs}:${info.ctimeMs}`;
 }
 
@@ -152,13 +175,16 @@ export function readStatesWithSummary(
       }
     }
   }
-  if (changed) writeSummary(layout, { version: 1, sessions: Object.fromEntries(next) });
+  if (changed) {
+    const { endings } = readSummary(layout);
+    writeSummary(layout, { version: 1, sessions: Object.fromEntries(next), ...(endings ? { endings } : {}) });
+  }
   // ISO timestamps compare as plain strings; localeCompare sets up a collator (milliseconds).
   return states.sort((a, b) => (a.queued_at < b.queued_at ? -1 : a.queued_at > b.queued_at ? 1 : 0));
 }
 
 /** Writes the summary whole (a new file renamed over the old), private; failing quietly. */
-function writeSummary(layout: GstackLayout, summary: FinishedSummary): void {
+export function writeSummary(layout: GstackLayout, summary: FinishedSummary): void {
   const path = summaryFile(layout);
   const temporary = `${path}.${process.pid}.tmp`;
   try {
@@ -214,15 +240,36 @@ function isFinishedState(value: unknown): boolean {
   );
 }
 
+function isEnding(value: unknown): boolean {
+  return (
+    isObject(value) &&
+    isString(value.dispatch_id) &&
+    isString(value.status) &&
+    optional(value.project, isString) &&
+    optional(value.commits, isCount) &&
+    optional(value.pr, isString) &&
+    optional(value.error_kind, isString) &&
+    optional(value.error, isString) &&
+    optional(value.finished_at, isString)
+  );
+}
+
 /**
  * Whether `value` is a summary: the quick check `status` makes on each call, without loading a
- * schema library. It judges exactly as `finishedSummarySchema` (finished-summary-schema.ts) does,
+ * schema library. It judges exactly as `finishedSummarySchema` (status-summary-schema.ts) does,
  * which a property test holds it to.
  */
 export function isFinishedSummary(value: unknown): value is FinishedSummary {
   if (!isObject(value) || value.version !== 1 || !isObject(value.sessions)) return false;
   for (const entry of Object.values(value.sessions)) {
     if (!isObject(entry) || !isString(entry.stamp) || !isFinishedState(entry.state)) return false;
+  }
+  if (value.endings === undefined) return true;
+  if (!isObject(value.endings)) return false;
+  for (const entry of Object.values(value.endings)) {
+    if (!isObject(entry) || !isString(entry.stamp) || !(entry.ending === null || isEnding(entry.ending))) {
+      return false;
+    }
   }
   return true;
 }

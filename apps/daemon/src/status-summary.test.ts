@@ -5,13 +5,14 @@ import { join } from "node:path";
 import { type GstackLayout, gstackLayout } from "@gstack/contracts";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { readState, type SessionState, writeState } from "../session-state";
-import { formatStatus, readStatus, statusJson } from "../status";
-import { measureWorktree } from "../worktree/measure";
-import type { WorktreeRecord } from "../worktree/record";
-import { type FinishedSummary, isFinishedSummary, readSummary, summaryFile } from "./finished-summary";
-import { finishedSummarySchema } from "./finished-summary-schema";
-import { landingFile } from "./landing-file";
+import { recentEndings } from "./finish/recent-endings";
+import { landingFile } from "./land/landing-file";
+import { readState, type SessionState, writeState } from "./session-state";
+import { formatStatus, readStatus, statusJson } from "./status";
+import { type FinishedSummary, isFinishedSummary, readSummary, summaryFile } from "./status-summary";
+import { finishedSummarySchema } from "./status-summary-schema";
+import { measureWorktree } from "./worktree/measure";
+import type { WorktreeRecord } from "./worktree/record";
 
 describe("the quick check of the summary", () => {
   const text = fc.oneof(fc.string(), fc.constantFrom("", "main", "refs/heads/x"));
@@ -43,9 +44,27 @@ describe("the quick check of the summary", () => {
     worktree: optional(tree),
     worktree_measure: optional(measure),
   });
+  const ending = fc.record(
+    {
+      dispatch_id: text,
+      status: text,
+      project: text,
+      commits: count,
+      pr: text,
+      error_kind: text,
+      error: text,
+      finished_at: text,
+    },
+    { requiredKeys: ["dispatch_id", "status"] },
+  );
   const summary = fc.record({
     version: fc.constant(1),
     sessions: fc.dictionary(text, fc.record({ stamp: text, state }), { maxKeys: 4 }),
+    endings: optional(
+      fc.dictionary(text, fc.record({ stamp: text, ending: fc.option(ending, { nil: null }) }), {
+        maxKeys: 3,
+      }),
+    ),
   });
   /** Every place in a JSON value, as the keys that lead there. */
   const places = (value: unknown, at: string[] = []): string[][] =>
@@ -263,5 +282,54 @@ describe("status with the summary of finished sessions", () => {
     await readStatus(layout, new Date());
     expect(readSummary(layout).sessions).toEqual({});
     expect(await waiting()).toEqual(["dispatch-a"]);
+  });
+});
+
+describe("recent endings with the summary", () => {
+  const report = (id: string, fields: Record<string, unknown> = {}) =>
+    writeFile(
+      layout.dispatch.completedJson(id),
+      JSON.stringify({ dispatch_id: id, status: "completed", duration: 5, project: "proj", ...fields }),
+    );
+
+  it("judges each report by its schema once, and again only when it is written again", async () => {
+    await mkdir(layout.dispatch.completed, { recursive: true });
+    await report("dispatch-a", { commits: 2 });
+    await report("dispatch-bad", { status: "no-such-status" });
+    const first = await recentEndings(layout, 5, Date.now() + 60_000);
+    expect(first.map((ending) => ending.completion.dispatch_id)).toEqual(["dispatch-a"]);
+    const summary = readSummary(layout);
+    expect(summary.endings?.["dispatch-bad.json"]?.ending).toBeNull();
+    const kept = summary.endings?.["dispatch-a.json"];
+    if (!kept?.ending) throw new Error("no ending kept");
+    // The kept judgement stands while the file is unchanged...
+    kept.ending.project = "from-the-summary";
+    await writeFile(summaryFile(layout), JSON.stringify(summary));
+    expect((await recentEndings(layout, 5, Date.now() + 60_000))[0]?.completion.project).toBe(
+      "from-the-summary",
+    );
+    // ...and a report written again is read and judged again: one made invalid is dropped.
+    await rm(layout.dispatch.completedJson("dispatch-a"));
+    await report("dispatch-a", { commits: -1 });
+    expect(await recentEndings(layout, 5, Date.now() + 60_000)).toEqual([]);
+    // A torn summary changes nothing shown.
+    await report("dispatch-c");
+    await writeFile(summaryFile(layout), '{"version":1,"sessions":{},"endings":{"dispatch-c.json":');
+    expect(
+      (await recentEndings(layout, 5, Date.now() + 60_000)).map((e) => e.completion.dispatch_id),
+    ).toEqual(["dispatch-c"]);
+  });
+
+  it("keeps the summary's sessions when it keeps endings, and its endings when it keeps sessions", async () => {
+    await finished("dispatch-a");
+    await mkdir(layout.dispatch.completed, { recursive: true });
+    await report("dispatch-a");
+    await readStatus(layout, later());
+    await recentEndings(layout, 5, Date.now() + 60_000);
+    await finished("dispatch-b");
+    await readStatus(layout, later());
+    const summary = readSummary(layout);
+    expect(Object.keys(summary.sessions).sort()).toEqual(["dispatch-a", "dispatch-b"]);
+    expect(Object.keys(summary.endings ?? {})).toEqual(["dispatch-a.json"]);
   });
 });
