@@ -5,6 +5,7 @@
  */
 import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
+import { loadavg } from "node:os";
 import { performance } from "node:perf_hooks";
 
 /** One command line to time, with a label for the report. */
@@ -20,6 +21,12 @@ function timeOnce(args: string[]): number {
   if (result.status !== 0) throw new Error(`node ${args.join(" ")} exited ${result.status}`);
   return elapsed;
 }
+
+/** The machine's load average over 1, 5 and 15 minutes, which every figure is printed with. */
+export const loadLine = (): string =>
+  loadavg()
+    .map((load) => load.toFixed(2))
+    .join(" ");
 
 const median = (values: number[]): number =>
   [...values].sort((first, second) => first - second)[Math.floor(values.length / 2)]!;
@@ -38,7 +45,7 @@ export function benchStartUp(cli: string, cases: readonly StartUpCase[], runs = 
     }
     const [mine, baseline] = [median(ours), median(bare)];
     console.log(
-      `  ${label.padEnd(40)} ${mine.toFixed(1).padStart(7)} ms   ${(mine / baseline).toFixed(2)}× node -e 0 (${baseline.toFixed(1)} ms)`,
+      `  ${label.padEnd(40)} ${mine.toFixed(1).padStart(7)} ms   ${(mine / baseline).toFixed(2)}× node -e 0 (${baseline.toFixed(1)} ms)   load ${loadLine()}`,
     );
   }
 }

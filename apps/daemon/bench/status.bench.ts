@@ -1,8 +1,10 @@
 /**
  * `gstack-dispatch status` (text and --json) with BENCH_STATUS_WORKTREES (default 300) finished
  * dispatches waiting to be landed or discarded, each a real worktree of BENCH_STATUS_FILES files
- * (default 200), as ratios to `node -e 0` in the same run (run pnpm build first). Also prints what
- * measuring one worktree costs, which happens once, when its dispatch finishes.
+ * (default 200), each with its completion report, as ratios to `node -e 0` in the same run (run
+ * pnpm build first), with the load average at each figure. Also prints what measuring one
+ * worktree costs, which happens once, when its dispatch finishes. The first status after the
+ * dispatches finished writes the summary of finished sessions; the runs measured read it.
  */
 import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -12,7 +14,8 @@ import { performance } from "node:perf_hooks";
 import { gstackLayout } from "@gstack/contracts";
 import { benchStartUp } from "../../../scripts/bench-start-up";
 import { type SessionState, writeState } from "../src/session-state";
-import { measureWorktree, type WorktreeRecord } from "../src/worktree/worktree";
+import { measureWorktree } from "../src/worktree/measure";
+import type { WorktreeRecord } from "../src/worktree/record";
 
 const count = Number(process.env.BENCH_STATUS_WORKTREES ?? 300);
 const files = Number(process.env.BENCH_STATUS_FILES ?? 200);
@@ -27,6 +30,7 @@ export async function benchStatus(): Promise<void> {
   try {
     const layout = gstackLayout(join(base, "state"));
     await mkdir(layout.dispatch.incoming, { recursive: true });
+    await mkdir(layout.dispatch.completed, { recursive: true });
     const repo = join(base, "repo");
     await mkdir(repo);
     git(repo, "init", "-q", "-b", "main");
@@ -79,19 +83,38 @@ export async function benchStatus(): Promise<void> {
         updated_at: new Date(Date.now() - index * 1000).toISOString(),
       };
       await writeState(layout, state);
+      // Each finished dispatch left its report, as a real one does; status shows the newest.
+      await writeFile(
+        layout.dispatch.completedJson(id),
+        JSON.stringify({
+          dispatch_id: id,
+          status: "completed",
+          duration: 60,
+          project: "bench",
+          commits: index % 2 === 0 ? 1 : 0,
+          finished_at: state.updated_at,
+        }),
+      );
     }
     const sorted = [...measures].sort((a, b) => a - b);
     console.log(
       `status with ${count} worktrees awaiting landing (${files} files each); measuring one at its finish: median ${sorted[Math.floor(sorted.length / 2)]?.toFixed(1)} ms, once`,
     );
-    benchStartUp(join(import.meta.dirname, "..", "dist", "cli.js"), [
-      { label: "gstack-dispatch status (nothing waiting)", args: ["status", "--root", join(base, "empty")] },
-      { label: `gstack-dispatch status (${count} waiting)`, args: ["status", "--root", layout.root] },
-      {
-        label: `gstack-dispatch status --json (${count} waiting)`,
-        args: ["status", "--json", "--root", layout.root],
-      },
-    ]);
+    benchStartUp(
+      join(import.meta.dirname, "..", "dist", "cli.js"),
+      [
+        {
+          label: "gstack-dispatch status (nothing waiting)",
+          args: ["status", "--root", join(base, "empty")],
+        },
+        { label: `gstack-dispatch status (${count} waiting)`, args: ["status", "--root", layout.root] },
+        {
+          label: `gstack-dispatch status --json (${count} waiting)`,
+          args: ["status", "--json", "--root", layout.root],
+        },
+      ],
+      31,
+    );
     if (process.env.BENCH_STATUS_KEEP) {
       console.log(`kept ${layout.root}`);
       return;

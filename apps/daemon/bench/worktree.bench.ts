@@ -9,8 +9,9 @@
  *             against as many made one after another
  *   pickup    rename into dispatch/ → agent start with the worktree made on the way, against a
  *             bare `git worktree add` plus a bare spawn
- * BENCH_WORKTREE_ROUNDS (default 10) sets how many of each; rounds alternate so both see the same
- * machine.
+ * BENCH_WORKTREE_ROUNDS (default 10) sets how many of each; rounds alternate (and which of the
+ * two goes first alternates) so both see the same machine. Each figure is printed with the load
+ * average; BENCH_WORKTREE_ONLY=creation stops after the creation figures.
  */
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -19,10 +20,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { gstackLayout } from "@gstack/contracts";
+import { loadLine } from "../../../scripts/bench-start-up";
 import type { AgentStarter } from "../src/agent-types";
 import { Daemon } from "../src/daemon";
 import { startRunnerAgent } from "../src/run/runner-agent";
-import { materializeWorktree, planWorktree, removeWorktree } from "../src/worktree/worktree";
+import { removeWorktree } from "../src/worktree/git-worktrees";
+import { materializeWorktree } from "../src/worktree/materialize";
+import { planWorktree } from "../src/worktree/plan";
 
 const files = Number(process.env.BENCH_WORKTREE_FILES ?? 10_000);
 const rounds = Number(process.env.BENCH_WORKTREE_ROUNDS ?? 10);
@@ -101,19 +105,32 @@ export async function benchWorktrees(): Promise<void> {
     const creationRounds = async (label: string) => {
       const bare: number[] = [];
       const ours: number[] = [];
-      for (let round = 0; round < rounds; round += 1) {
-        const barePath = join(base, "bare", `w-${round}`);
-        bare.push(bareWorktreeAdd(repo, barePath, `bench/bare-${round}`));
-        await cleanUp(repo, barePath, `bench/bare-${round}`);
+      const ourRound = async (round: number) => {
         const begin = performance.now();
         const planned = await make(`dispatch-bench-${round}`);
         ours.push(performance.now() - begin);
         await cleanUp(repo, planned.path, planned.branch);
+      };
+      const bareRound = async (round: number) => {
+        const barePath = join(base, "bare", `w-${round}`);
+        bare.push(bareWorktreeAdd(repo, barePath, `bench/bare-${round}`));
+        await cleanUp(repo, barePath, `bench/bare-${round}`);
+      };
+      const loadBefore = loadLine();
+      for (let round = 0; round < rounds; round += 1) {
+        // Which goes first alternates, so neither always meets the files the other just freed.
+        if (round % 2 === 0) {
+          await bareRound(round);
+          await ourRound(round);
+        } else {
+          await ourRound(round);
+          await bareRound(round);
+        }
       }
       const creation = median(ours);
       const baseline = median(bare);
       console.log(
-        `worktree creation on ${files} files with ${label}, median of ${rounds}: ${format(creation)} = ${(creation / baseline).toFixed(2)}× a bare git worktree add (${format(baseline)})`,
+        `worktree creation on ${files} files with ${label}, median of ${rounds}: ${format(creation)} = ${(creation / baseline).toFixed(2)}× a bare git worktree add (${format(baseline)}); load ${loadBefore} before, ${loadLine()} after`,
       );
     };
     await creationRounds("1 worktree (the checkout)");
@@ -132,6 +149,7 @@ export async function benchWorktrees(): Promise<void> {
       ]);
     }
     await creationRounds(`${existing + 1} worktrees`);
+    if (process.env.BENCH_WORKTREE_ONLY === "creation") return;
 
     // Several at once into the one repository, against the same number one after another.
     const oneByOne: number[] = [];

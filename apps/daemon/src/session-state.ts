@@ -5,7 +5,8 @@ import type { CompletionStatus, GstackLayout } from "@gstack/contracts";
 import { writeFileAtomic } from "@gstack/contracts";
 import type { AgentProgress } from "./agent-types";
 import type { AwaitingRecord } from "./awaiting-record";
-import type { WorktreeMeasure, WorktreeRecord } from "./worktree/worktree";
+import type { WorktreeMeasure } from "./worktree/measure";
+import type { WorktreeRecord } from "./worktree/record";
 
 /** The daemon's state files are its user's alone, whatever the umask. */
 export const PRIVATE = { mode: 0o600 } as const;

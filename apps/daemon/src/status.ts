@@ -11,8 +11,9 @@ import { foreignHolderText } from "./daemon-lock";
 import { commitsSince } from "./git";
 import { type AwaitingLanding, awaitingLanding, formatAwaiting } from "./land/awaiting-list";
 import { osLockHolder } from "./lock/os-lock";
-import { readAllStates, readQueueFile, type SessionState, workDir } from "./session-state";
+import { readQueueFile, type SessionState, workDir } from "./session-state";
 import { formatUsd, totalSpent } from "./spend/spend";
+import { readStatesWithSummary } from "./status-summary";
 
 /** The daemon's state as the `status` command shows it. */
 export interface DaemonStatus {
@@ -116,15 +117,19 @@ export async function listSessionsOf(
   };
 }
 
-/** Reads queue, session states and heartbeat from disk; counts commits live from git. */
+/**
+ * Reads queue, session states and heartbeat from disk; counts commits live from git. Finished
+ * dispatches come from the summary of them where their state files are unchanged since it was
+ * written (see status-summary.ts), so hundreds waiting to be landed cost one read.
+ */
 export async function readStatus(layout: GstackLayout, now = new Date()): Promise<DaemonStatus> {
   let heartbeat: Heartbeat | undefined;
   try {
     heartbeat = parseValue("heartbeat", JSON.parse(await readFile(layout.dispatch.heartbeat, "utf8")));
   } catch {}
-  const states = await readAllStates(layout);
+  const states = readStatesWithSummary(layout, now.getTime());
   const response = await listSessionsOf(
-    states,
+    states.filter((state): state is SessionState => state.status !== "finished"),
     await readQueueFile(layout),
     heartbeat?.max_concurrent ?? 2,
     now,

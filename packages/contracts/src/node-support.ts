@@ -1,4 +1,7 @@
+import { chmodSync, lstatSync, mkdirSync } from "node:fs";
 import * as nodeModule from "node:module";
+import { homedir } from "node:os";
+import { join } from "node:path";
 
 /**
  * The Node.js versions gstack supports, declared once. Every package's `engines`, `./dev` and
@@ -27,16 +30,51 @@ export function unsupportedNodeLine(command: string, version: string, nodePath: 
 
 /**
  * The first thing every gstack command does: refuse a too-old Node in one line (exit 1), then
- * turn on Node's on-disk compile cache (NODE_DISABLE_COMPILE_CACHE=1 turns it off), which makes
- * later start-ups quicker. The command's own modules load after this returns.
+ * turn on Node's on-disk compile cache in the user's own folder (see `compileCacheFolder`;
+ * NODE_DISABLE_COMPILE_CACHE=1 turns it off), which makes later start-ups quicker. The command's
+ * own modules load after this returns.
  */
 export function startCommand(command: string): void {
   if (!isSupportedNode(process.versions.node)) {
     process.stderr.write(`${unsupportedNodeLine(command, process.versions.node, process.execPath)}\n`);
     process.exit(1);
   }
-  nodeModule.enableCompileCache?.();
+  enablePrivateCompileCache();
   plainHelpOffTerminal();
+}
+
+/**
+ * Where the commands keep Node's compile cache: `gstack/node-compile-cache` under
+ * XDG_CACHE_HOME, else under ~/.cache. Node's own default is one folder in the system's temporary
+ * folder shared by every user: whoever made it first owns it (the others get no cache), and code
+ * cached there by someone else would be run.
+ */
+export function compileCacheFolder(env: NodeJS.ProcessEnv = process.env, home = homedir()): string {
+  const base = env.XDG_CACHE_HOME?.startsWith("/") ? env.XDG_CACHE_HOME : join(home, ".cache");
+  return join(base, "gstack", "node-compile-cache");
+}
+
+/**
+ * Turns on the compile cache in `compileCacheFolder`, made 0700; a folder there that is not a
+ * folder of this user's alone is not used (nor is any other: the command starts without a cache).
+ * NODE_COMPILE_CACHE, when set, is the person's own choice and is left to Node.
+ */
+function enablePrivateCompileCache(): void {
+  if (!nodeModule.enableCompileCache) return;
+  if (process.env.NODE_COMPILE_CACHE) {
+    nodeModule.enableCompileCache();
+    return;
+  }
+  try {
+    const folder = compileCacheFolder();
+    mkdirSync(folder, { recursive: true, mode: 0o700 });
+    const info = lstatSync(folder);
+    if (!info.isDirectory() || info.uid !== process.getuid?.()) return;
+    if ((info.mode & 0o077) !== 0) chmodSync(folder, 0o700);
+    nodeModule.enableCompileCache(folder);
+  } catch {
+    // No cache (a read-only home, say): only start-up is slower.
+  }
 }
 
 /**

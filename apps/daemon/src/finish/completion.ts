@@ -11,7 +11,7 @@ import {
 } from "@gstack/contracts";
 import type { CompletionDelivery } from "../completion-delivery";
 import { ensurePrivateFile, PRIVATE, type SessionState, writeState } from "../session-state";
-import { measureWorktree } from "../worktree/worktree";
+import { measureWorktree } from "../worktree/measure";
 import { type CompletionPlan, planPath } from "./plan-completion";
 
 export {

@@ -19,7 +19,9 @@ import { commitsSince } from "../git";
 import { gstackRunOf } from "../gstack-run/gstack-run-of";
 import { runBaseSha, type SessionState, spawnNumber, workDir } from "../session-state";
 import { totalSpent } from "../spend/spend";
-import { commitsToLand, filesChanged, submodulesNote } from "../worktree/worktree";
+import { filesChanged } from "../worktree/git-worktrees";
+import { commitsToLand } from "../worktree/measure";
+import { submodulesNote } from "../worktree/record";
 import { extractLearnings } from "./learnings";
 import { completeSections, renderReport } from "./report";
 

@@ -1,37 +1,90 @@
-import { readdir, readFile, stat } from "node:fs/promises";
+import { type Stats, statSync } from "node:fs";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Completion, type GstackLayout, parseValue } from "@gstack/contracts";
+import {
+  type EndingEntry,
+  readSummary,
+  SETTLED_MS,
+  type ShownEnding,
+  stampOf,
+  writeSummary,
+} from "../status-summary";
 
 /** A dispatch that ended, as `status` lists it. */
 export interface Ending {
-  completion: Completion;
+  completion: ShownEnding;
   /** When it ended: the report's `finished_at`, else the file's modification time. */
   endedAt: Date;
 }
 
-/** The `count` most recent completion reports in `dispatch/completed/`, newest first; unreadable ones are skipped. */
-export async function recentEndings(layout: GstackLayout, count = 5): Promise<Ending[]> {
+/** What `status` shows of a completion report. */
+function shown(completion: Completion): ShownEnding {
+  return {
+    dispatch_id: completion.dispatch_id,
+    status: completion.status,
+    ...(completion.project !== undefined ? { project: completion.project } : {}),
+    ...(completion.commits !== undefined ? { commits: completion.commits } : {}),
+    ...(completion.pr !== undefined ? { pr: completion.pr } : {}),
+    ...(completion.error_kind !== undefined ? { error_kind: completion.error_kind } : {}),
+    ...(completion.error !== undefined
+      ? { error: completion.error.split("\n")[0]?.slice(0, 120) ?? "" }
+      : {}),
+    ...(completion.finished_at !== undefined ? { finished_at: completion.finished_at } : {}),
+  };
+}
+
+/**
+ * The `count` most recent completion reports in `dispatch/completed/`, newest first; unreadable
+ * ones are skipped. Each report is judged by its schema once: what status shows of it (or that it
+ * was refused) is kept in the summary of finished sessions with its file's stamp, so a later
+ * status reads and checks again only a report that is new or written again.
+ */
+export async function recentEndings(layout: GstackLayout, count = 5, now = Date.now()): Promise<Ending[]> {
   const folder = layout.dispatch.completed;
   const names = (await readdir(folder).catch(() => [] as string[])).filter((name) => name.endsWith(".json"));
-  const dated = await Promise.all(
-    names.map(async (name) => ({
-      name,
-      modified: (await stat(join(folder, name)).catch(() => undefined))?.mtime,
-    })),
-  );
-  // Newest files first; only the few shown are read and parsed.
-  dated.sort((a, b) => (b.modified?.getTime() ?? 0) - (a.modified?.getTime() ?? 0));
-  const endings: Ending[] = [];
-  for (const { name, modified } of dated.slice(0, count * 2)) {
+  // Stat synchronously: hundreds of reports cost a few milliseconds so, many times that as
+  // many trips through the thread pool.
+  const dated: Array<{ name: string; info?: Stats }> = names.map((name) => {
     try {
-      const path = join(folder, name);
-      const completion = parseValue("completion", JSON.parse(await readFile(path, "utf8")), { source: path });
-      const finished = completion.finished_at ? new Date(completion.finished_at) : undefined;
-      endings.push({
-        completion,
-        endedAt: finished && !Number.isNaN(finished.getTime()) ? finished : (modified ?? new Date(0)),
-      });
-    } catch {}
+      return { name, info: statSync(join(folder, name)) };
+    } catch {
+      return { name };
+    }
+  });
+  // Newest files first; only the few shown are read and parsed.
+  dated.sort((a, b) => (b.info?.mtimeMs ?? 0) - (a.info?.mtimeMs ?? 0));
+  const known = readSummary(layout).endings ?? {};
+  const kept: Record<string, EndingEntry> = {};
+  let changed = false;
+  const endings: Ending[] = [];
+  for (const { name, info } of dated.slice(0, count * 2)) {
+    if (!info) continue;
+    const stamp = stampOf(info);
+    const settled = Math.max(info.mtimeMs, info.ctimeMs) < now - SETTLED_MS;
+    const cached = Object.hasOwn(known, name) ? known[name] : undefined;
+    let ending: ShownEnding | null;
+    if (cached && cached.stamp === stamp && settled) {
+      ending = cached.ending;
+    } else {
+      changed = true;
+      try {
+        const path = join(folder, name);
+        ending = shown(parseValue("completion", JSON.parse(await readFile(path, "utf8")), { source: path }));
+      } catch {
+        ending = null;
+      }
+    }
+    if (settled) kept[name] = { stamp, ending };
+    if (!ending) continue;
+    const finished = ending.finished_at ? new Date(ending.finished_at) : undefined;
+    endings.push({
+      completion: ending,
+      endedAt: finished && !Number.isNaN(finished.getTime()) ? finished : info.mtime,
+    });
+  }
+  if (changed || Object.keys(known).some((name) => !Object.hasOwn(kept, name))) {
+    writeSummary(layout, { ...readSummary(layout), endings: kept });
   }
   endings.sort((a, b) => b.endedAt.getTime() - a.endedAt.getTime());
   return endings.slice(0, count);

@@ -1,8 +1,9 @@
 import { existsSync } from "node:fs";
 import type { GstackLayout } from "@gstack/contracts";
 import { readAllStates, type SessionState } from "../session-state";
+import type { FinishedState } from "../status-summary";
 import { branchTips, commitsToLand, measuredCommits } from "../worktree/measure";
-import type { WorktreeRecord } from "../worktree/worktree";
+import { branchTipsFromFiles } from "../worktree/ref-files";
 import { landingFile } from "./landing-file";
 
 /*
@@ -32,31 +33,48 @@ export interface AwaitingLanding {
  * Finished dispatches with a worktree, neither landed nor discarded, oldest first; `nothing` is
  * true for one whose branch has no commits beyond its base (it is never offered for landing:
  * only discard applies). Walks no worktree: sizes and counts are the ones measured when each
- * dispatch finished, with one git call per repository to see whether a branch moved since (a
- * moved one is counted again).
+ * dispatch finished, with the branch tips read from git's files (or one git call per repository
+ * where they are laid out otherwise) to see whether a branch moved since (a moved one is counted
+ * again).
  */
 export async function awaitingLanding(
   layout: GstackLayout,
   now: Date,
-  states?: readonly SessionState[],
+  states?: readonly (SessionState | FinishedState)[],
 ): Promise<AwaitingLanding[]> {
   const candidates = (states ?? (await readAllStates(layout))).filter(
-    (state): state is SessionState & { worktree: WorktreeRecord } =>
+    (state): state is FinishedState & { worktree: NonNullable<FinishedState["worktree"]> } =>
       state.status === "finished" && state.worktree !== undefined,
   );
   // Two stat calls each, synchronous (hundreds of them cost a few milliseconds, far less than as
-  // many trips through the thread pool); git once per repository, again only for a moved branch.
+  // many trips through the thread pool); git only where the tips cannot be read from its files,
+  // and again for a moved branch.
   const looked = candidates.map((state) => ({
     state,
     landed: existsSync(landingFile(layout, state.id)),
     present: existsSync(state.worktree.path),
   }));
+  // The tips are read from git's files where they are in its plain layout (no git started),
+  // else from git once per repository.
+  const wanted = new Map<string, Set<string>>();
+  for (const { state, landed } of looked) {
+    if (landed) continue;
+    const refs = wanted.get(state.worktree.repo) ?? new Set<string>();
+    refs.add(`refs/heads/${state.worktree.branch}`);
+    if (state.worktree.land_into) refs.add(`refs/heads/${state.worktree.land_into}`);
+    wanted.set(state.worktree.repo, refs);
+  }
   const tipsOf = new Map<string, Map<string, string> | undefined>();
   const waiting: AwaitingLanding[] = [];
   for (const { state, landed, present } of looked) {
     if (landed) continue;
     const tree = state.worktree;
-    if (!tipsOf.has(tree.repo)) tipsOf.set(tree.repo, await branchTips(tree.repo));
+    if (!tipsOf.has(tree.repo)) {
+      tipsOf.set(
+        tree.repo,
+        branchTipsFromFiles(tree.repo, wanted.get(tree.repo) ?? []) ?? (await branchTips(tree.repo)),
+      );
+    }
     const tips = tipsOf.get(tree.repo);
     const commits =
       (tips ? measuredCommits(tree, state.worktree_measure, tips) : undefined) ?? (await commitsToLand(tree));
@@ -106,7 +124,7 @@ export function formatAwaiting(waiting: readonly AwaitingLanding[] | undefined):
 }
 
 /** When a dispatch finished: its state was last written then. */
-export function finishedAt(state: SessionState): Date {
+export function finishedAt(state: Pick<SessionState, "updated_at">): Date {
   return new Date(state.updated_at);
 }
 

@@ -6,7 +6,8 @@ import { type GstackLayout, gstackLayout, parseValue } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { readState, type SessionState, writeState } from "../session-state";
 import { formatStatus, readStatus, statusJson } from "../status";
-import { measureWorktree, type WorktreeRecord } from "../worktree/worktree";
+import { measureWorktree } from "../worktree/measure";
+import type { WorktreeRecord } from "../worktree/record";
 
 let base: string;
 let layout: GstackLayout;

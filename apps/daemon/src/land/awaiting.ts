@@ -3,8 +3,9 @@ import { join } from "node:path";
 import type { GstackLayout } from "@gstack/contracts";
 import type { Audit } from "../daemon-context";
 import { readAllStates, type SessionState } from "../session-state";
+import { removeWorktree } from "../worktree/git-worktrees";
+import { type WorktreeRecord, worktreesRoot } from "../worktree/record";
 import { runGit } from "../worktree/run-git";
-import { removeWorktree, type WorktreeRecord, worktreesRoot } from "../worktree/worktree";
 import { finishedAt } from "./awaiting-list";
 import { readMove } from "./checkout-move";
 

@@ -17,7 +17,8 @@ import {
   trustInConfig,
   waitFor,
 } from "../test-support";
-import { materializeWorktree, planWorktree } from "../worktree/worktree";
+import { materializeWorktree } from "../worktree/materialize";
+import { planWorktree } from "../worktree/plan";
 import { discardDispatch, LandRefusal, landDispatch } from "./land";
 
 let world: TestWorld;
@@ -107,7 +108,7 @@ describe("kill -9 at random moments", { timeout: loadBudget(120_000) }, () => {
         now: new Date(),
       });
       await killedDuring(
-        `import { materializeWorktree } from ${module("src/worktree/worktree.ts")};`,
+        `import { materializeWorktree } from ${module("src/worktree/materialize.ts")};`,
         `await materializeWorktree(${JSON.stringify(planned)});`,
         delay,
       );

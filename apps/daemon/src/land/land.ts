@@ -2,7 +2,9 @@ import { readdir } from "node:fs/promises";
 import type { GstackLayout, LandAnswer } from "@gstack/contracts";
 import type { Audit } from "../daemon-context";
 import { firstLine } from "../worktree/run-git";
-import { commitsToLand, listWorktrees, type WorktreeRecord } from "../worktree/worktree";
+import { listWorktrees } from "../worktree/git-worktrees";
+import { commitsToLand } from "../worktree/measure";
+import { type WorktreeRecord } from "../worktree/record";
 import {
   indexFolder,
   landGit,

@@ -4,7 +4,7 @@ import { type GstackLayout, withFileLock } from "@gstack/contracts";
 import { readState, type SessionState } from "../session-state";
 import { loadSettings } from "../settings";
 import { checkTrust } from "../trust/trust";
-import type { WorktreeRecord } from "../worktree/worktree";
+import type { WorktreeRecord } from "../worktree/record";
 import { LandRefusal } from "./land-refusal";
 import { type LandingRecord, readLanding } from "./landing-record";
 

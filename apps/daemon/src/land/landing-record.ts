@@ -7,7 +7,8 @@ import {
   writeFileAtomic,
 } from "@gstack/contracts";
 import { type Audit, auditLog } from "../daemon-context";
-import { removeWorktree, type WorktreeRecord } from "../worktree/worktree";
+import { removeWorktree } from "../worktree/git-worktrees";
+import { type WorktreeRecord } from "../worktree/record";
 import { forgetMove, landGit, type SavedFile } from "./checkout-move";
 import { landingFile } from "./landing-file";
 

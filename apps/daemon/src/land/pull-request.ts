@@ -4,7 +4,7 @@ import type { GstackLayout, LandAnswer } from "@gstack/contracts";
 import type { Audit } from "../daemon-context";
 import type { SessionState } from "../session-state";
 import { firstLine, runGit } from "../worktree/run-git";
-import type { WorktreeRecord } from "../worktree/worktree";
+import type { WorktreeRecord } from "../worktree/record";
 import { LandRefusal } from "./land-refusal";
 import { finishLanding, type LandingRecord, recordedAt } from "./landing-record";
 

@@ -46,8 +46,12 @@ function installWithoutBus(): Promise<{ code: number; stdout: string; stderr: st
   );
 }
 
+/** What is under `folder`, but Node's compile cache, which every gstack command keeps in ~/.cache. */
 async function filesUnder(folder: string): Promise<string[]> {
-  return (await readdir(folder, { recursive: true })).map(String).sort();
+  return (await readdir(folder, { recursive: true }))
+    .map(String)
+    .filter((path) => path !== ".cache" && !/^\.cache\/gstack(\/|$)/.test(path))
+    .sort();
 }
 
 const hasSystemctl = await new Promise<boolean>((resolve) =>

@@ -1,7 +1,9 @@
 import type { Dispatch } from "@gstack/contracts";
 import type { DaemonContext } from "../daemon-context";
 import { type SessionState, writeState } from "../session-state";
-import { materializeWorktree, planWorktree, submodulesNote } from "./worktree";
+import { materializeWorktree } from "./materialize";
+import { planWorktree } from "./plan";
+import { submodulesNote } from "./record";
 
 /**
  * Gets a session's place to work ready before its agent starts: the project's own checkout

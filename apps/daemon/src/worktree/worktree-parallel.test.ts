@@ -7,8 +7,11 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { DaemonContext } from "../daemon-context";
 import type { SessionState } from "../session-state";
 import { initRepository } from "../test-support";
+import { listWorktrees } from "./git-worktrees";
+import { materializeWorktree } from "./materialize";
+import { planWorktree } from "./plan";
 import { prepareWorkspace } from "./prepare";
-import { listWorktrees, materializeWorktree, planWorktree, worktreePath } from "./worktree";
+import { worktreePath } from "./record";
 
 let base: string;
 let repo: string;

@@ -6,14 +6,9 @@ import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { initRepository } from "../test-support";
 import { branchNameProblem } from "./branch-name";
-import {
-  CHECKING_OUT,
-  materializeWorktree,
-  planWorktree,
-  submodulesNote,
-  WorktreeRefusal,
-  worktreePath,
-} from "./worktree";
+import { CHECKING_OUT, materializeWorktree } from "./materialize";
+import { planWorktree } from "./plan";
+import { submodulesNote, WorktreeRefusal, worktreePath } from "./record";
 
 let base: string;
 let repo: string;
