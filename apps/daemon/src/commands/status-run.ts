@@ -1,8 +1,8 @@
 import { type DispatchSnapshot, type GstackLayout, parseValue } from "@gstack/contracts";
+import { reachDaemonApi } from "@gstack/daemon-client";
 import type { GateChoices } from "../await/awaiting";
 import { DaemonError } from "../errors";
 import { formatEndings, recentEndings } from "../finish/recent-endings";
-import { reachDaemonApi } from "@gstack/daemon-client";
 import { readQueueFile, readState } from "../session-state";
 import { formatStatus, readStatus, statusJson } from "../status";
 import { fail, layoutOf, refusalLine } from "./common";

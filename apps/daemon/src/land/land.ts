@@ -1,10 +1,10 @@
 import { readdir } from "node:fs/promises";
 import type { GstackLayout, LandAnswer } from "@gstack/contracts";
 import type { Audit } from "../daemon-context";
-import { firstLine } from "../worktree/run-git";
 import { listWorktrees } from "../worktree/git-worktrees";
 import { commitsToLand } from "../worktree/measure";
-import { type WorktreeRecord } from "../worktree/record";
+import type { WorktreeRecord } from "../worktree/record";
+import { firstLine } from "../worktree/run-git";
 import {
   indexFolder,
   landGit,

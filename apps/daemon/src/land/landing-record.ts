@@ -8,7 +8,7 @@ import {
 } from "@gstack/contracts";
 import { type Audit, auditLog } from "../daemon-context";
 import { removeWorktree } from "../worktree/git-worktrees";
-import { type WorktreeRecord } from "../worktree/record";
+import type { WorktreeRecord } from "../worktree/record";
 import { forgetMove, landGit, type SavedFile } from "./checkout-move";
 import { landingFile } from "./landing-file";
 

@@ -1,8 +1,8 @@
 import { lstat } from "node:fs/promises";
 import { join } from "node:path";
 import type { SessionState } from "../session-state";
-import { firstLine, runGit } from "../worktree/run-git";
 import type { WorktreeRecord } from "../worktree/record";
+import { firstLine, runGit } from "../worktree/run-git";
 import { LandRefusal } from "./land-refusal";
 
 export async function branchTip(tree: WorktreeRecord): Promise<string> {

@@ -3,8 +3,8 @@ import { readFile } from "node:fs/promises";
 import type { GstackLayout, LandAnswer } from "@gstack/contracts";
 import type { Audit } from "../daemon-context";
 import type { SessionState } from "../session-state";
-import { firstLine, runGit } from "../worktree/run-git";
 import type { WorktreeRecord } from "../worktree/record";
+import { firstLine, runGit } from "../worktree/run-git";
 import { LandRefusal } from "./land-refusal";
 import { finishLanding, type LandingRecord, recordedAt } from "./landing-record";
 
