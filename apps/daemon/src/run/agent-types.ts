@@ -51,7 +51,10 @@ export interface StartAgentOptions {
   agent: "claude" | "codex" | "cursor" | "gemini";
   prompt: string;
   cwd: string;
-  /** A Claude Code session to continue (`--resume`), started earlier in the same `cwd`. */
+  /**
+   * A session to continue, started earlier in the same `cwd`: Claude Code's `--resume`, an ACP
+   * agent's `session/load` (when it can load sessions).
+   */
   resumeSessionId?: string;
   /** Read-only: the agent may look but change nothing (Claude Code's plan permission mode). */
   planOnly?: boolean;
@@ -60,6 +63,10 @@ export interface StartAgentOptions {
   disallowedTools?: string[];
   /** Program and arguments for non-Claude agents; `{prompt}` is replaced by the prompt. */
   command?: string[];
+  /** `acp`: the command is an Agent Client Protocol agent, spoken to over its stdin and stdout. */
+  protocol?: "acp";
+  /** Lines for the daemon's log (an ACP agent's permission answers and why). */
+  onLog?: (line: string) => void;
   /** The Claude Code binary to run (default `claude` on PATH). */
   binary?: string;
   timeoutMs?: number;

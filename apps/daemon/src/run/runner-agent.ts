@@ -24,9 +24,12 @@ export function resultOf(run: RunnerResult): AgentRunResult {
   if (run.result?.costUsd !== undefined) progress.costUsd = run.result.costUsd;
   if (run.result?.numTurns !== undefined) progress.turns = run.result.numTurns;
   const text = run.result?.text ?? run.progress.lastAssistantText;
+  // An ACP agent that answered its prompt is ended by the runner (its stdin closed, then its
+  // group stopped): the run succeeded whatever signal that took, as the runner judged.
+  const answered = run.failure === undefined && run.result !== undefined;
   return {
-    exitCode: run.exitCode,
-    signal: run.signal,
+    exitCode: answered ? 0 : run.exitCode,
+    signal: answered ? null : run.signal,
     cancelled: run.cancelled,
     timedOut: run.timedOut,
     progress,
@@ -60,7 +63,15 @@ export const startRunnerAgent: AgentStarter = (options) => {
     ...(options.env ? { env: options.env } : {}),
     ...(options.allowedTools ? { allowedTools: options.allowedTools } : {}),
     ...(options.disallowedTools ? { disallowedTools: options.disallowedTools } : {}),
-    ...(options.command ? { command: { command: options.command } } : {}),
+    ...(options.command
+      ? { command: { command: options.command, ...(options.protocol ? { protocol: options.protocol } : {}) } }
+      : {}),
+    // An ACP agent is resumed with session/load and planned in its read-only mode by the runner.
+    ...(options.protocol === "acp" && options.resumeSessionId
+      ? { resumeSessionId: options.resumeSessionId }
+      : {}),
+    ...(options.protocol === "acp" && options.planOnly ? { planOnly: true } : {}),
+    ...(options.onLog ? { onLog: options.onLog } : {}),
     ...(options.binary ? { binary: options.binary } : {}),
     ...(options.agent === "claude" && (options.resumeSessionId || options.planOnly)
       ? {
