@@ -1,3 +1,5 @@
+import { type ChildProcess, spawn } from "node:child_process";
+import { Readable, Writable } from "node:stream";
 import {
   type Client,
   ClientSideConnection,
@@ -10,6 +12,7 @@ import {
 } from "@agentclientprotocol/sdk";
 import { type AcpPermissionPolicy, decidePermission } from "./acp-permissions";
 import type { AcpTracker } from "./acp-tracker";
+import { stopProcessGroup } from "./process-group";
 
 /** One ACP prompt turn over an agent's stdio. */
 export interface AcpTurnOptions {
@@ -164,4 +167,107 @@ function describeError(error: unknown): string {
   if (error instanceof Error) return error.message;
   if (error !== null && typeof error === "object" && "message" in error) return String(error.message);
   return String(error);
+}
+
+/** What an ACP agent said to `initialize`, or why it did not. */
+export type AcpProbe =
+  | { ok: true; protocolVersion: number; name?: string; version?: string; loadSession: boolean }
+  | { ok: false; error: string };
+
+/**
+ * Starts an ACP agent from its command line, in a process group of its own, asks it to
+ * `initialize` and stops the whole group again: whether the agent starts and speaks the protocol.
+ * Never rejects; a program that is missing, exits, or gives no answer within `timeoutMs`
+ * (default 30 s) is a failed probe saying why.
+ */
+export async function probeAcpAgent(options: {
+  command: readonly string[];
+  cwd: string;
+  env?: NodeJS.ProcessEnv;
+  timeoutMs?: number;
+}): Promise<AcpProbe> {
+  const [program, ...args] = options.command;
+  if (program === undefined) return { ok: false, error: "the command is empty" };
+  let child: ChildProcess;
+  try {
+    child = spawn(program, args, {
+      cwd: options.cwd,
+      env: options.env ?? process.env,
+      stdio: ["pipe", "pipe", "pipe"],
+      detached: true,
+    });
+  } catch (error) {
+    return { ok: false, error: `could not start ${program}: ${(error as Error).message}` };
+  }
+  let stderr = "";
+  child.stderr?.on("data", (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString("utf8")).slice(-2000);
+  });
+  child.stdin?.on("error", () => undefined);
+  const failed = new Promise<AcpProbe>((resolve) => {
+    child.once("error", (error) =>
+      resolve({ ok: false, error: `could not start ${program}: ${error.message}` }),
+    );
+    child.once("exit", (code, signal) => {
+      const why = signal ? `signal ${signal}` : `code ${code}`;
+      const said = stderr.trim().split("\n").at(-1);
+      resolve({
+        ok: false,
+        error: `${program} exited with ${why} before answering${said ? `: ${said}` : ""}`,
+      });
+    });
+  });
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<AcpProbe>((resolve) => {
+    timer = setTimeout(
+      () =>
+        resolve({
+          ok: false,
+          error: `${program} did not answer initialize within ${options.timeoutMs ?? 30_000} ms`,
+        }),
+      options.timeoutMs ?? 30_000,
+    );
+  });
+  try {
+    if (!child.stdin || !child.stdout) return { ok: false, error: `could not start ${program}` };
+    const connection = new ClientSideConnection(
+      () => ({
+        requestPermission: () => ({ outcome: { outcome: "cancelled" } }),
+        sessionUpdate: () => undefined,
+      }),
+      ndJsonStream(
+        Writable.toWeb(child.stdin) as WritableStream<Uint8Array>,
+        Readable.toWeb(child.stdout) as ReadableStream<Uint8Array>,
+      ),
+    );
+    const answered = connection
+      .initialize({
+        protocolVersion: PROTOCOL_VERSION,
+        clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
+      })
+      .then(
+        (response): AcpProbe => ({
+          ok: true,
+          protocolVersion: response.protocolVersion,
+          ...(response.agentInfo?.name ? { name: response.agentInfo.name } : {}),
+          ...(response.agentInfo?.version ? { version: response.agentInfo.version } : {}),
+          loadSession: response.agentCapabilities?.loadSession === true,
+        }),
+        // A closed connection usually means the program ended: its exit says more, if it comes.
+        async (error: unknown): Promise<AcpProbe> =>
+          (await Promise.race([failed, pause(2_000)])) ?? {
+            ok: false,
+            error: `initialize failed: ${describeError(error)}`,
+          },
+      );
+    return await Promise.race([answered, failed, timedOut]);
+  } finally {
+    if (timer) clearTimeout(timer);
+    child.stdin?.end();
+    if (child.pid !== undefined) await stopProcessGroup(child.pid, { graceMilliseconds: 2_000 });
+  }
+}
+
+function pause(milliseconds: number): Promise<undefined> {
+  return new Promise((resolve) => setTimeout(() => resolve(undefined), milliseconds).unref());
 }

@@ -1,7 +1,7 @@
 export type { AcpPermissionDecision, AcpPermissionPolicy, AcpPermissionRequest } from "./acp-permissions";
 export { commandMatches, commandParts, decidePermission } from "./acp-permissions";
-export type { AcpTurnOptions, AcpTurnState } from "./acp-session";
-export { AcpTurn } from "./acp-session";
+export type { AcpProbe, AcpTurnOptions, AcpTurnState } from "./acp-session";
+export { AcpTurn, probeAcpAgent } from "./acp-session";
 export type { AcpRefusal } from "./acp-tracker";
 export { AcpTracker } from "./acp-tracker";
 export type { AdapterRunOptions, AgentAdapter, CommandLine } from "./agent-adapter";

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterEach, describe, expect, it } from "vitest";
 import { waitUntil } from "../../../vitest.load-budget";
+import { probeAcpAgent } from "./acp-session";
 import { processGroupAlive, runLeftovers } from "./process-group";
 import { startAgent } from "./start-agent";
 import { gitIdentity as identity, ScratchFolders } from "./test-support";
@@ -184,5 +185,35 @@ describe("startAgent with a real ACP agent (claude-code-acp over Claude Code and
       cwd: scratch.folder("agent-runner-acp-cwd-"),
     }).done;
     expect(result.failure?.kind).toBe("spawn_error");
+  });
+});
+
+describe("probeAcpAgent", () => {
+  it("starts the real adapter and gets its answer to initialize", async () => {
+    const probe = await probeAcpAgent({
+      command: [claudeCodeAcp],
+      cwd: scratch.folder("agent-runner-acp-probe-"),
+      env: { ...process.env, CLAUDE_CODE_EXECUTABLE: claudeExecutable },
+    });
+    expect(probe).toMatchObject({
+      ok: true,
+      protocolVersion: 1,
+      name: "@zed-industries/claude-code-acp",
+      loadSession: true,
+    });
+  });
+
+  it("says why a program that is no ACP agent fails", async () => {
+    const exits = await probeAcpAgent({
+      command: ["sh", "-c", "echo nope >&2; exit 3"],
+      cwd: scratch.folder("agent-runner-acp-probe-"),
+    });
+    expect(exits).toEqual({ ok: false, error: "sh exited with code 3 before answering: nope" });
+    const missing = await probeAcpAgent({
+      command: ["/nonexistent/agent"],
+      cwd: scratch.folder("agent-runner-acp-probe-"),
+    });
+    expect(missing.ok).toBe(false);
+    expect(!missing.ok && missing.error).toContain("could not start /nonexistent/agent");
   });
 });
