@@ -94,6 +94,7 @@ export class AcpTurn {
           modes = loaded.modes;
           this.state.sessionId = loadSessionId;
           this.state.loaded = true;
+          this.#options.log?.(`loaded session ${loadSessionId}: the agent continues it`);
         } catch (error) {
           this.#options.log?.(
             `could not load session ${loadSessionId} (${describeError(error)}); starting a new one`,
