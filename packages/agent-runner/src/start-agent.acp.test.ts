@@ -177,6 +177,36 @@ describe("startAgent with a real ACP agent (claude-code-acp over Claude Code and
     expect(result.failure?.kind).toBe("auth");
   });
 
+  it("stops a turn that runs past its time limit: cancel first, then the group; nothing is left", async () => {
+    const { env, cwd } = await scriptedSetup({ script: [scripted.hang()] });
+    const agent = startAgent({
+      agent: "claude-acp",
+      command: acpCommand,
+      prompt: "Wait for the model.",
+      cwd,
+      env,
+      timeoutMs: 4_000,
+      killGraceMs: 2_000,
+    });
+    const result = await agent.done;
+    expect(result.timedOut).toBe(true);
+    expect(result.failure?.kind).toBe("timeout");
+    expect(processGroupAlive(agent.pid!)).toBe(false);
+  });
+
+  it("classifies a rate limit the agent reports in its JSON-RPC error as retryable", async () => {
+    const { env, cwd } = await scriptedSetup({ script: [scripted.rateLimited()] });
+    const result = await startAgent({
+      agent: "claude-acp",
+      command: acpCommand,
+      prompt: "Do something.",
+      cwd,
+      env,
+    }).done;
+    expect(result.result?.isError).toBe(true);
+    expect(result.failure).toMatchObject({ kind: "rate_limit", retryable: true });
+  });
+
   it("classifies an agent that is not there as a spawn error", async () => {
     const result = await startAgent({
       agent: "claude-acp",
