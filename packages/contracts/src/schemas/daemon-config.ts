@@ -70,7 +70,12 @@ const settingsWithoutDefaults = lazyValue((z) => ({
     .array(nonEmptyString)
     .optional()
     .describe("Claude Code --disallowedTools beyond the restrictions."),
-  agents: z.partialRecord(targetAgentSchema, agentCommandSchema).optional(),
+  agents: z
+    .record(targetAgentSchema, agentCommandSchema)
+    .optional()
+    .describe(
+      "Agents by the name a dispatch's target_agent gives: the built-in claude, codex, cursor and gemini, or any other.",
+    ),
   api_port: z
     .int()
     .min(1)
