@@ -71,6 +71,45 @@ describe("the daemon with an ACP agent (claude-code-acp over the real Claude Cod
     expect(world.model?.agentRequests()[0]?.promptText ?? "").toContain("dispatch-acp-commit");
   });
 
+  it("runs a dispatch for an agent the user names in the config, and refuses a name neither built in nor configured", async () => {
+    await world.start(
+      {
+        script: [
+          scripted.write("hello.txt", "hello from the scripted model\n"),
+          scripted.bash("git add hello.txt && git commit -m 'Add hello.txt'"),
+          scripted.text(REPORT),
+        ],
+      },
+      { agents: { "my-acp-agent": acpAgent } },
+    );
+    await submitDispatch(world.layout, {
+      ...dispatch("dispatch-acp-unknown"),
+      target_agent: "nobody-configured",
+    });
+    const reason = await waitFor(async () => {
+      try {
+        return JSON.parse(
+          await readFile(join(world.layout.dispatch.rejected, "dispatch-acp-unknown.reason.json"), "utf8"),
+        ) as { rule: string; reason: string };
+      } catch {
+        return undefined;
+      }
+    }, 30_000);
+    expect(reason.rule).toBe("target-agent");
+    expect(reason.reason).toContain(
+      "target_agent 'nobody-configured' is neither a built-in agent nor one configured",
+    );
+    expect(reason.reason).toMatch(/the agents here: .*my-acp-agent/);
+    // The refused dispatch is kept beside its reason, not lost.
+    expect(
+      JSON.parse(await readFile(join(world.layout.dispatch.rejected, "dispatch-acp-unknown.json"), "utf8")),
+    ).toMatchObject({ target_agent: "nobody-configured" });
+    await submitDispatch(world.layout, { ...dispatch("dispatch-acp-named"), target_agent: "my-acp-agent" });
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-acp-named"), 60_000);
+    expect(completion).toMatchObject({ status: "completed", commits: 1, agent: "my-acp-agent" });
+    expect(world.git("show", "gstack/dispatch-acp-named:hello.txt")).toBe("hello from the scripted model");
+  });
+
   it("refuses a restricted command's permission request and names the refusal in the report", async () => {
     await world.start(
       {

@@ -6,6 +6,7 @@ import {
   type GstackLayout,
   parseJson,
   parseValue,
+  targetAgentPattern,
   writeFileAtomic,
 } from "@gstack/contracts";
 import { auditHolds, type DaemonContext } from "./daemon-context";
@@ -336,7 +337,7 @@ function lostDispatch(state: SessionState): Dispatch {
     task: "(the dispatch file was lost)",
     project: state.project || "unknown",
     project_dir: state.project_dir || "/",
-    target_agent: ["claude", "codex", "cursor", "gemini"].includes(state.agent) ? state.agent : "claude",
+    target_agent: targetAgentPattern.test(state.agent) ? state.agent : "claude",
   });
 }
 

@@ -12,6 +12,7 @@ import {
   OLDEST_TESTED_OPENCLAW,
   openclawVersionIn,
   TESTED_OPENCLAW_TEXT,
+  targetAgents,
 } from "@gstack/contracts";
 import { isSupportedNode, SUPPORTED_NODE_RANGE } from "@gstack/contracts/node-support";
 import { serviceFiles } from "../service-install/service-files";
@@ -96,10 +97,20 @@ export async function checkAgents(
 ): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [];
   const agents = settings?.agents ?? {};
-  for (const name of ["claude", "codex", "cursor", "gemini"] as const) {
+  // The built-in agents and every other configured one that runs as a command line (an ACP
+  // agent is started and asked `initialize` by checkAcpAgents).
+  const others = Object.entries(agents)
+    .filter(
+      ([name, config]) => !(targetAgents as readonly string[]).includes(name) && config?.protocol !== "acp",
+    )
+    .map(([name]) => name);
+  for (const name of [...targetAgents, ...others]) {
     const configured = agents[name]?.command[0];
     const program =
-      configured ?? (name === "claude" ? "claude" : (defaultAgentCommands[name].command[0] ?? name));
+      configured ??
+      (name === "claude"
+        ? "claude"
+        : (defaultAgentCommands[name as keyof typeof defaultAgentCommands]?.command[0] ?? name));
     const found = await findOnPath(program, context.env);
     if (!found) {
       checks.push(

@@ -48,7 +48,8 @@ export interface RunningAgent {
 
 /** Options for one agent run. */
 export interface StartAgentOptions {
-  agent: "claude" | "codex" | "cursor" | "gemini";
+  /** A built-in agent or one the config names (`targetAgentPattern`). */
+  agent: string;
   prompt: string;
   cwd: string;
   /**
