@@ -1,5 +1,6 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { AcpTracker } from "./acp-tracker";
+import { AcpTracker, tokenUsage } from "./acp-tracker";
 
 const update = (body: Record<string, unknown>) =>
   JSON.stringify({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s-1", update: body } });
@@ -50,6 +51,68 @@ describe("AcpTracker", () => {
       text: "Done now.",
       costUsd: 0.25,
     });
+  });
+
+  it("carries the token usage of the prompt's answer into the progress and the result, with no cost made up", () => {
+    const tracker = new AcpTracker();
+    const usage = { inputTokens: 1200, outputTokens: 340, totalTokens: 1540, cachedReadTokens: 800 };
+    tracker.line(JSON.stringify({ jsonrpc: "2.0", id: 2, result: { stopReason: "end_turn", usage } }));
+    expect(tracker.progress().usage).toEqual(usage);
+    expect(tracker.result()?.usage).toEqual(usage);
+    expect(tracker.progress().costUsd).toBeUndefined();
+    expect(tracker.result()).not.toHaveProperty("costUsd");
+  });
+
+  it("reports no usage from an answer whose usage is missing or not whole token counts", () => {
+    for (const usage of [
+      undefined,
+      null,
+      {},
+      { inputTokens: 1, outputTokens: 2 },
+      { inputTokens: 1.5, outputTokens: 2, totalTokens: 3.5 },
+      { inputTokens: 1, outputTokens: 2, totalTokens: 3, thoughtTokens: -1 },
+    ]) {
+      const tracker = new AcpTracker();
+      tracker.line(JSON.stringify({ jsonrpc: "2.0", id: 2, result: { stopReason: "end_turn", usage } }));
+      expect(tracker.progress().usage, JSON.stringify(usage)).toBeUndefined();
+      expect(tracker.result(), JSON.stringify(usage)).not.toHaveProperty("usage");
+    }
+  });
+
+  it("reads back any usage the protocol allows after a JSON round trip, and nothing that is not whole counts", () => {
+    const count = fc.nat({ max: Number.MAX_SAFE_INTEGER });
+    const usage = fc.record(
+      {
+        inputTokens: count,
+        outputTokens: count,
+        totalTokens: count,
+        cachedReadTokens: count,
+        cachedWriteTokens: count,
+        thoughtTokens: count,
+      },
+      { requiredKeys: ["inputTokens", "outputTokens", "totalTokens"] },
+    );
+    fc.assert(
+      fc.property(usage, (value) => {
+        expect(tokenUsage(JSON.parse(JSON.stringify(value)))).toEqual(value);
+      }),
+    );
+    fc.assert(
+      fc.property(
+        fc.dictionary(
+          fc.constantFrom("inputTokens", "outputTokens", "totalTokens", "thoughtTokens"),
+          fc.jsonValue(),
+        ),
+        (value) => {
+          const read = tokenUsage(value);
+          if (read === undefined) return;
+          for (const [key, tokens] of Object.entries(read)) {
+            expect(Number.isSafeInteger(tokens) && tokens >= 0, key).toBe(true);
+            expect(tokens).toBe(value[key]);
+          }
+        },
+      ),
+    );
   });
 
   it("turns an error answer into an error result; 'authentication required' names its type", () => {

@@ -1,4 +1,4 @@
-import type { PermissionDenial } from "./agent-progress";
+import type { PermissionDenial, TokenUsage } from "./agent-progress";
 import { describeToolUse } from "./describe-tool-use";
 import { BaseOutputTracker, clip, isObject, type Json } from "./output-tracker";
 
@@ -85,6 +85,8 @@ export class AcpTracker extends BaseOutputTracker {
     if (sessionId) this.recorded.sessionId = sessionId;
     const stopReason = text(result["stopReason"]);
     if (stopReason) {
+      const usage = tokenUsage(result["usage"]);
+      if (usage) this.recorded.usage = usage;
       this.#stopReason = stopReason;
       this.#finish();
     }
@@ -235,6 +237,7 @@ export class AcpTracker extends BaseOutputTracker {
         text: clip(`${this.#error.message}${refusals}`),
         ...(this.recorded.sessionId ? { sessionId: this.recorded.sessionId } : {}),
         ...(this.recorded.costUsd !== undefined ? { costUsd: this.recorded.costUsd } : {}),
+        ...(this.recorded.usage ? { usage: { ...this.recorded.usage } } : {}),
         numTurns: this.recorded.turns,
         permissionDenials: this.#refusals.length,
       };
@@ -254,8 +257,34 @@ export class AcpTracker extends BaseOutputTracker {
       ...(said || refusals ? { text: clip(`${said}${refusals}`) } : {}),
       ...(this.recorded.sessionId ? { sessionId: this.recorded.sessionId } : {}),
       ...(this.recorded.costUsd !== undefined ? { costUsd: this.recorded.costUsd } : {}),
+      ...(this.recorded.usage ? { usage: { ...this.recorded.usage } } : {}),
       numTurns: this.recorded.turns,
       permissionDenials: this.#refusals.length,
     };
   }
+}
+
+const tokenCount = (value: unknown): number | undefined =>
+  typeof value === "number" && Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+
+/**
+ * The protocol's `usage` of a prompt answer (`inputTokens`, `outputTokens` and `totalTokens`
+ * required, the cached and thought counts optional), or undefined when it is missing or any
+ * count is not a whole number of tokens, so that nothing half-read is reported.
+ */
+export function tokenUsage(value: unknown): TokenUsage | undefined {
+  if (!isObject(value)) return undefined;
+  const inputTokens = tokenCount(value["inputTokens"]);
+  const outputTokens = tokenCount(value["outputTokens"]);
+  const totalTokens = tokenCount(value["totalTokens"]);
+  if (inputTokens === undefined || outputTokens === undefined || totalTokens === undefined) return undefined;
+  const usage: TokenUsage = { inputTokens, outputTokens, totalTokens };
+  for (const key of ["cachedReadTokens", "cachedWriteTokens", "thoughtTokens"] as const) {
+    const raw = value[key];
+    if (raw === undefined || raw === null) continue;
+    const count = tokenCount(raw);
+    if (count === undefined) return undefined;
+    usage[key] = count;
+  }
+  return usage;
 }

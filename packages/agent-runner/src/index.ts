@@ -18,7 +18,13 @@ export {
 } from "./agent-adapter";
 export type { AgentFailure, FailureKind } from "./agent-failure";
 export { failureKinds } from "./agent-failure";
-export type { AgentProgress, AgentResultSummary, ApiRetry, PermissionDenial } from "./agent-progress";
+export type {
+  AgentProgress,
+  AgentResultSummary,
+  ApiRetry,
+  PermissionDenial,
+  TokenUsage,
+} from "./agent-progress";
 export { emptyProgress, snapshotProgress } from "./agent-progress";
 export type { AgentRunnerErrorCode } from "./agent-runner-error";
 export { AgentRunnerError } from "./agent-runner-error";

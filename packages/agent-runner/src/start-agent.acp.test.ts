@@ -82,6 +82,33 @@ describe("startAgent with a real ACP agent (claude-code-acp over Claude Code and
     expect(processGroupAlive(agent.pid!)).toBe(false);
   });
 
+  it("reports the usage the real adapter's prompt answer carries, and no usage or cost it does not report", async () => {
+    const { env, cwd } = await scriptedSetup({ script: [scripted.text("Nothing to change.")] });
+    const streamFile = join(scratch.folder("agent-runner-acp-usage-"), "session.jsonl");
+    const result = await startAgent({
+      agent: "claude-acp",
+      command: acpCommand,
+      prompt: "Say there is nothing to change.",
+      cwd,
+      env,
+      streamFile,
+    }).done;
+    expect(result.failure).toBeUndefined();
+    // The agent's answer to session/prompt, as it was sent.
+    const answer = readFileSync(streamFile, "utf8")
+      .trim()
+      .split("\n")
+      .map((line) => JSON.parse(line) as { result?: { stopReason?: string; usage?: unknown } })
+      .find((message) => message.result?.stopReason !== undefined)?.result;
+    expect(answer?.stopReason).toBe("end_turn");
+    // claude-code-acp 0.16 answers with the stop reason alone: no usage and no cost, so none is
+    // reported; an adapter that sends the protocol's `usage` has it carried as sent.
+    expect(result.progress.usage).toEqual(answer?.usage);
+    expect(result.result?.usage).toEqual(answer?.usage);
+    expect(result.progress.costUsd).toBeUndefined();
+    expect(result.result?.costUsd).toBeUndefined();
+  });
+
   it("refuses a restricted command's permission request and says so, with the reason, in the report", async () => {
     const { env, cwd } = await scriptedSetup({
       script: [
