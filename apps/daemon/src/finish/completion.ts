@@ -32,7 +32,7 @@ import {
 import { totalSpent } from "../spend/spend";
 import { commitsToLand, filesChanged, measureWorktree, submodulesNote } from "../worktree/worktree";
 import { extractLearnings } from "./learnings";
-import { bulletItems, completeSections, parseReportSections, renderReport } from "./report";
+import { bulletItems, completeSections, describeUsage, parseReportSections, renderReport } from "./report";
 
 /**
  * Everything a finished dispatch leaves behind, decided once and written to
@@ -247,6 +247,7 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
     attemptsNote(state),
     clockNote(state),
     state.worktree ? submodulesNote(state.worktree) : undefined,
+    describeUsage(progress?.usage),
   ]
     .filter(Boolean)
     .join(" ");

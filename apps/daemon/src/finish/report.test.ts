@@ -6,6 +6,7 @@ import { REPORT_SECTIONS } from "../run/prompt";
 import {
   bulletItems,
   completeSections,
+  describeUsage,
   parseReportSections,
   type ReportSections,
   renderReport,
@@ -91,5 +92,21 @@ describe("bulletItems", () => {
       "two",
       "three",
     ]);
+  });
+});
+
+describe("describeUsage", () => {
+  it("says the tokens an agent reported, and nothing (no made-up cost) when it reported none", () => {
+    expect(
+      describeUsage({ inputTokens: 1200, outputTokens: 340, totalTokens: 1540, cachedReadTokens: 800 }),
+    ).toBe("The agent reported 1540 tokens (1200 in, 340 out, 800 read from cache).");
+    expect(describeUsage(undefined)).toBeUndefined();
+    const report = renderReport(
+      completion,
+      Object.fromEntries(REPORT_SECTIONS.map((name) => [name, "x"])) as ReportSections,
+      "Add a file",
+      describeUsage({ inputTokens: 5, outputTokens: 7, totalTokens: 12 }),
+    );
+    expect(report).toContain("The agent reported 12 tokens (5 in, 7 out). Cost: not reported by the agent.");
   });
 });

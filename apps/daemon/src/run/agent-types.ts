@@ -1,3 +1,4 @@
+import type { TokenUsage } from "@gstack/agent-runner";
 import type { FailureKind } from "@gstack/contracts";
 
 /** What the daemon knows about a running agent, updated as its output arrives. */
@@ -8,6 +9,8 @@ export interface AgentProgress {
   lastText?: string;
   lastAction?: string;
   costUsd?: number;
+  /** Tokens used, when the agent reports them (an ACP agent: with its prompt's answer). */
+  usage?: TokenUsage;
 }
 
 /** Why an agent run failed and what a retry should do about it. */

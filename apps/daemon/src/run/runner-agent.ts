@@ -14,6 +14,7 @@ function progressOf(progress: RunnerProgress): AgentProgress {
     ...(progress.lastAssistantText ? { lastText: progress.lastAssistantText } : {}),
     ...(progress.lastAction ? { lastAction: progress.lastAction } : {}),
     ...(progress.costUsd !== undefined ? { costUsd: progress.costUsd } : {}),
+    ...(progress.usage ? { usage: { ...progress.usage } } : {}),
   };
 }
 
@@ -22,6 +23,7 @@ export function resultOf(run: RunnerResult): AgentRunResult {
   const progress = progressOf(run.progress);
   if (run.result?.sessionId && !progress.sessionId) progress.sessionId = run.result.sessionId;
   if (run.result?.costUsd !== undefined) progress.costUsd = run.result.costUsd;
+  if (run.result?.usage) progress.usage = { ...run.result.usage };
   if (run.result?.numTurns !== undefined) progress.turns = run.result.numTurns;
   const text = run.result?.text ?? run.progress.lastAssistantText;
   // An ACP agent that answered its prompt is ended by the runner (its stdin closed, then its
