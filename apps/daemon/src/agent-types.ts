@@ -1,3 +1,4 @@
+import type { TokenUsage } from "@gstack/agent-runner";
 import type { FailureKind } from "@gstack/contracts";
 
 /** What the daemon knows about a running agent, updated as its output arrives. */
@@ -8,6 +9,8 @@ export interface AgentProgress {
   lastText?: string;
   lastAction?: string;
   costUsd?: number;
+  /** Tokens used, when the agent reports them (an ACP agent: with its prompt's answer). */
+  usage?: TokenUsage;
 }
 
 /** Why an agent run failed and what a retry should do about it. */
@@ -48,10 +51,14 @@ export interface RunningAgent {
 
 /** Options for one agent run. */
 export interface StartAgentOptions {
-  agent: "claude" | "codex" | "cursor" | "gemini";
+  /** A built-in agent or one the config names (`targetAgentPattern`). */
+  agent: string;
   prompt: string;
   cwd: string;
-  /** A Claude Code session to continue (`--resume`), started earlier in the same `cwd`. */
+  /**
+   * A session to continue, started earlier in the same `cwd`: Claude Code's `--resume`, an ACP
+   * agent's `session/load` (when it can load sessions).
+   */
   resumeSessionId?: string;
   /** Read-only: the agent may look but change nothing (Claude Code's plan permission mode). */
   planOnly?: boolean;
@@ -60,6 +67,10 @@ export interface StartAgentOptions {
   disallowedTools?: string[];
   /** Program and arguments for non-Claude agents; `{prompt}` is replaced by the prompt. */
   command?: string[];
+  /** `acp`: the command is an Agent Client Protocol agent, spoken to over its stdin and stdout. */
+  protocol?: "acp";
+  /** Lines for the daemon's log (an ACP agent's permission answers and why). */
+  onLog?: (line: string) => void;
   /** The Claude Code binary to run (default `claude` on PATH). */
   binary?: string;
   timeoutMs?: number;

@@ -1,6 +1,10 @@
 import { access, constants } from "node:fs/promises";
 import { delimiter, isAbsolute, join } from "node:path";
-import { defaultAgentCommands, restrictionsToDisallowedTools } from "@gstack/agent-runner";
+import {
+  defaultAcpCommands,
+  defaultAgentCommands,
+  restrictionsToDisallowedTools,
+} from "@gstack/agent-runner";
 import type { DispatchSettings, GstackLayout } from "@gstack/contracts";
 import { DaemonError } from "./errors";
 import { DEFAULT_DISALLOWED_TOOLS, loadRestrictions } from "./settings";
@@ -57,10 +61,16 @@ export async function checkEnvironment(options: EnvironmentOptions): Promise<Age
   const claudePath = await findOnPath(claude, env);
   const known: string[] = [];
   if (claudePath) known.push("claude");
-  for (const name of AGENT_NAMES) {
+  // The built-in agents, then every other name the config gives one, then the ACP adapters that
+  // have a default command (claude-acp, codex-acp) when installed.
+  const names = [...new Set([...AGENT_NAMES, ...Object.keys(agents), ...Object.keys(defaultAcpCommands)])];
+  for (const name of names) {
     if (name === "claude") continue;
     const configured = agents[name]?.command[0];
-    const program = configured ?? defaultAgentCommands[name].command[0];
+    const program =
+      configured ??
+      defaultAgentCommands[name as keyof typeof defaultAgentCommands]?.command[0] ??
+      defaultAcpCommands[name]?.command[0];
     if (!program) continue;
     if (await findOnPath(program, env)) known.push(name);
     else if (configured) {

@@ -1,6 +1,14 @@
 import { readdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { type Dispatch, type GstackLayout, parseJson, parseValue, writeFileAtomic } from "@gstack/contracts";
+import {
+  type AgentCommand,
+  type Dispatch,
+  type GstackLayout,
+  parseJson,
+  parseValue,
+  targetAgentPattern,
+  writeFileAtomic,
+} from "@gstack/contracts";
 import { auditHolds, type DaemonContext } from "./daemon-context";
 import { exists } from "./exists";
 import {
@@ -24,7 +32,9 @@ import { carryAttemptSpend } from "./spend/spend";
 
 /** What recovery hands its findings to. */
 export interface RecoveryParts {
-  context: Pick<DaemonContext, "layout" | "now" | "log" | "audit">;
+  context: Pick<DaemonContext, "layout" | "now" | "log" | "audit"> & {
+    settings?: Pick<DaemonContext["settings"], "agents">;
+  };
   /** What finishing needs, to carry out a plan a crash interrupted. */
   completion: CompletionStepContext;
   maxDispatchBytes?: number;
@@ -47,7 +57,11 @@ export interface RecoveryParts {
  * How the interrupted run of `state` ended: by the daemon's own exit record, else by its
  * supervisor's (the agent ended while no daemon followed it), then kept as the daemon's record.
  */
-async function exitOf(layout: GstackLayout, state: SessionState): Promise<ExitRecord | undefined> {
+async function exitOf(
+  layout: GstackLayout,
+  state: SessionState,
+  command: AgentCommand | undefined,
+): Promise<ExitRecord | undefined> {
   const attempt = spawnNumber(state);
   const recorded = await readExitRecord(layout, state.id, attempt);
   if (recorded) return recorded;
@@ -57,6 +71,7 @@ async function exitOf(layout: GstackLayout, state: SessionState): Promise<ExitRe
     state.agent,
     attempt,
     state.started_at ?? state.updated_at,
+    command,
   );
   if (supervised) await writeExitRecord(layout, state.id, supervised);
   return supervised;
@@ -148,7 +163,9 @@ export async function recover(parts: RecoveryParts): Promise<void> {
       continue;
     }
     const wasRunning = state.status !== "queued";
-    const exited = wasRunning ? await exitOf(layout, state) : undefined;
+    const exited = wasRunning
+      ? await exitOf(layout, state, parts.context.settings?.agents?.[state.agent])
+      : undefined;
     if (exited && !(exited.result.cancelled && exited.cancel_reason === "shutdown")) {
       // Its agent had ended and the exit was recorded: it is finished (or retried) from that,
       // never started again for this attempt. The state stays running until it is settled.
@@ -320,7 +337,7 @@ function lostDispatch(state: SessionState): Dispatch {
     task: "(the dispatch file was lost)",
     project: state.project || "unknown",
     project_dir: state.project_dir || "/",
-    target_agent: ["claude", "codex", "cursor", "gemini"].includes(state.agent) ? state.agent : "claude",
+    target_agent: targetAgentPattern.test(state.agent) ? state.agent : "claude",
   });
 }
 

@@ -26,7 +26,8 @@ export interface SessionState {
   id: string;
   project: string;
   project_dir: string;
-  agent: "claude" | "codex" | "cursor" | "gemini";
+  /** A built-in agent or one the config names (`targetAgentPattern`). */
+  agent: string;
   status: "queued" | "running" | "retrying" | "awaiting" | "finished";
   claimed_file: string;
   first_seen: string;

@@ -1,4 +1,5 @@
 import type { AgentCommand } from "@gstack/contracts";
+import { AcpTracker } from "./acp-tracker";
 import { AgentRunnerError } from "./agent-runner-error";
 import { assertSafeArguments, buildClaudeArgs } from "./claude-args";
 import { ClaudeStreamTracker } from "./claude-stream-tracker";
@@ -53,6 +54,11 @@ export interface AgentAdapter {
    * tracked); a configured command never gets them.
    */
   readonly needsGitDirectories?: boolean;
+  /**
+   * `acp`: the program is an Agent Client Protocol agent. It gets the prompt over the protocol on
+   * its stdin (see `acp-session.ts`), not on its command line, and its stdout is JSON-RPC.
+   */
+  readonly protocol?: "acp";
   commandLine(options: AdapterRunOptions): CommandLine;
   createTracker(): OutputTracker;
 }
@@ -171,12 +177,59 @@ export const defaultAgentCommands: Readonly<Record<"codex" | "gemini" | "cursor"
   cursor: { command: ["cursor-agent", "--print", "--output-format", "stream-json", "{prompt}"] },
 };
 
-/** The adapter for a `target_agent`; any other name needs a configured command. */
+/**
+ * An Agent Client Protocol agent started from its command line as written (no `{prompt}`: the
+ * prompt goes over the protocol). Its stdout is read as JSON-RPC by {@link AcpTracker}.
+ */
+export function acpAdapter(agent: string, defaultCommand: AgentCommand): AgentAdapter {
+  return {
+    agent,
+    defaultBinary: defaultCommand.command[0]!,
+    expectsResult: true,
+    protocol: "acp",
+    commandLine(options) {
+      const command = options.command ?? defaultCommand;
+      const [program, ...args] = command.command;
+      if (program === undefined)
+        throw new AgentRunnerError("invalid_option", `The ${agent} command is empty.`);
+      assertSafeArguments(command.command, agent);
+      if (command.command.some((argument) => argument.includes(promptPlaceholder))) {
+        throw new AgentRunnerError(
+          "invalid_option",
+          `The ${agent} command speaks ACP, which takes the prompt over the protocol: remove ${promptPlaceholder} from it.`,
+        );
+      }
+      return { file: options.binary ?? program, args, env: { ...(command.env ?? {}) } };
+    },
+    createTracker: () => new AcpTracker(),
+  };
+}
+
+/**
+ * Default command lines of agents that ship an Agent Client Protocol mode, used when the config
+ * names none: Gemini CLI's `--experimental-acp`, and Zed's adapters for Claude Code and Codex
+ * under names of their own (`claude` and `codex` keep their direct runners).
+ */
+export const defaultAcpCommands: Readonly<Record<string, AgentCommand>> = {
+  gemini: { command: ["gemini", "--experimental-acp"], protocol: "acp" },
+  "claude-acp": { command: ["claude-code-acp"], protocol: "acp" },
+  "codex-acp": { command: ["codex-acp"], protocol: "acp" },
+};
+
+/**
+ * The adapter for a `target_agent`: a configured command decides how the agent is run (`protocol:
+ * "acp"` or a plain command line); without one, Claude Code and Codex have their direct runners,
+ * agents with an ACP mode run through it, Cursor runs its print mode, and any other name needs a
+ * configured command.
+ */
 export function adapterFor(agent: string, command?: AgentCommand): AgentAdapter {
+  if (command?.protocol === "acp") return acpAdapter(agent, command);
   if (agent === "claude") return claudeAdapter;
   if (agent === "codex") return codexAdapter;
+  if (command) return commandAdapter(agent, command);
+  const acp = defaultAcpCommands[agent];
+  if (acp) return acpAdapter(agent, acp);
   const known = defaultAgentCommands[agent as keyof typeof defaultAgentCommands];
   if (known) return commandAdapter(agent, known);
-  if (command) return commandAdapter(agent, command);
   throw new AgentRunnerError("unknown_agent", `No adapter for agent "${agent}": configure a command for it.`);
 }

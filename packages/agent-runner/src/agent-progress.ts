@@ -15,6 +15,19 @@ export interface PermissionDenial {
   action: string;
 }
 
+/**
+ * Tokens an agent says a run used (ACP: the `usage` of its `session/prompt` answer), as it
+ * counts them; no cost is derived from them.
+ */
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+  totalTokens: number;
+  cachedReadTokens?: number;
+  cachedWriteTokens?: number;
+  thoughtTokens?: number;
+}
+
 /** What is known about a running agent, updated as its output arrives. */
 export interface AgentProgress {
   /** Agent session id (Claude Code: from `system/init`). */
@@ -38,6 +51,8 @@ export interface AgentProgress {
   lastAction?: string;
   /** Cost so far in USD, when the agent reports it. */
   costUsd?: number;
+  /** Tokens used, when the agent reports them. */
+  usage?: TokenUsage;
   /** The CLI's own API retries. */
   apiRetries: number;
   lastApiRetry?: ApiRetry;
@@ -75,6 +90,8 @@ export interface AgentResultSummary {
   numTurns?: number;
   durationMs?: number;
   costUsd?: number;
+  /** Tokens used, when the agent reports them. */
+  usage?: TokenUsage;
   sessionId?: string;
   permissionDenials: number;
 }
@@ -103,5 +120,6 @@ export function snapshotProgress(progress: AgentProgress): AgentProgress {
     toolUseCounts: { ...progress.toolUseCounts },
     permissionDenials: progress.permissionDenials.map((denial) => ({ ...denial })),
     lastApiRetry: progress.lastApiRetry ? { ...progress.lastApiRetry } : undefined,
+    usage: progress.usage ? { ...progress.usage } : undefined,
   };
 }

@@ -1,16 +1,30 @@
+export type { AcpPermissionDecision, AcpPermissionPolicy, AcpPermissionRequest } from "./acp-permissions";
+export { commandMatches, commandParts, decidePermission } from "./acp-permissions";
+export type { AcpProbe, AcpTurnOptions, AcpTurnState } from "./acp-session";
+export { AcpTurn, probeAcpAgent } from "./acp-session";
+export type { AcpRefusal } from "./acp-tracker";
+export { AcpTracker } from "./acp-tracker";
 export type { AdapterRunOptions, AgentAdapter, CommandLine } from "./agent-adapter";
 export {
+  acpAdapter,
   adapterFor,
   claudeAdapter,
   codexAdapter,
   commandAdapter,
+  defaultAcpCommands,
   defaultAgentCommands,
   expandCommand,
   maximumPromptArgumentBytes,
 } from "./agent-adapter";
 export type { AgentFailure, FailureKind } from "./agent-failure";
 export { failureKinds } from "./agent-failure";
-export type { AgentProgress, AgentResultSummary, ApiRetry, PermissionDenial } from "./agent-progress";
+export type {
+  AgentProgress,
+  AgentResultSummary,
+  ApiRetry,
+  PermissionDenial,
+  TokenUsage,
+} from "./agent-progress";
 export { emptyProgress, snapshotProgress } from "./agent-progress";
 export type { AgentRunnerErrorCode } from "./agent-runner-error";
 export { AgentRunnerError } from "./agent-runner-error";

@@ -38,6 +38,7 @@ export function recordedRunResult(options: {
   const result = tracker.result();
   const progress = snapshotProgress(tracker.progress());
   const { exit } = options;
+  const answered = adapter.protocol === "acp" && result !== undefined;
   const failure = exit.spawn_error
     ? {
         kind: "spawn_error" as const,
@@ -47,8 +48,9 @@ export function recordedRunResult(options: {
         evidence: "spawn",
       }
     : classifyFailure({
-        exitCode: exit.exit_code,
-        signal: exit.signal,
+        // An ACP agent that answered its prompt is ended by the runner: its exit says nothing.
+        exitCode: answered ? 0 : exit.exit_code,
+        signal: answered ? null : exit.signal,
         cancelled: false,
         timedOut: false,
         result,

@@ -12,7 +12,10 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { Writable } from "node:stream";
 import { type AgentCommand, type GstackResultLine, parseGstackResultLine } from "@gstack/contracts";
+import { AcpTurn } from "./acp-session";
+import type { AcpTracker } from "./acp-tracker";
 import { adapterFor } from "./agent-adapter";
 import type { AgentFailure } from "./agent-failure";
 import { type AgentProgress, type AgentResultSummary, snapshotProgress } from "./agent-progress";
@@ -29,6 +32,7 @@ import {
   stopProcessGroup,
   stopRunLeftovers,
 } from "./process-group";
+import { defaultAllowedTools } from "./tool-permissions";
 
 export interface StartAgentOptions {
   /** `claude`, `codex`, `gemini`, `cursor`, or any name with a `command`. */
@@ -83,6 +87,15 @@ export interface StartAgentOptions {
    * reaches it. Either way the run fails as `budget_exhausted`, saying what was spent.
    */
   budgetUsd?: number;
+  /**
+   * Read-only (ACP agents): the agent is put in its read-only mode when it offers one, and every
+   * permission request to change or run anything is refused.
+   */
+  planOnly?: boolean;
+  /** An ACP agent's earlier session to continue with `session/load`, when the agent can load sessions. */
+  resumeSessionId?: string;
+  /** Lines worth a run log: for ACP agents, each permission answer and why. */
+  onLog?: (line: string) => void;
 }
 
 /** How a run ended. */
@@ -253,7 +266,9 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
     });
   }
 
-  const stdin = openStdin(commandLine.stdin);
+  const acp = adapter.protocol === "acp";
+  // An ACP agent is spoken to on its stdin; under a supervisor it inherits the same pipe.
+  const stdin = acp ? undefined : openStdin(commandLine.stdin);
   const marker = `${RUN_MARKER_VARIABLE}=${randomUUID()}`;
   const environment = environmentOf(options, commandLine.env);
   environment[RUN_MARKER_VARIABLE] = marker.slice(RUN_MARKER_VARIABLE.length + 1);
@@ -278,11 +293,11 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
     child = spawn(file, args, {
       cwd: options.cwd,
       env: environment,
-      stdio: [stdin, "pipe", "pipe"],
+      stdio: [stdin ?? "pipe", "pipe", "pipe"],
       detached: true,
     });
   } finally {
-    closeSync(stdin);
+    if (stdin !== undefined) closeSync(stdin);
   }
   const running = child;
   const pid = running.pid;
@@ -290,6 +305,54 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
     pid === undefined
       ? undefined
       : { sessionId: pid, marker, ...(spawnedAfter === undefined ? {} : { startTime: spawnedAfter }) };
+
+  // The ACP conversation: the agent's output goes to the tracker and to the protocol's client.
+  let acpOutput: ReadableStreamDefaultController<Uint8Array> | undefined;
+  let acpTurn: AcpTurn | undefined;
+  let acpTurnDone: Promise<unknown> | undefined;
+  let acpTurnOver = false;
+  if (acp && pid !== undefined && running.stdin) {
+    running.stdin.on("error", () => undefined);
+    const output = new ReadableStream<Uint8Array>({
+      start(controller) {
+        acpOutput = controller;
+      },
+    });
+    acpTurn = new AcpTurn({
+      input: Writable.toWeb(running.stdin) as WritableStream<Uint8Array>,
+      output,
+      cwd: options.cwd,
+      prompt: options.prompt,
+      tracker: tracker as AcpTracker,
+      policy: {
+        cwd: options.cwd,
+        allowedTools: [...defaultAllowedTools, ...(options.allowedTools ?? [])],
+        disallowedTools: options.disallowedTools ?? [],
+        ...(options.planOnly ? { planOnly: true } : {}),
+      },
+      ...(options.resumeSessionId ? { loadSessionId: options.resumeSessionId } : {}),
+      log: (line) => guarded("onLog", () => options.onLog?.(line)),
+    });
+    acpTurnDone = acpTurn.run().then((state) => {
+      acpTurnOver = true;
+      if (state.error !== undefined && !tracker.result()) {
+        const message = state.error instanceof Error ? state.error.message : JSON.stringify(state.error);
+        stderrTail = `${stderrTail}\nACP: ${message}`.slice(-stderrTailBytes);
+      }
+      // The agent serves further turns until its stdin ends; it is given a moment to go by itself.
+      running.stdin?.end();
+      setTimeout(() => void stop(), Math.min(killGraceMs, 2_000)).unref();
+    });
+  }
+
+  /** An ACP agent is asked to cancel its turn first; its process group is stopped after the grace. */
+  const stopTurn = async () => {
+    if (acpTurn && !acpTurnOver) {
+      await acpTurn.cancel();
+      await Promise.race([acpTurnDone, delay(killGraceMs)]);
+    }
+    return stop();
+  };
 
   const reportProgress = (force: boolean) => {
     if (!options.onProgress) return;
@@ -309,13 +372,14 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
       // A cost that arrives with the agent's final result ends nothing: the work is done.
       if (spent !== undefined && spent >= options.budgetUsd && tracker.result() === undefined) {
         budgetStop = { spentUsd: spent, budgetUsd: options.budgetUsd };
-        void stop();
+        void stopTurn();
       }
     }
   };
 
   running.stdout?.on("data", (chunk: Buffer) => {
     splitter.push(chunk, onLine);
+    acpOutput?.enqueue(new Uint8Array(chunk));
     outputTail = Buffer.concat([outputTail, chunk]);
     if (outputTail.length > outputTailBytes) outputTail = outputTail.subarray(-outputTailBytes);
     if (options.streamFile && options.exitFile !== undefined && !teeTruncated) {
@@ -340,6 +404,14 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
     stderrTail = (stderrTail + chunk.toString("utf8")).slice(-stderrTailBytes);
   });
 
+  running.stdout?.once("end", () => {
+    try {
+      acpOutput?.close();
+    } catch {
+      // Already closed.
+    }
+  });
+
   const stop = () => {
     if (pid === undefined) return Promise.resolve();
     stopping ??= stopProcessGroup(pid, { graceMilliseconds: killGraceMs });
@@ -357,7 +429,7 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
       ? setTimeout(() => {
           if (leaderExited || cancelled) return;
           timedOut = true;
-          void stop();
+          void stopTurn();
         }, options.timeoutMs)
       : undefined;
 
@@ -415,9 +487,11 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
         evidence: "spawn",
       };
     } else {
+      // An ACP agent that answered its prompt was ended by the runner: how it exited says nothing.
+      const answered = acp && result !== undefined;
       failure = classifyFailure({
-        exitCode: code,
-        signal,
+        exitCode: answered ? 0 : code,
+        signal: answered ? null : signal,
         cancelled,
         cancelReason,
         timedOut,
@@ -473,7 +547,7 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
         cancelled = true;
         cancelReason = reason;
       }
-      await stop();
+      await stopTurn();
       await done;
     },
     ended: () => leaderExited,

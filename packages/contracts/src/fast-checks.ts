@@ -12,7 +12,7 @@ import {
   SKILL_NAME_MAX,
   SKILL_NAME_PATTERN,
   safeNamePattern,
-  targetAgents,
+  targetAgentPattern,
   VISIBLE_TEXT_PATTERN,
 } from "./schemas/common";
 import { DISPATCH_MODES, sourceSignaturePattern, TASK_MAX } from "./schemas/dispatch";
@@ -176,7 +176,7 @@ const replyTo = looseObject({
 const dispatchId = matching(dispatchIdPattern);
 const task = all(bounded(TASK_MAX, 1), safeText);
 const callbackUrl = matching(HTTP_URL_PATTERN);
-const targetAgent = oneOf(targetAgents);
+const targetAgent = matching(targetAgentPattern);
 const sourceSignature = matching(sourceSignaturePattern);
 const ttlSeconds = integer(60, 86_400);
 const dispatchMode = oneOf(DISPATCH_MODES);

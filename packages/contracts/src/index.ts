@@ -98,7 +98,9 @@ export {
   SKILL_NAME_PATTERN,
   safeNamePattern,
   skillNameSchema,
+  targetAgentPattern,
   targetAgentSchema,
+  targetAgents,
   timestampSchema,
 } from "./schemas/common";
 export type { Completion, CompletionInput, CompletionStatus, FailureKind } from "./schemas/completion";

@@ -62,10 +62,14 @@ describe("parseValue", () => {
   });
 
   it("explains enum and pattern rules in words", () => {
-    const error = caught(() => parseValue("dispatch", { ...dispatch, target_agent: "copilot", id: "x" }));
+    const error = caught(() =>
+      parseValue("dispatch", { ...dispatch, target_agent: "Copilot Agent", mode: "run", id: "x" }),
+    );
     const byPath = Object.fromEntries(error.issues.map((issue) => [issue.path, issue]));
-    expect(byPath.target_agent?.message).toBe(
-      'must be one of "claude", "codex", "cursor", "gemini", got the string "copilot"',
+    expect(byPath.mode?.message).toBe('must be one of "execute", "plan", got the string "run"');
+    expect(byPath.target_agent?.message).toContain("must be an agent name: 1 to 32 lower-case letters");
+    expect(parseValue("dispatch", { ...dispatch, target_agent: "claude-acp" }).target_agent).toBe(
+      "claude-acp",
     );
     expect(byPath.id?.rule).toBe("format:regex");
     expect(byPath.id?.message).toContain("must start with 'dispatch-'");

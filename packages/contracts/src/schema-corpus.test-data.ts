@@ -213,6 +213,8 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
         mode: "plan",
       },
       "mode execute": { ...dispatch, mode: "execute" },
+      "an agent the config names": { ...dispatch, target_agent: "claude-acp" },
+      "an agent name of 32 characters": { ...dispatch, target_agent: "a".repeat(32) },
       "task with tabs and line breaks": { ...dispatch, task: "Fix it:\n\t1. the test\r\n\t2. the docs" },
       "task in Hebrew with a direction mark": { ...dispatch, task: "תקן את הבדיקה (שלב 2)\u200f." },
       "base as a revision": { ...dispatch, base: "HEAD~2" },
@@ -278,7 +280,9 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "ttl above bound": { ...dispatch, ttl_seconds: 86_401 },
       "ttl fractional": { ...dispatch, ttl_seconds: 60.5 },
       "ttl as string": { ...dispatch, ttl_seconds: "3600" },
-      "unknown agent": { ...dispatch, target_agent: "copilot" },
+      "agent name with capitals and a space": { ...dispatch, target_agent: "Copilot Agent" },
+      "agent name of 33 characters": { ...dispatch, target_agent: "a".repeat(33) },
+      "agent name starting with a dash": { ...dispatch, target_agent: "-agent" },
       "agent null": { ...dispatch, target_agent: null },
       "learnings not a list": { ...dispatch, learnings: "remember this" },
       "learnings with a number": { ...dispatch, learnings: ["a", 1] },
@@ -614,6 +618,9 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "empty file": {},
       "budget both ways": { dispatch_default_budget_usd: "2.50", dispatch: { default_budget_usd: 5 } },
       "agent commands": { dispatch: { agents: { codex: { command: ["codex", "exec", "{prompt}"] } } } },
+      "an agent the user names": {
+        dispatch: { agents: { "my-agent": { command: ["my-agent"], protocol: "acp" } } },
+      },
       "nested bounds": {
         dispatch: { max_concurrent: 32, session_timeout_seconds: 60, heartbeat_seconds: 5 },
       },
@@ -632,7 +639,7 @@ export const corpus: Record<DocumentKind, KindCorpus> = {
       "flat boolean misspelt": { dispatch_require_signature: "yes" },
       "flat budget not an amount": { dispatch_default_budget_usd: "five dollars" },
       "nested budget of nothing": { dispatch: { default_budget_usd: 0 } },
-      "unknown agent": { dispatch: { agents: { copilot: { command: ["x"] } } } },
+      "agent named with capitals": { dispatch: { agents: { "My Agent": { command: ["x"] } } } },
       "empty command": { dispatch: { agents: { codex: { command: [] } } } },
       "dispatch block is a list": { dispatch: [1] },
       ...Object.fromEntries(

@@ -6,6 +6,7 @@ import {
   type GstackLayout,
   prepareDispatch,
   type ReplyTo,
+  targetAgentPattern,
   writeDispatchFile,
 } from "@gstack/contracts";
 import { checkProjectDir, readStatus } from "@gstack/daemon";
@@ -39,7 +40,12 @@ export const dispatchParameters = {
     task_type: { type: "string", description: "Kind of work, e.g. 'security' or 'shipping'." },
     files: { type: "array", items: { type: "string" }, description: "Paths the task is expected to touch." },
     handoff_id: { type: "string", description: "The handoff this dispatch continues." },
-    target_agent: { type: "string", enum: ["claude", "codex"], description: "Which coding agent runs it." },
+    target_agent: {
+      type: "string",
+      pattern: targetAgentPattern.source,
+      description:
+        "Which coding agent runs it: claude (the default), codex, or another agent the daemon's config names (such as claude-acp).",
+    },
     ttl_seconds: {
       type: "integer",
       minimum: 60,
@@ -65,7 +71,7 @@ const inputSchema = z.strictObject({
   task_type: z.string().min(1).optional(),
   files: z.array(z.string()).optional(),
   handoff_id: z.string().min(1).optional(),
-  target_agent: z.enum(["claude", "codex"]).optional(),
+  target_agent: z.string().regex(targetAgentPattern).optional(),
   ttl_seconds: z.int().min(60).max(86_400).optional(),
   mode: z.enum(["execute", "plan"]).optional(),
 });

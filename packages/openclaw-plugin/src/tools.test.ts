@@ -58,6 +58,25 @@ describe("gstack_dispatch", () => {
     expect(textOf(result)).not.toContain("\n");
   });
 
+  it("passes an agent name the daemon's config may give (claude-acp) and refuses one no config can", async () => {
+    const named = await runDispatchTool(settings, session, {
+      task: "Add a file",
+      project: "acme-widget",
+      project_dir: world.repo,
+      target_agent: "claude-acp",
+    });
+    expect(named.details.ok).toBe(true);
+    expect(JSON.parse(await readFile(String(named.details.path), "utf8")).target_agent).toBe("claude-acp");
+    const bad = await runDispatchTool(settings, session, {
+      task: "Add a file",
+      project: "acme-widget",
+      project_dir: world.repo,
+      target_agent: "Claude ACP",
+    });
+    expect(bad.details.ok).toBe(false);
+    expect(textOf(bad)).toContain("target_agent");
+  });
+
   it("refuses a folder outside trusted_repos and says how to fix it", async () => {
     const result = await runDispatchTool(settings, session, {
       task: "x",

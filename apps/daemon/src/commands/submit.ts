@@ -28,7 +28,10 @@ export const submit = defineCommand({
     task: { type: "string", description: "what the agent should do" },
     "project-dir": { type: "string", description: "the folder the agent works in (default: this folder)" },
     project: { type: "string", description: "gstack project slug (default: from the folder's name)" },
-    agent: { type: "string", description: "claude (default), codex, cursor or gemini" },
+    agent: {
+      type: "string",
+      description: "claude (default), codex, cursor, gemini or an agent named under dispatch.agents",
+    },
     branch: { type: "string", description: "branch the work should happen on" },
     "task-type": { type: "string", description: "kind of work, for routing (e.g. security)" },
     ttl: { type: "string", description: "seconds until an unstarted dispatch expires (60 to 86400)" },

@@ -1,7 +1,8 @@
 import { execFile } from "node:child_process";
-import { access, constants, readFile, stat } from "node:fs/promises";
+import { access, constants, mkdtemp, readFile, rm, stat } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { delimiter, isAbsolute, join } from "node:path";
-import { defaultAgentCommands } from "@gstack/agent-runner";
+import { defaultAcpCommands, defaultAgentCommands, probeAcpAgent } from "@gstack/agent-runner";
 import {
   type DispatchSettings,
   expandHome,
@@ -11,6 +12,7 @@ import {
   OLDEST_TESTED_OPENCLAW,
   openclawVersionIn,
   TESTED_OPENCLAW_TEXT,
+  targetAgents,
 } from "@gstack/contracts";
 import { isSupportedNode, SUPPORTED_NODE_RANGE } from "@gstack/contracts/node-support";
 import { serviceFiles } from "../service-install/service-files";
@@ -95,10 +97,20 @@ export async function checkAgents(
 ): Promise<DoctorCheck[]> {
   const checks: DoctorCheck[] = [];
   const agents = settings?.agents ?? {};
-  for (const name of ["claude", "codex", "cursor", "gemini"] as const) {
+  // The built-in agents and every other configured one that runs as a command line (an ACP
+  // agent is started and asked `initialize` by checkAcpAgents).
+  const others = Object.entries(agents)
+    .filter(
+      ([name, config]) => !(targetAgents as readonly string[]).includes(name) && config?.protocol !== "acp",
+    )
+    .map(([name]) => name);
+  for (const name of [...targetAgents, ...others]) {
     const configured = agents[name]?.command[0];
     const program =
-      configured ?? (name === "claude" ? "claude" : (defaultAgentCommands[name].command[0] ?? name));
+      configured ??
+      (name === "claude"
+        ? "claude"
+        : (defaultAgentCommands[name as keyof typeof defaultAgentCommands]?.command[0] ?? name));
     const found = await findOnPath(program, context.env);
     if (!found) {
       checks.push(
@@ -452,11 +464,61 @@ export async function checkGstack(context: DoctorContext): Promise<DoctorCheck> 
 }
 
 /** Every check, in the order a person would fix them. */
+/**
+ * Each agent run over the Agent Client Protocol (a configured command with `protocol: acp`, or
+ * Gemini CLI's default ACP mode when `gemini` is installed) is started in a scratch folder with
+ * its configured environment and must answer `initialize`.
+ */
+export async function checkAcpAgents(
+  context: DoctorContext,
+  settings: DispatchSettings | undefined,
+): Promise<DoctorCheck[]> {
+  const configured = settings?.agents ?? {};
+  const agents: [string, { command: string[]; env?: Record<string, string> }][] = [];
+  for (const [name, config] of Object.entries(configured)) {
+    if (config?.protocol === "acp") agents.push([name, config]);
+  }
+  for (const [name, config] of Object.entries(defaultAcpCommands)) {
+    if (name in configured || !(name in defaultAgentCommands)) continue;
+    if (await findOnPath(config.command[0] ?? name, context.env)) agents.push([name, config]);
+  }
+  const checks: DoctorCheck[] = [];
+  for (const [name, config] of agents) {
+    const folder = await mkdtemp(join(tmpdir(), "gstack-doctor-acp-"));
+    try {
+      const probe = await probeAcpAgent({
+        command: config.command,
+        cwd: folder,
+        env: { ...context.env, ...config.env },
+        timeoutMs: 30_000,
+      });
+      checks.push(
+        probe.ok
+          ? {
+              name: `acp:${name}`,
+              status: "ok",
+              detail: `answers initialize (${[probe.name, probe.version].filter(Boolean).join(" ") || config.command[0]}, protocol ${probe.protocolVersion}${probe.loadSession ? ", can load sessions" : ", cannot load sessions: a retry after a crash starts anew"})`,
+            }
+          : {
+              name: `acp:${name}`,
+              status: "fail",
+              detail: `'${config.command.join(" ")}' does not answer initialize: ${probe.error}`,
+              fix: `install the agent, or fix dispatch.agents.${name} in config.yaml (its command must start an ACP agent on stdin and stdout)`,
+            },
+      );
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  }
+  return checks;
+}
+
 export async function runDoctor(context: DoctorContext): Promise<DoctorCheck[]> {
   const config = await checkConfig(context);
   return [
     checkNode(),
     ...(await checkAgents(context, config.settings)),
+    ...(await checkAcpAgents(context, config.settings)),
     ...config.checks,
     ...(await checkSecrets(context)),
     await checkStateRoot(context),

@@ -23,7 +23,7 @@ import { filesChanged } from "../worktree/git-worktrees";
 import { commitsToLand } from "../worktree/measure";
 import { submodulesNote } from "../worktree/record";
 import { extractLearnings } from "./learnings";
-import { completeSections, renderReport } from "./report";
+import { completeSections, describeUsage, renderReport } from "./report";
 
 /**
  * Everything a finished dispatch leaves behind, decided once and written to
@@ -204,6 +204,7 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
     attemptsNote(state),
     clockNote(state),
     state.worktree ? submodulesNote(state.worktree) : undefined,
+    describeUsage(progress?.usage),
   ]
     .filter(Boolean)
     .join(" ");

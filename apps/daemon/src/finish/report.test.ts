@@ -3,7 +3,7 @@ import { parseReportSections, REPORT_SECTIONS, type ReportSections } from "@gsta
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { completeSections, renderReport } from "./report";
+import { completeSections, describeUsage, renderReport } from "./report";
 
 const completion = parseValue("completion", {
   dispatch_id: "dispatch-x",
@@ -55,5 +55,21 @@ describe("completeSections", () => {
     expect(sections["What shipped"]).toContain("> I gave up");
     expect(sections["Needs human judgment"]).toContain("ended **failed** (tool_failure): API Error: 500");
     expect(sections["Decisions made"]).toBe("None reported.");
+  });
+});
+
+describe("describeUsage", () => {
+  it("says the tokens an agent reported, and nothing (no made-up cost) when it reported none", () => {
+    expect(
+      describeUsage({ inputTokens: 1200, outputTokens: 340, totalTokens: 1540, cachedReadTokens: 800 }),
+    ).toBe("The agent reported 1540 tokens (1200 in, 340 out, 800 read from cache).");
+    expect(describeUsage(undefined)).toBeUndefined();
+    const report = renderReport(
+      completion,
+      Object.fromEntries(REPORT_SECTIONS.map((name) => [name, "x"])) as ReportSections,
+      "Add a file",
+      describeUsage({ inputTokens: 5, outputTokens: 7, totalTokens: 12 }),
+    );
+    expect(report).toContain("The agent reported 12 tokens (5 in, 7 out). Cost: not reported by the agent.");
   });
 });

@@ -1,3 +1,4 @@
+import type { TokenUsage } from "@gstack/agent-runner";
 import type { Completion } from "@gstack/contracts";
 import { REPORT_SECTIONS, type ReportSections } from "@gstack/daemon-client";
 import { stringify } from "yaml";
@@ -124,4 +125,18 @@ export function renderWorkSection(completion: Completion): string {
     "",
   );
   return lines.join("\n");
+}
+
+/**
+ * One sentence on the tokens the agent reported for its last run (an ACP agent: with its
+ * prompt's answer), or undefined when it reported none. Tokens are never priced here: the cost
+ * is only what the agent reports.
+ */
+export function describeUsage(usage: TokenUsage | undefined): string | undefined {
+  if (!usage) return undefined;
+  const parts = [`${usage.inputTokens} in`, `${usage.outputTokens} out`];
+  if (usage.cachedReadTokens !== undefined) parts.push(`${usage.cachedReadTokens} read from cache`);
+  if (usage.cachedWriteTokens !== undefined) parts.push(`${usage.cachedWriteTokens} written to cache`);
+  if (usage.thoughtTokens !== undefined) parts.push(`${usage.thoughtTokens} thinking`);
+  return `The agent reported ${usage.totalTokens} tokens (${parts.join(", ")}).`;
 }

@@ -25,7 +25,7 @@ const text = (words: string) =>
   JSON.stringify({ type: "assistant", message: { content: [{ type: "text", text: words }] } });
 
 describe("describeStreamLine", () => {
-  it("says what the agent did, from Claude Code's and Codex's streams, and nothing for the rest", () => {
+  it("says what the agent did, from Claude Code's, Codex's and ACP agents' streams, and nothing for the rest", () => {
     expect(describeStreamLine(toolUse("Bash", { command: "git commit -m 'Add notes'" }))).toEqual([
       "▶ Bash: git commit -m 'Add notes'",
     ]);
@@ -38,6 +38,30 @@ describe("describeStreamLine", () => {
         JSON.stringify({ type: "item.completed", item: { type: "command_execution", command: "npm test" } }),
       ),
     ).toEqual(["▶ Bash: npm test"]);
+    const acp = (update: Record<string, unknown>) =>
+      JSON.stringify({ jsonrpc: "2.0", method: "session/update", params: { sessionId: "s", update } });
+    expect(describeStreamLine(acp({ sessionUpdate: "tool_call", title: "Write", rawInput: {} }))).toEqual([]);
+    expect(
+      describeStreamLine(
+        acp({ sessionUpdate: "tool_call", title: "Write a.ts", rawInput: { file_path: "a.ts" } }),
+      ),
+    ).toEqual(["▶ Write a.ts"]);
+    expect(
+      describeStreamLine(
+        acp({ sessionUpdate: "tool_call", title: "`git status`", rawInput: { command: "git status" } }),
+      ),
+    ).toEqual(["▶ Bash: git status"]);
+    expect(
+      describeStreamLine(acp({ sessionUpdate: "agent_message_chunk", content: { type: "text" } })),
+    ).toEqual([]);
+    expect(
+      describeStreamLine(JSON.stringify({ jsonrpc: "2.0", id: 2, result: { stopReason: "end_turn" } })),
+    ).toEqual(["■ finished"]);
+    expect(
+      describeStreamLine(
+        JSON.stringify({ jsonrpc: "2.0", id: 2, error: { code: -32603, message: "Internal error" } }),
+      ),
+    ).toEqual(["■ ended with an error: Internal error"]);
     expect(describeStreamLine('{"type":"system","subtype":"init"}')).toEqual([]);
     expect(describeStreamLine("not json")).toEqual([]);
   });

@@ -7,7 +7,8 @@ function firstLine(text: string): string {
 
 /**
  * The lines a person reads for one line of an agent's stream: Claude Code's stream-json
- * (`assistant` tool uses and text, the final `result`) or Codex's JSON events (`item.completed`).
+ * (`assistant` tool uses and text, the final `result`), Codex's JSON events (`item.completed`) or
+ * an ACP agent's JSON-RPC messages (tool calls, plans, the prompt's answer).
  * Other events, and lines that are not JSON, say nothing.
  */
 export function describeStreamLine(line: string): string[] {
@@ -18,6 +19,7 @@ export function describeStreamLine(line: string): string[] {
     return [];
   }
   if (typeof event !== "object" || event === null) return [];
+  if (event.jsonrpc === "2.0") return describeAcpMessage(event);
   if (event.type === "assistant") {
     const content = (event.message as { content?: unknown } | undefined)?.content;
     if (!Array.isArray(content)) return [];
@@ -44,6 +46,39 @@ export function describeStreamLine(line: string): string[] {
       );
     }
     if (item?.type === "agent_message" && typeof item.text === "string") return [`  ${firstLine(item.text)}`];
+  }
+  return [];
+}
+
+/**
+ * An ACP agent's message: a tool call once its input is known (agents may announce one first with
+ * no input), a plan, the answer that ends the prompt or an error answer. Message chunks are parts
+ * of words and say nothing on their own.
+ */
+function describeAcpMessage(message: Record<string, unknown>): string[] {
+  if (message.method === "session/update") {
+    const update = (message.params as { update?: Record<string, unknown> } | undefined)?.update;
+    if (update?.sessionUpdate === "tool_call") {
+      const input = update.rawInput;
+      if (input !== null && typeof input === "object" && Object.keys(input).length === 0) return [];
+      const title = typeof update.title === "string" ? update.title : String(update.kind ?? "tool");
+      const command = (input as { command?: unknown } | undefined)?.command;
+      return [`▶ ${typeof command === "string" ? describeToolUse("Bash", input) : firstLine(title)}`];
+    }
+    if (update?.sessionUpdate === "plan" && Array.isArray(update.entries)) {
+      const entries = update.entries as Array<{ content?: unknown; status?: unknown }>;
+      const done = entries.filter((entry) => entry.status === "completed").length;
+      return [`☰ plan ${done}/${entries.length} done`];
+    }
+    return [];
+  }
+  const error = message.error as { message?: unknown } | undefined;
+  if (error && typeof error === "object") {
+    return [`■ ended with an error: ${firstLine(String(error.message ?? "unknown"))}`];
+  }
+  const stopReason = (message.result as { stopReason?: unknown } | undefined)?.stopReason;
+  if (typeof stopReason === "string") {
+    return [stopReason === "end_turn" ? "■ finished" : `■ ended: ${stopReason}`];
   }
   return [];
 }

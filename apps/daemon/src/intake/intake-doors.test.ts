@@ -79,7 +79,7 @@ describe("the file door", () => {
   });
 
   it("refuses a bad file into rejected/ with its rule, and admits nothing", async () => {
-    await drop("bad.json", { ...dispatchFor(world, "dispatch-bad", "say hi"), target_agent: "gemini" });
+    await drop("bad.json", { ...dispatchFor(world, "dispatch-bad", "say hi"), target_agent: "my-agent" });
     await intake.scanIncoming();
     expect(sessions.admitted).toEqual([]);
     expect((await readdir(world.layout.dispatch.rejected)).sort()).toEqual([
@@ -90,6 +90,9 @@ describe("the file door", () => {
       await readFile(join(world.layout.dispatch.rejected, "dispatch-bad.reason.json"), "utf8"),
     );
     expect(reason).toMatchObject({ rule: "target-agent", file: "bad.json", id: "dispatch-bad" });
+    // The refusal says in words which field, which value, and which agents this daemon has.
+    expect(reason.reason).toContain("target_agent 'my-agent' is neither a built-in agent nor one configured");
+    expect(reason.reason).toContain("the agents here: codex");
   });
 
   it.each([

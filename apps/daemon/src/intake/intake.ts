@@ -262,7 +262,7 @@ export function checkDispatch(
   if (!context.knownAgents.includes(dispatch.target_agent)) {
     return refuse(
       "target-agent",
-      `targets '${dispatch.target_agent}', which is not configured here (known: ${context.knownAgents.join(", ")})`,
+      `target_agent '${dispatch.target_agent}' is neither a built-in agent nor one configured and installed here (dispatch.agents in config.yaml); the agents here: ${context.knownAgents.join(", ")}`,
     );
   }
   return { ok: true, dispatch };

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { readSupervisedExit, recordedRunResult } from "@gstack/agent-runner";
-import { type GstackLayout, writeFileAtomic } from "@gstack/contracts";
+import { adapterFor, readSupervisedExit, recordedRunResult } from "@gstack/agent-runner";
+import { type AgentCommand, type GstackLayout, writeFileAtomic } from "@gstack/contracts";
 import type { ExitRecord } from "../agent-types";
 import { resultOf } from "./runner-agent";
 
@@ -47,16 +47,21 @@ export function readSupervisedExitRecord(
   agent: string,
   attempt: number,
   startedAt: string,
+  command?: AgentCommand,
 ): ExitRecord | undefined {
   const exit = readSupervisedExit(supervisedExitPath(layout, id, attempt));
   if (exit === undefined || exit.stopped !== undefined) return undefined;
   try {
     const run = recordedRunResult({
       agent,
+      ...(command ? { command } : {}),
       streamFile: join(layout.dispatch.sessionDir(id), `stream-${attempt}.jsonl`),
       exit,
       startedAt,
     });
+    // An ACP agent talks to the daemon over its stdin: one that ended with no answer to its
+    // prompt lost its client when the daemon died, so it was interrupted, not finished.
+    if (adapterFor(agent, command).protocol === "acp" && run.result === undefined) return undefined;
     return { attempt, result: resultOf(run) };
   } catch {
     return undefined;

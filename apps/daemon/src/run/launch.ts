@@ -1,4 +1,6 @@
 import { join } from "node:path";
+import { defaultAcpCommands } from "@gstack/agent-runner";
+import type { AgentCommand } from "@gstack/contracts";
 import type { AgentFailure, AgentStarter, RunningAgent } from "../agent-types";
 import { answerPrompt, planInstructions } from "../await/plan-mode";
 import { ClockWatch, monotonicNow } from "../clock";
@@ -163,13 +165,14 @@ export class Launcher {
       release();
       return;
     }
-    if (state.phase !== undefined && state.agent !== "claude") {
+    const acp = speaksAcp(state.agent, agentConfig);
+    if (state.phase !== undefined && state.agent !== "claude" && !acp) {
       release();
       await this.finisher.finish(session, "failed", {
         failure: {
           kind: "spawn_error",
           retryable: false,
-          message: `this dispatch must be planned and approved first, and only Claude Code can plan read-only (its agent is ${state.agent})`,
+          message: `this dispatch must be planned and approved first, and only Claude Code and ACP agents can plan read-only (its agent is ${state.agent})`,
           retryWithoutLearnings: false,
         },
         countCommits: false,
@@ -182,7 +185,7 @@ export class Launcher {
       await finishUnstarted();
       return;
     }
-    const resumeId = state.continue_with?.session_id ?? resumeSessionId(state);
+    const resumeId = state.continue_with?.session_id ?? resumeSessionId(state, acp);
     const { environment } = context;
     let agent: RunningAgent;
     try {
@@ -203,8 +206,15 @@ export class Launcher {
         },
         allowedTools: settings.allowed_tools ?? [],
         disallowedTools: environment.disallowedTools,
-        ...(state.agent !== "claude" && agentConfig ? { command: agentConfig.command } : {}),
-        ...(environment.claudeBinary ? { binary: environment.claudeBinary } : {}),
+        ...(acp
+          ? {
+              command: (agentConfig ?? defaultAcpCommands[state.agent])?.command ?? [state.agent],
+              protocol: "acp" as const,
+              onLog: (line: string) => context.log(`${state.id}: ${line}`),
+            }
+          : {}),
+        ...(!acp && state.agent !== "claude" && agentConfig ? { command: agentConfig.command } : {}),
+        ...(environment.claudeBinary && !acp ? { binary: environment.claudeBinary } : {}),
         // Measured on the monotonic clock, across restarts: a moved wall clock times out nothing.
         timeoutMs: Math.max(1000, settings.session_timeout_seconds * 1000 - ranMs(context, session)),
         streamFile: join(sessionDir, `stream-${spawnNumber(state)}.jsonl`),
@@ -302,14 +312,24 @@ export class Launcher {
 }
 
 /**
- * The Claude Code session a later attempt continues: the one the earlier attempt's stream
- * reported, when the run has a worktree of its own (Claude Code resumes a session only from
- * the folder it began in) and the retry is not one that must leave the context behind.
+ * The agent session a later attempt continues (Claude Code's `--resume`, an ACP agent's
+ * `session/load`): the one the earlier attempt reported, when the run has a worktree of its own
+ * (a session resumes only from the folder it began in) and the retry is not one that must leave
+ * the context behind.
  */
-function resumeSessionId(state: SessionState): string | undefined {
-  if (state.agent !== "claude" || !state.worktree || !state.include_learnings) return undefined;
+function resumeSessionId(state: SessionState, acp: boolean): string | undefined {
+  if ((state.agent !== "claude" && !acp) || !state.worktree || !state.include_learnings) return undefined;
   if (state.attempt === 1 && (state.restarts ?? 0) === 0) return undefined;
   return state.progress?.sessionId;
+}
+
+/**
+ * Whether a dispatch's agent is run as an Agent Client Protocol agent: its configured command
+ * says `protocol: acp`, or, with none configured, it is an agent whose ACP mode is the default.
+ */
+export function speaksAcp(agent: string, config: AgentCommand | undefined): boolean {
+  if (config) return config.protocol === "acp";
+  return Object.hasOwn(defaultAcpCommands, agent);
 }
 
 /** "attempt n", with the round once a person's answers started runs of it, for log lines. */

@@ -14,6 +14,7 @@ function progressOf(progress: RunnerProgress): AgentProgress {
     ...(progress.lastAssistantText ? { lastText: progress.lastAssistantText } : {}),
     ...(progress.lastAction ? { lastAction: progress.lastAction } : {}),
     ...(progress.costUsd !== undefined ? { costUsd: progress.costUsd } : {}),
+    ...(progress.usage ? { usage: { ...progress.usage } } : {}),
   };
 }
 
@@ -22,11 +23,15 @@ export function resultOf(run: RunnerResult): AgentRunResult {
   const progress = progressOf(run.progress);
   if (run.result?.sessionId && !progress.sessionId) progress.sessionId = run.result.sessionId;
   if (run.result?.costUsd !== undefined) progress.costUsd = run.result.costUsd;
+  if (run.result?.usage) progress.usage = { ...run.result.usage };
   if (run.result?.numTurns !== undefined) progress.turns = run.result.numTurns;
   const text = run.result?.text ?? run.progress.lastAssistantText;
+  // An ACP agent that answered its prompt is ended by the runner (its stdin closed, then its
+  // group stopped): the run succeeded whatever signal that took, as the runner judged.
+  const answered = run.failure === undefined && run.result !== undefined;
   return {
-    exitCode: run.exitCode,
-    signal: run.signal,
+    exitCode: answered ? 0 : run.exitCode,
+    signal: answered ? null : run.signal,
     cancelled: run.cancelled,
     timedOut: run.timedOut,
     progress,
@@ -60,7 +65,15 @@ export const startRunnerAgent: AgentStarter = (options) => {
     ...(options.env ? { env: options.env } : {}),
     ...(options.allowedTools ? { allowedTools: options.allowedTools } : {}),
     ...(options.disallowedTools ? { disallowedTools: options.disallowedTools } : {}),
-    ...(options.command ? { command: { command: options.command } } : {}),
+    ...(options.command
+      ? { command: { command: options.command, ...(options.protocol ? { protocol: options.protocol } : {}) } }
+      : {}),
+    // An ACP agent is resumed with session/load and planned in its read-only mode by the runner.
+    ...(options.protocol === "acp" && options.resumeSessionId
+      ? { resumeSessionId: options.resumeSessionId }
+      : {}),
+    ...(options.protocol === "acp" && options.planOnly ? { planOnly: true } : {}),
+    ...(options.onLog ? { onLog: options.onLog } : {}),
     ...(options.binary ? { binary: options.binary } : {}),
     ...(options.agent === "claude" && (options.resumeSessionId || options.planOnly)
       ? {

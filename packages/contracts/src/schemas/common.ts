@@ -144,10 +144,22 @@ export const dispatchIdSchema = lazySchema((z) =>
   }),
 );
 
+/** The agents every daemon knows without configuration; a config may name any others. */
 export const targetAgents = ["claude", "codex", "cursor", "gemini"] as const;
 
-/** The coding agents a dispatch may target. */
-export const targetAgentSchema = lazySchema((z) => z.enum(targetAgents));
+/** An agent's name: 1 to 32 lower-case letters, digits and `-`, starting with a letter or digit. */
+export const targetAgentPattern = /^[a-z0-9][a-z0-9-]{0,31}$/;
+
+/**
+ * The coding agent a dispatch targets: a built-in one ({@link targetAgents}) or any name the
+ * daemon's config gives an agent; whether the name is known is the daemon's question.
+ */
+export const targetAgentSchema = lazySchema((z) =>
+  z.string().regex(targetAgentPattern, {
+    message:
+      "must be an agent name: 1 to 32 lower-case letters, digits and '-', starting with a letter or digit",
+  }),
+);
 
 const h16 = "[0-9A-Fa-f]{1,4}";
 const octet = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";

@@ -10,6 +10,12 @@ export const agentCommandSchema = lazySchema((z) =>
       .min(1)
       .describe("Program and arguments, e.g. ['codex', 'exec', '{prompt}']."),
     env: z.record(z.string(), z.string()).optional(),
+    protocol: z
+      .enum(["acp"])
+      .optional()
+      .describe(
+        "How the daemon talks to the agent: 'acp' runs the command as an Agent Client Protocol agent on its stdin and stdout (the prompt is sent over the protocol, not on the command line); absent, the command is run once with the prompt as an argument.",
+      ),
   }),
 );
 export type AgentCommand = z.output<typeof agentCommandSchema>;
@@ -64,7 +70,12 @@ const settingsWithoutDefaults = lazyValue((z) => ({
     .array(nonEmptyString)
     .optional()
     .describe("Claude Code --disallowedTools beyond the restrictions."),
-  agents: z.partialRecord(targetAgentSchema, agentCommandSchema).optional(),
+  agents: z
+    .record(targetAgentSchema, agentCommandSchema)
+    .optional()
+    .describe(
+      "Agents by the name a dispatch's target_agent gives: the built-in claude, codex, cursor and gemini, or any other.",
+    ),
   api_port: z
     .int()
     .min(1)
