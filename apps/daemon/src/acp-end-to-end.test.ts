@@ -47,8 +47,10 @@ function dispatch(id: string) {
   };
 }
 
+// Each test starts the adapter and the real CLI, the crash test twice with a child daemon
+// between: the limit only ends a hang, so it leaves room for a loaded machine's slow starts.
 describe("the daemon with an ACP agent (claude-code-acp over the real Claude Code CLI)", {
-  timeout: loadBudget(90_000),
+  timeout: loadBudget(180_000),
 }, () => {
   it("runs a dispatch whose target_agent maps to the ACP agent and commits on its branch", async () => {
     await world.start(
