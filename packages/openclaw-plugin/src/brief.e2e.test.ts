@@ -222,8 +222,8 @@ async function assistantSays(needle: string): Promise<string[]> {
 }
 
 async function incomingDispatches(): Promise<Record<string, unknown>[]> {
-  const names = (await readdir(world.layout.dispatch.incoming).catch(() => [] as string[])).filter((name) =>
-    name.endsWith(".json"),
+  const names = (await readdir(world.layout.dispatch.incoming).catch(() => [] as string[])).filter(
+    (name) => name.endsWith(".json") && !name.startsWith("."),
   );
   return Promise.all(
     names.map(async (name) => JSON.parse(await readFile(join(world.layout.dispatch.incoming, name), "utf8"))),

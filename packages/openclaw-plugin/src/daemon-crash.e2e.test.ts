@@ -133,7 +133,7 @@ async function dispatchFromSession(session: string, task: string): Promise<strin
   );
   expect(turn.code, turn.stderr).toBe(0);
   const added = (await readdir(world.layout.dispatch.incoming)).filter(
-    (name) => name.endsWith(".json") && !before.has(name),
+    (name) => name.endsWith(".json") && !name.startsWith(".") && !before.has(name),
   );
   expect(added).toHaveLength(1);
   const dispatch = JSON.parse(

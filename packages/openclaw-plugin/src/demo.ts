@@ -97,7 +97,9 @@ async function main(): Promise<void> {
       "agent:main:main",
       `${args.task}. ${DISPATCH_MARKER}${JSON.stringify(args)}`,
     );
-    const dispatched = (await readdir(world.layout.dispatch.incoming).catch(() => [])).length;
+    const dispatched = (await readdir(world.layout.dispatch.incoming).catch(() => [] as string[])).filter(
+      (name) => name.endsWith(".json") && !name.startsWith("."),
+    ).length;
     say(
       `   OpenClaw's agent called gstack_dispatch${dispatched ? "" : " (the daemon already took the file)"}`,
     );

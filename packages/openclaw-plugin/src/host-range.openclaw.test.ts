@@ -17,6 +17,7 @@ import { installPlugin, packPlugin, waitFor } from "./openclaw-world";
 
 const tools = [
   "gstack_answer",
+  "gstack_brief",
   "gstack_cancel",
   "gstack_dispatch",
   "gstack_handoffs",
@@ -24,6 +25,7 @@ const tools = [
   "gstack_learnings",
   "gstack_report",
   "gstack_resume_handoff",
+  "gstack_send_draft",
   "gstack_shipped",
   "gstack_status",
 ];

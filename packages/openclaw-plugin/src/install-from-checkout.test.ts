@@ -181,6 +181,9 @@ describe("installing from the checkout into a fresh prefix", () => {
       NO_COLOR: "1",
       HOME: home,
       XDG_CONFIG_HOME: join(home, ".config"),
+      // Node's compile cache, which every gstack command keeps, goes outside the home whose
+      // emptiness the refusal is judged by.
+      XDG_CACHE_HOME: join(folder, "refused-cache"),
       XDG_RUNTIME_DIR: join(home, "no-runtime"),
       DBUS_SESSION_BUS_ADDRESS: `unix:path=${join(home, "no-runtime", "bus")}`,
       GSTACK_HOME: join(home, ".gstack"),

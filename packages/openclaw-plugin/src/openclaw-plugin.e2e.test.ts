@@ -123,7 +123,7 @@ async function dispatchFromChat(task: string, session = SESSION): Promise<Record
   if (turn.code !== 0) console.error((await gateway.output()).slice(-6000));
   expect(turn.code, turn.stderr).toBe(0);
   const added = (await readdir(world.layout.dispatch.incoming)).filter(
-    (name) => name.endsWith(".json") && !before.has(name),
+    (name) => name.endsWith(".json") && !name.startsWith(".") && !before.has(name),
   );
   expect(added).toHaveLength(1);
   return JSON.parse(await readFile(join(world.layout.dispatch.incoming, added[0] as string), "utf8"));
@@ -195,6 +195,7 @@ describe("the gstack plugin in the real OpenClaw gateway", { timeout: loadBudget
     expect(plugin.toolNames.sort()).toEqual(
       [
         "gstack_answer",
+        "gstack_brief",
         "gstack_cancel",
         "gstack_dispatch",
         "gstack_handoffs",
@@ -202,6 +203,7 @@ describe("the gstack plugin in the real OpenClaw gateway", { timeout: loadBudget
         "gstack_learnings",
         "gstack_report",
         "gstack_resume_handoff",
+        "gstack_send_draft",
         "gstack_shipped",
         "gstack_status",
       ].sort(),

@@ -263,7 +263,7 @@ export async function dispatchFromChat(
   if (turn.code !== 0)
     throw new Error(`the dispatching turn failed:\n${turn.stderr}\n${(await gateway.output()).slice(-4000)}`);
   const added = (await readdir(world.layout.dispatch.incoming)).filter(
-    (name) => name.endsWith(".json") && !before.has(name),
+    (name) => name.endsWith(".json") && !name.startsWith(".") && !before.has(name),
   );
   if (added.length !== 1)
     throw new Error(`expected one new dispatch file, found ${added.join(", ") || "none"}`);
