@@ -106,12 +106,12 @@ describe("gstack-dispatch submit with flags", { timeout: loadBudget(60_000) }, (
 
   it("names the field and rule when a flag breaks the dispatch contract", async () => {
     const result = await runCli(
-      ["submit", "--task", "x", "--agent", "emacs", "--print", "--root", world.root],
+      ["submit", "--task", "x", "--agent", "Emacs", "--print", "--root", world.root],
       world.repo,
     );
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(
-      /^gstack-dispatch: the command line: invalid dispatch; - target_agent: must be one of .*\[invalid_value\]$/m,
+      /^gstack-dispatch: the command line: invalid dispatch; - target_agent: must be an agent name: .*\[format:regex\]$/m,
     );
   });
 });
@@ -259,12 +259,12 @@ describe("gstack-dispatch submit <file> with flags", { timeout: loadBudget(60_00
   it("names the file and the rule when a flag makes the dispatch invalid", async () => {
     const file = await writeDispatchFile();
     const result = await runCli(
-      ["submit", file, "--agent", "emacs", "--print", "--root", world.root],
+      ["submit", file, "--agent", "Emacs", "--print", "--root", world.root],
       world.base,
     );
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(
-      /^gstack-dispatch: .*saved\.json with the command line's target_agent: invalid dispatch; - target_agent: must be one of/,
+      /^gstack-dispatch: .*saved\.json with the command line's target_agent: invalid dispatch; - target_agent: must be an agent name/,
     );
   });
 
