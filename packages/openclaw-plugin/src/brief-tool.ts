@@ -4,7 +4,7 @@ import type { BriefDraft, ReplyTo } from "@gstack/contracts";
 import { pickUpHandoff } from "@gstack/handoff";
 import { z } from "zod";
 import { briefOptions } from "./brief-sources";
-import { parseToolInput, sendDispatch } from "./dispatch-tool";
+import { parseToolInput, replyToOf, sendDispatch } from "./dispatch-tool";
 import type { PluginSettings } from "./plugin-settings";
 import { answer, failure, type ToolAnswer } from "./tool-answer";
 import type { ToolSession } from "./tool-session";
@@ -42,17 +42,6 @@ const sendInput = z.strictObject({ draft_id: z.string().min(1) });
 /** The drafts folder of the plugin's records. */
 export function draftsOf(settings: PluginSettings) {
   return draftStore(join(settings.stateDir, "drafts"));
-}
-
-function replyToOf(session: ToolSession): ReplyTo | undefined {
-  return session.sessionKey
-    ? {
-        runtime: "openclaw",
-        session_key: session.sessionKey,
-        ...(session.agentId ? { agent_id: session.agentId } : {}),
-        ...(session.sessionId ? { session_id: session.sessionId } : {}),
-      }
-    : undefined;
 }
 
 /**

@@ -144,14 +144,7 @@ export async function sendDispatch(
         { rule: folder.refusal.rule },
       );
     }
-    const replyTo: ReplyTo | undefined = session.sessionKey
-      ? {
-          runtime: "openclaw",
-          session_key: session.sessionKey,
-          ...(session.agentId ? { agent_id: session.agentId } : {}),
-          ...(session.sessionId ? { session_id: session.sessionId } : {}),
-        }
-      : undefined;
+    const replyTo = replyToOf(session);
     const document: DispatchInput = {
       ...input.value,
       id: input.value.id ?? newDispatchId(now),
@@ -267,4 +260,16 @@ async function spawnThroughApi(
 function sentenceOf(error: ContractError): string {
   const issue = error.issues[0];
   return `The dispatch was not sent: ${issue ? `${issue.path || "the document"} ${issue.message}` : oneLine(error)}; fix it and call gstack_dispatch again.`;
+}
+
+/** Where a dispatch's report goes back to: the OpenClaw session that called the tool, if known. */
+export function replyToOf(session: ToolSession): ReplyTo | undefined {
+  return session.sessionKey
+    ? {
+        runtime: "openclaw",
+        session_key: session.sessionKey,
+        ...(session.agentId ? { agent_id: session.agentId } : {}),
+        ...(session.sessionId ? { session_id: session.sessionId } : {}),
+      }
+    : undefined;
 }
