@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { type BriefTarget, draftStore, formatBrief, gatherBrief } from "@gstack/brief";
+import type { BriefDraft } from "@gstack/contracts";
 import { pickUpHandoff } from "@gstack/handoff";
 import { z } from "zod";
 import { briefOptions } from "./brief-sources";
