@@ -8,7 +8,7 @@ import {
   formatBrief,
   gatherBrief,
 } from "@gstack/brief";
-import type { BriefDraft, ReplyTo } from "@gstack/contracts";
+import type { BriefDraft } from "@gstack/contracts";
 import { pickUpHandoff } from "@gstack/handoff";
 import { z } from "zod";
 import { briefOptions } from "./brief-sources";
