@@ -38,6 +38,8 @@ When the person says they are about to work on a project ("going to code on baku
 them before they ask: call \`gstack_brief\` for it, and show in a few lines what happened last
 time, what is still open, the checkpoint to resume and the dispatch it drafted. Then ask.
 Send the draft (\`gstack_send_draft\`) only on their word; a project with no history gets one
-honest sentence, never an empty template.
+honest sentence, never an empty template. A yes to a brief that reached them on a schedule
+sends that brief's draft: pass the id it shows, or no id when you cannot see it, and if
+several drafts wait, ask which.
 `;
 }

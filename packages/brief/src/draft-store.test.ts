@@ -92,3 +92,57 @@ describe("draftStore", () => {
     );
   });
 });
+
+describe("draftStore.answerable", () => {
+  const person = { sessionKey: "agent:main:person", route: { channel: "telegram", to: "42" } };
+  const cron = { runtime: "openclaw" as const, session_key: "agent:main:cron:job:run:1" };
+
+  it("lists the drafts delivered to the person in the window; a sent one moves to sent", async () => {
+    const store = draftStore(folder);
+    const now = new Date("2026-11-27T09:00:00Z");
+    const old = await store.keep(fields, {
+      now: new Date("2026-11-26T09:00:00Z"),
+      replyTo: cron,
+      deliveredTo: person.route,
+    });
+    const other = await store.keep(fields, {
+      now,
+      replyTo: cron,
+      deliveredTo: { channel: "telegram", to: "7" },
+    });
+    const mine = await store.keep(fields, {
+      now,
+      replyTo: cron,
+      deliveredTo: { channel: "telegram", to: "42" },
+    });
+    expect(mine.delivered_to).toEqual({ channel: "telegram", to: "42" });
+    const later = new Date("2026-11-27T10:00:00Z");
+    const before = await store.answerable(person, { now: later });
+    expect(before.unsent.map((item) => item.draft_id)).toEqual([mine.draft_id]);
+    expect(before.sent).toEqual([]);
+    expect(before.unreadable).toEqual([]);
+    expect([old.draft_id, other.draft_id]).not.toContain(mine.draft_id);
+    await store.send(mine.draft_id, async (value) => ({ sent: true, dispatchId: value.dispatch_id }), {
+      now: later,
+    });
+    const after = await store.answerable(person, { now: later });
+    expect(after.unsent).toEqual([]);
+    expect(after.sent.map((item) => item.draft_id)).toEqual([mine.draft_id]);
+  });
+
+  it("names a draft file it cannot read instead of passing over it in silence", async () => {
+    const store = draftStore(folder);
+    const now = new Date("2026-11-27T09:00:00Z");
+    const draft = await store.keep(fields, { now, deliveredTo: person.route });
+    const file = join(folder, `${draft.draft_id}.json`);
+    await writeFile(file, "{ not json");
+    const found = await store.answerable(person, { now });
+    expect(found.unsent).toEqual([]);
+    expect(found.unreadable).toEqual([{ file, reason: expect.stringContaining(file) }]);
+  });
+
+  it("answers an empty list when no draft was ever kept", async () => {
+    const found = await draftStore(join(folder, "none")).answerable(person);
+    expect(found).toEqual({ unsent: [], sent: [], unreadable: [] });
+  });
+});

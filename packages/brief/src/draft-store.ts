@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { readFile } from "node:fs/promises";
+import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import {
   type BriefDraft,
@@ -12,6 +12,13 @@ import {
   writeFileAtomic,
 } from "@gstack/contracts";
 import type { DraftFields } from "./brief-types";
+import {
+  ANSWER_WINDOW_MS,
+  type AnswerableDrafts,
+  answerableDrafts,
+  type DraftAsker,
+  type DraftRoute,
+} from "./draft-route";
 
 /** How a kept draft is sent: through the ordinary dispatch path, with the draft's fields. */
 export type DraftSender = (
@@ -25,10 +32,25 @@ export type SendOutcome =
   | { outcome: "refused"; draft: BriefDraft; reason: string }
   | { outcome: "unknown"; reason: string };
 
+/** A draft file the store could not read: its path and why. */
+export interface UnreadableDraft {
+  file: string;
+  reason: string;
+}
+
 /** A time-ordered id: `{prefix}-{YYYYMMDDTHHMMSS}-{8 hex}`. */
 function stampedId(prefix: string, now: Date): string {
   const stamp = now.toISOString().replace(/[-:]/g, "").replace(/\..*$/, "");
   return `${prefix}-${stamp}-${randomBytes(4).toString("hex")}`;
+}
+
+/** When a stamped draft id was made (to the second), or undefined for an id without a stamp. */
+function stampOf(id: string): number | undefined {
+  const match = /^draft-(\d{4})(\d{2})(\d{2})T(\d{2})(\d{2})(\d{2})-/.exec(id);
+  if (!match) return undefined;
+  const [, year, month, day, hour, minute, second] = match;
+  const at = Date.parse(`${year}-${month}-${day}T${hour}:${minute}:${second}Z`);
+  return Number.isNaN(at) ? undefined : at;
 }
 
 /**
@@ -63,8 +85,14 @@ export function draftStore(folder: string) {
     folder,
     read,
 
-    /** Keeps a new draft and returns it with its ids. */
-    async keep(fields: DraftFields, options: { now?: Date; replyTo?: ReplyTo } = {}): Promise<BriefDraft> {
+    /**
+     * Keeps a new draft and returns it with its ids. `deliveredTo` is where the brief showing it
+     * goes (a scheduled brief's channel and person), so a yes from there can find it.
+     */
+    async keep(
+      fields: DraftFields,
+      options: { now?: Date; replyTo?: ReplyTo; deliveredTo?: DraftRoute } = {},
+    ): Promise<BriefDraft> {
       const now = options.now ?? new Date();
       const draft: BriefDraft = {
         ...fields,
@@ -72,9 +100,50 @@ export function draftStore(folder: string) {
         created_at: now.toISOString(),
         dispatch_id: stampedId("dispatch", now),
         ...(options.replyTo ? { reply_to: options.replyTo } : {}),
+        ...(options.deliveredTo ? { delivered_to: options.deliveredTo } : {}),
       };
       await write(draft);
       return parseValue("brief-draft", draft);
+    },
+
+    /**
+     * The drafts a plain yes from `asker` may mean: shown to them (in their session or delivered
+     * to their channel) within the window before `now`, unsent and sent, newest first. A draft
+     * file that cannot be read is named in `unreadable`, not dropped silently.
+     */
+    async answerable(
+      asker: DraftAsker,
+      options: { now?: Date; windowMs?: number } = {},
+    ): Promise<AnswerableDrafts & { unreadable: UnreadableDraft[] }> {
+      const now = options.now ?? new Date();
+      const windowMs = options.windowMs ?? ANSWER_WINDOW_MS;
+      let names: string[];
+      try {
+        names = await readdir(folder);
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT")
+          return { unsent: [], sent: [], unreadable: [] };
+        throw error;
+      }
+      const drafts: BriefDraft[] = [];
+      const unreadable: UnreadableDraft[] = [];
+      for (const name of names) {
+        if (!name.endsWith(".json") || name.startsWith(".")) continue;
+        const id = name.slice(0, -".json".length);
+        // The id's stamp says when it was made: older files are not opened (its second may round down).
+        const stamp = stampOf(id);
+        if (stamp !== undefined && now.getTime() - stamp > windowMs + 1000) continue;
+        try {
+          const draft = await read(id);
+          if (draft) drafts.push(draft);
+        } catch (error) {
+          unreadable.push({
+            file: fileOf(id),
+            reason: (error instanceof Error ? error.message : String(error)).split("\n")[0] ?? "",
+          });
+        }
+      }
+      return { ...answerableDrafts(drafts, asker, now, windowMs), unreadable };
     },
 
     /** Sends a kept draft once; every later call answers with the dispatch it became. */

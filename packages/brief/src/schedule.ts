@@ -25,7 +25,7 @@ export function scheduledBriefMessage(projects: readonly string[] = []): string 
   return [
     "Morning gstack brief: read today's calendar with your calendar tool, if you have one, and for each coding session on it (an event naming a project) call gstack_brief with that project.",
     named.trim(),
-    "Send me each brief as it is, in a few lines, and send no draft: I answer yes when I want one sent.",
+    "Send me each brief as it is, in a few lines, keeping its 'Drafted dispatch … (not sent)' line, and send no draft: I answer yes when I want one sent.",
     "If there is nothing to brief, reply exactly NO_REPLY.",
   ]
     .filter(Boolean)

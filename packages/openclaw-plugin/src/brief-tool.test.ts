@@ -147,6 +147,95 @@ describe("gstack_brief and gstack_send_draft", { timeout: loadBudget(60_000) }, 
     expect(textOf(later)).toMatch(new RegExp(`Open work: ${id} running, (just now|\\d+ min)\\.`));
   });
 
+  it("send a scheduled brief's draft on a yes without its id from the person it went to; ask which when two wait", async () => {
+    const now = new Date();
+    await seedHistory(now);
+    // The scheduled run: its own session, delivering to the person's channel.
+    const scheduled = {
+      sessionKey: "agent:main:cron:job-1:run:run-1",
+      agentId: "main",
+      route: { channel: "telegram", to: "42" },
+    };
+    // The person's chat: another session, on the same route (the channel names them user:42).
+    const person = {
+      sessionKey: "agent:main:telegram:direct:42",
+      agentId: "main",
+      route: { channel: "telegram", to: "user:42" },
+    };
+    const stranger = { sessionKey: "agent:main:telegram:direct:7", route: { channel: "telegram", to: "7" } };
+    const incoming = async () =>
+      (await readdir(world.layout.dispatch.incoming).catch(() => [] as string[])).filter(
+        (name) => name.endsWith(".json") && !name.startsWith("."),
+      );
+
+    const brief = await runBriefTool(settings, scheduled, { project: "widget" }, now);
+    const draftId = String(brief.details.draft_id);
+    const kept = JSON.parse(
+      await readFile(join(openclawState, "gstack", "drafts", `${draftId}.json`), "utf8"),
+    );
+    expect(kept.delivered_to).toEqual({ channel: "telegram", to: "42" });
+    expect(kept.reply_to).toMatchObject({ session_key: scheduled.sessionKey });
+
+    // Someone else's yes finds nothing of theirs.
+    const theirs = await runSendDraftTool(settings, stranger, {}, now);
+    expect(textOf(theirs)).toBe(
+      "Nothing was sent: no draft was shown to this person in the last 12 h. Call gstack_brief for a new one.",
+    );
+    expect(await incoming()).toEqual([]);
+
+    const yes = await runSendDraftTool(settings, person, {}, now);
+    expect(yes.details).toMatchObject({
+      ok: true,
+      via: "file",
+      draft_id: draftId,
+      dispatch_id: kept.dispatch_id,
+    });
+    expect(await incoming()).toEqual([`${kept.dispatch_id}.json`]);
+    const dispatch = JSON.parse(
+      await readFile(join(world.layout.dispatch.incoming, `${kept.dispatch_id}.json`), "utf8"),
+    );
+    expect(dispatch).toMatchObject({
+      id: kept.dispatch_id,
+      task: kept.task,
+      project: "acme-widget",
+      base: "fix/auth",
+      handoff_id: kept.source_ref,
+      // The report goes to the chat that said yes, not to the scheduled run's session.
+      reply_to: { runtime: "openclaw", session_key: person.sessionKey, agent_id: "main" },
+    });
+
+    const again = await runSendDraftTool(settings, person, {}, now);
+    expect(textOf(again)).toBe(`${draftId} was already sent as ${kept.dispatch_id}; nothing was sent again.`);
+    expect(again.details).toMatchObject({ already_sent: true });
+    expect(await incoming()).toHaveLength(1);
+
+    // Two scheduled briefs with a new checkpoint: two drafts wait, and a plain yes sends neither.
+    const project = world.layout.project("acme-widget");
+    await writeFile(
+      join(project.checkpoints, "20261127-080000-tests.md"),
+      `---\nbranch: fix/auth\ntimestamp: ${new Date(now.getTime() - 3_600_000).toISOString()}\n---\n## Working on: Testing the refresh\n`,
+    );
+    const one = String(
+      (await runBriefTool(settings, scheduled, { project: "widget" }, now)).details.draft_id,
+    );
+    const later = new Date(now.getTime() + 60_000);
+    const two = String(
+      (await runBriefTool(settings, scheduled, { project: "widget" }, later)).details.draft_id,
+    );
+    const ask = await runSendDraftTool(settings, person, {}, later);
+    expect(ask.details).toMatchObject({ ok: true, sent: false, waiting: 2 });
+    expect(textOf(ask).split("\n")).toEqual([
+      "Nothing was sent: 2 drafts are waiting for the person's word here. Ask which one to send, then call gstack_send_draft with its draft_id:",
+      `- ${two}: acme-widget, "Continue the work saved in the gstack checkpoint "Testing the refresh" (project acme-widget, branch fix/auth). Check…" (drafted 0 min ago)`,
+      `- ${one}: acme-widget, "Continue the work saved in the gstack checkpoint "Testing the refresh" (project acme-widget, branch fix/auth). Check…" (drafted 1 min ago)`,
+    ]);
+    expect(await incoming()).toHaveLength(1);
+    // Named, one is sent.
+    const named = await runSendDraftTool(settings, person, { draft_id: one }, later);
+    expect(named.details).toMatchObject({ ok: true, draft_id: one });
+    expect(await incoming()).toHaveLength(2);
+  });
+
   it("say so in one sentence for a project with nothing recorded, and draft nothing", async () => {
     const brief = await runBriefTool(settings, session, { project: "zanzibar" });
     expect(textOf(brief)).toBe(

@@ -1,11 +1,20 @@
 import { join } from "node:path";
-import { type BriefTarget, draftStore, formatBrief, gatherBrief } from "@gstack/brief";
+import {
+  ANSWER_WINDOW_MS,
+  type BriefTarget,
+  type DraftAsker,
+  type DraftRoute,
+  draftStore,
+  formatBrief,
+  gatherBrief,
+} from "@gstack/brief";
 import type { BriefDraft } from "@gstack/contracts";
 import { pickUpHandoff } from "@gstack/handoff";
 import { z } from "zod";
 import { briefOptions } from "./brief-sources";
 import { parseToolInput, replyToOf, sendDispatch } from "./dispatch-tool";
 import type { PluginSettings } from "./plugin-settings";
+import { cutAtBreak } from "./text-cut";
 import { answer, failure, type ToolAnswer } from "./tool-answer";
 import type { ToolSession } from "./tool-session";
 
@@ -31,13 +40,48 @@ const briefInput = z.strictObject({
 export const sendDraftParameters = {
   type: "object",
   additionalProperties: false,
-  required: ["draft_id"],
   properties: {
-    draft_id: { type: "string", description: "The draft gstack_brief returned (draft-…)." },
+    draft_id: {
+      type: "string",
+      description:
+        "The draft the brief the person answers shows (draft-…). Leave it out only when no brief in this conversation shows one: then the one draft shown to this person in the last 12 h is sent.",
+    },
   },
 } as const;
 
-const sendInput = z.strictObject({ draft_id: z.string().min(1) });
+const sendInput = z.strictObject({ draft_id: z.string().trim().min(1).optional() });
+
+/** Where the brief given in this session goes, as a draft records it. */
+function deliveredToOf(session: ToolSession): DraftRoute | undefined {
+  const route = session.route;
+  return route
+    ? {
+        channel: route.channel,
+        to: route.to,
+        ...(route.accountId ? { account_id: route.accountId } : {}),
+        ...(route.threadId ? { thread_id: route.threadId } : {}),
+      }
+    : undefined;
+}
+
+/** Who says yes: their session and the route it answers on. */
+function askerOf(session: ToolSession): DraftAsker {
+  const route = deliveredToOf(session);
+  return { ...(session.sessionKey ? { sessionKey: session.sessionKey } : {}), ...(route ? { route } : {}) };
+}
+
+/** How long ago, in the brief's own words ("2 h ago"). */
+function agoText(at: string, now: Date): string {
+  const minutes = Math.max(0, Math.round((now.getTime() - Date.parse(at)) / 60_000));
+  return minutes < 60 ? `${minutes} min ago` : `${Math.round(minutes / 60)} h ago`;
+}
+
+/** One line naming a draft for the person to choose: id, project, task, age. */
+function draftChoice(draft: BriefDraft, now: Date): string {
+  const line = (draft.task.split("\n")[0] ?? draft.task).trim();
+  const task = [...line].length > 120 ? `${cutAtBreak(line, 120)}…` : line;
+  return `- ${draft.draft_id}: ${draft.project}, "${task}" (drafted ${agoText(draft.created_at, now)})`;
+}
 
 /** The drafts folder of the plugin's records. */
 export function draftsOf(settings: PluginSettings) {
@@ -63,7 +107,12 @@ export async function runBriefTool(
   let draft: BriefDraft | undefined;
   if (brief.draft) {
     const replyTo = replyToOf(session);
-    draft = await draftsOf(settings).keep(brief.draft, { now, ...(replyTo ? { replyTo } : {}) });
+    const deliveredTo = deliveredToOf(session);
+    draft = await draftsOf(settings).keep(brief.draft, {
+      now,
+      ...(replyTo ? { replyTo } : {}),
+      ...(deliveredTo ? { deliveredTo } : {}),
+    });
   }
   const text = formatBrief(brief, { now, ...(draft ? { draftId: draft.draft_id } : {}) });
   const ask = draft
@@ -81,7 +130,10 @@ export async function runBriefTool(
 
 /**
  * `gstack_send_draft`: the person said yes. The kept draft becomes an ordinary dispatch with its
- * own fields and the id chosen when it was drafted; a draft already sent is not sent again.
+ * own fields and the id chosen when it was drafted; a draft already sent is not sent again. The
+ * dispatch reports to the session that said yes. Without a draft id (the person answers a
+ * scheduled brief, whose draft was made in the scheduler's own session), the one unsent draft
+ * shown to this person in the last 12 h is sent; with several, none is, and they are listed.
  */
 export async function runSendDraftTool(
   settings: PluginSettings,
@@ -91,10 +143,47 @@ export async function runSendDraftTool(
 ): Promise<ToolAnswer> {
   const input = parseToolInput(sendInput, params, "gstack_send_draft");
   if (!input.ok) return failure(input.sentence);
+  if (input.value.draft_id) return sendDraft(settings, session, input.value.draft_id, now);
+  const found = await draftsOf(settings).answerable(askerOf(session), { now });
+  const unreadable =
+    found.unreadable.length > 0
+      ? ` (${found.unreadable.length} draft file${found.unreadable.length === 1 ? "" : "s"} could not be read: ${found.unreadable.map((item) => `${item.file}: ${item.reason}`).join("; ")})`
+      : "";
+  const [only, ...others] = found.unsent;
+  if (only && others.length === 0) return sendDraft(settings, session, only.draft_id, now);
+  if (only) {
+    return answer(
+      [
+        `Nothing was sent: ${found.unsent.length} drafts are waiting for the person's word here. Ask which one to send, then call gstack_send_draft with its draft_id:`,
+        ...found.unsent.map((draft) => draftChoice(draft, now)),
+      ].join("\n") + unreadable,
+      { sent: false, waiting: found.unsent.length },
+    );
+  }
+  const [sent] = found.sent;
+  if (sent?.sent) {
+    return answer(
+      `${sent.draft_id} was already sent as ${sent.sent.dispatch_id}; nothing was sent again.${unreadable}`,
+      { dispatch_id: sent.sent.dispatch_id, draft_id: sent.draft_id, already_sent: true },
+    );
+  }
+  const hours = Math.round(ANSWER_WINDOW_MS / 3_600_000);
+  return failure(
+    `Nothing was sent: no draft was shown to this person in the last ${hours} h. Call gstack_brief for a new one.${unreadable}`,
+  );
+}
+
+/** Sends one kept draft, once, from the session that said yes. */
+async function sendDraft(
+  settings: PluginSettings,
+  session: ToolSession,
+  draftId: string,
+  now: Date,
+): Promise<ToolAnswer> {
   let reply: ToolAnswer | undefined;
   const replyTo = replyToOf(session);
   const outcome = await draftsOf(settings).send(
-    input.value.draft_id,
+    draftId,
     async (draft) => {
       reply = await sendDispatch(
         settings,

@@ -25,6 +25,8 @@ import { useRealGateway } from "./real-gateway-world";
 
 const SESSION = "agent:main:main";
 const PERSON = "person-brief";
+/** The person's own chat on the recording channel (their direct messages arrive here). */
+const PERSON_SESSION = "agent:main:recording-person";
 
 let world: GstackWorld;
 let model: ScriptedModel;
@@ -113,22 +115,29 @@ function briefAgent(request: RecordedRequest): ScriptedStep {
         .join("\n");
       return scripted.text(/Drafted dispatch/.test(shown) ? `${shown}\nShall I send it?` : shown);
     }
+    // Several drafts wait: the agent asks which, listing them as the tool did.
+    if (/Ask which one to send/.test(result.text)) return scripted.text(result.text);
     return scripted.text(result.text.split("\n")[0] ?? "Done.");
   }
   const fresh = newestUserText(request);
   const going = /going to code on (\w+)/i.exec(fresh);
   if (going) return call("gstack_brief", { project: going[1] });
   if (/today's calendar/i.test(fresh)) return call("calendar_today", {});
-  const said = (fresh.trim().split("\n").at(-1) ?? "")
-    .replace(/^\[[^\]]*\]\s*/, "")
-    .trim()
-    .toLowerCase();
+  const spoken = (fresh.trim().split("\n").at(-1) ?? "").replace(/^\[[^\]]*\]\s*/, "").trim();
+  const said = spoken.toLowerCase();
+  // The person names a draft the agent listed.
+  const named = /\b(draft-[\w-]+)/.exec(spoken);
+  if (named && /^(send|yes)\b/.test(said)) return call("gstack_send_draft", { draft_id: named[1] });
   if (said === "yes" || said === "go") {
-    const drafts = [...conversationText(request).matchAll(/gstack_send_draft with draft_id (draft-[\w-]+)/g)];
-    const draft = drafts.at(-1)?.[1];
-    return draft
-      ? call("gstack_send_draft", { draft_id: draft })
-      : scripted.text("There is nothing drafted to send.");
+    // The id the brief in this conversation shows; none when the brief came from a scheduled run.
+    const drafts = [
+      ...conversationText(request).matchAll(
+        /gstack_send_draft with draft_id (draft-[\w-]+)|Drafted dispatch (draft-[\w-]+) \(not sent\)/g,
+      ),
+    ];
+    const last = drafts.at(-1);
+    const draft = last?.[1] ?? last?.[2];
+    return call("gstack_send_draft", draft ? { draft_id: draft } : {});
   }
   return scripted.text("OK.");
 }
@@ -292,8 +301,48 @@ it("a project with nothing recorded gets one honest sentence and no draft", asyn
   ]);
 });
 
-it("a scheduled brief, from today's calendar, reaches the person's channel once", async () => {
-  await bindRecordingPerson(home, gateway, "agent:main:recording-person", PERSON);
+/** A checkpoint gstack wrote `hoursAgo` before now on fix/auth: the next work on acme-baku. */
+async function seedCheckpoint(title: string, hoursAgo: number): Promise<void> {
+  const at = new Date(Date.now() - hoursAgo * 3_600_000).toISOString();
+  const stamp = at.replace(/[-:]/g, "").replace("T", "-").slice(0, 15);
+  const folder = world.layout.project("acme-baku").checkpoints;
+  await mkdir(folder, { recursive: true });
+  await writeFile(
+    join(folder, `${stamp}-${title.toLowerCase().replace(/\W+/g, "-")}.md`),
+    `---\nstatus: in-progress\nbranch: fix/auth\ntimestamp: ${at}\n---\n## Working on: ${title}\n\n### Remaining Work\n- ${title}\n`,
+  );
+}
+
+/** Runs the scheduled brief now, as OpenClaw's scheduler would, and waits for the run to end. */
+async function runScheduledBrief(jobId: string): Promise<void> {
+  const ran = await runOpenClaw(
+    ["automations", "run", jobId, "--wait", "--wait-timeout", `${Math.ceil(loadBudget(180_000) / 1000)}s`],
+    { home: home.home, env: gatewayEnv(gateway), timeoutMs: loadBudget(240_000) },
+  );
+  expect(ran.code, `${ran.stdout}\n${ran.stderr}`).toBe(0);
+}
+
+async function keptDraft(draftId: string): Promise<Record<string, unknown>> {
+  return JSON.parse(await readFile(join(home.stateDir, "gstack", "drafts", `${draftId}.json`), "utf8"));
+}
+
+async function personSays(text: string): Promise<void> {
+  const turn = await agentTurn(home, gateway, PERSON_SESSION, text);
+  expect(turn.code, turn.stderr).toBe(0);
+}
+
+async function personSessionHears(needle: string): Promise<string[]> {
+  return (await chatHistory(home, gateway, PERSON_SESSION))
+    .filter((message) => message.role === "assistant" && (message.reply ?? "").includes(needle))
+    .map((message) => message.reply ?? "");
+}
+
+let jobId: string;
+
+it("a scheduled brief, from today's calendar, reaches the person's channel once; their yes in their chat sends its draft once", async () => {
+  await bindRecordingPerson(home, gateway, PERSON_SESSION, PERSON);
+  // New work since the first test's dispatch: a checkpoint from an hour ago.
+  await seedCheckpoint("Add the expired-token test", 1);
   // Set up with the bundled command, which runs `openclaw automations create` for the person.
   const openclaw = join(real.scratch, "openclaw");
   await writeFile(openclaw, `#!/bin/sh\nexec "${process.execPath}" "${openclawBin()}" "$@"\n`);
@@ -320,29 +369,80 @@ it("a scheduled brief, from today's calendar, reaches the person's channel once"
   );
   expect(created.code, `${created.stdout}\n${created.stderr}`).toBe(0);
   const job = JSON.parse(created.stdout) as { id?: string; job?: { id?: string } };
-  const jobId = job.id ?? job.job?.id;
-  expect(jobId).toBeDefined();
-  const ran = await runOpenClaw(
-    [
-      "automations",
-      "run",
-      String(jobId),
-      "--wait",
-      "--wait-timeout",
-      `${Math.ceil(loadBudget(180_000) / 1000)}s`,
-    ],
-    { home: home.home, env: gatewayEnv(gateway), timeoutMs: loadBudget(240_000) },
-  );
-  expect(ran.code, `${ran.stdout}\n${ran.stderr}`).toBe(0);
+  jobId = String(job.id ?? job.job?.id);
+  expect(jobId).not.toBe("undefined");
+  const before = await incomingDispatches();
+  await runScheduledBrief(jobId);
   const toPerson = (await sentMessages()).filter((message) => message.to === PERSON);
   expect(toPerson).toHaveLength(1);
-  expect(toPerson[0]?.text).toContain("Brief for acme-baku");
-  expect(toPerson[0]?.text).toContain("Last session");
-  // Yesterday's checkpoint went out with the first test's dispatch: nothing is drafted again.
-  expect(toPerson[0]?.text).toContain("No pending checkpoint or handoff.");
+  const delivered = toPerson[0]?.text ?? "";
+  expect(delivered).toContain("Brief for acme-baku");
+  expect(delivered).toContain("Last session");
+  expect(delivered).toContain("Newest checkpoint (1 h ago, fix/auth): Add the expired-token test.");
+  const draftId = /Drafted dispatch (draft-[\w-]+) \(not sent\)/.exec(delivered)?.[1];
+  expect(draftId, delivered).toBeDefined();
   // The calendar was read, and the brief asked for the event's project.
   const calls = model.agentRequests().map((request) => JSON.stringify(request.body));
   expect(calls.some((body) => body.includes("Baku coding session"))).toBe(true);
+  // The scheduled run kept the draft in its own session and sent nothing; the draft knows where it went.
+  const draft = await keptDraft(String(draftId));
+  expect(draft).toMatchObject({ delivered_to: { channel: "recording-chat", to: PERSON } });
+  expect(String((draft.reply_to as { session_key?: string }).session_key)).toMatch(/^agent:main:cron:/);
+  expect(await incomingDispatches()).toHaveLength(before.length);
+
+  // The person's chat never saw the id: their yes sends the one draft delivered to them.
+  await personSays("yes");
+  const after = await incomingDispatches();
+  expect(after).toHaveLength(before.length + 1);
+  const dispatch = after.find((item) => item.id === draft.dispatch_id);
+  expect(dispatch).toMatchObject({
+    id: draft.dispatch_id,
+    project: "acme-baku",
+    project_dir: repo,
+    task: draft.task,
+    base: "fix/auth",
+    budget_usd: 4,
+    handoff_id: draft.source_ref,
+    learnings: draft.learnings,
+    // Its report goes to the chat that said yes, on the person's channel.
+    reply_to: { runtime: "openclaw", session_key: PERSON_SESSION },
+  });
+  expect(String(dispatch?.task)).toMatch(/Add the expired-token test/);
+  expect(await personSessionHears(`Dispatched ${draft.dispatch_id} (acme-baku)`)).toHaveLength(1);
+
+  // A second yes sends nothing more.
+  await personSays("yes");
+  expect(await incomingDispatches()).toHaveLength(before.length + 1);
+  expect(await personSessionHears(`${draftId} was already sent as ${draft.dispatch_id}`)).toHaveLength(1);
+});
+
+it("with two scheduled drafts waiting, a yes without an id sends neither and asks which; the one named is sent", async () => {
+  await seedCheckpoint("Document the token refresh", 0.5);
+  const before = await incomingDispatches();
+  const seen = (await sentMessages()).filter((message) => message.to === PERSON).length;
+  await runScheduledBrief(jobId);
+  await runScheduledBrief(jobId);
+  const briefs = (await sentMessages()).filter((message) => message.to === PERSON).slice(seen);
+  expect(briefs).toHaveLength(2);
+  const ids = briefs.map((message) => /Drafted dispatch (draft-[\w-]+) \(not sent\)/.exec(message.text)?.[1]);
+  expect(ids.every(Boolean), JSON.stringify(briefs)).toBe(true);
+  expect(new Set(ids).size).toBe(2);
+
+  await personSays("yes");
+  expect(await incomingDispatches()).toHaveLength(before.length);
+  const [asked] = await personSessionHears("Nothing was sent: 2 drafts are waiting");
+  expect(asked).toBeDefined();
+  for (const id of ids) expect(asked).toContain(`- ${id}: acme-baku`);
+
+  await personSays(`send ${ids[0]}`);
+  const after = await incomingDispatches();
+  expect(after).toHaveLength(before.length + 1);
+  const chosen = await keptDraft(String(ids[0]));
+  expect(after.find((item) => item.id === chosen.dispatch_id)).toMatchObject({
+    task: chosen.task,
+    reply_to: { runtime: "openclaw", session_key: PERSON_SESSION },
+  });
+  expect((await keptDraft(String(ids[1]))).sent).toBeUndefined();
 });
 
 it("the terminal command prints the same brief, reading the daemon's state", async () => {

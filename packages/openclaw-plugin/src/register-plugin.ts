@@ -126,7 +126,7 @@ export function registerGstackPlugin(api: OpenClawPluginApi): void {
       name: "gstack_send_draft",
       label: "gstack send draft",
       description:
-        "Send a dispatch gstack_brief drafted, exactly as drafted, once the person said yes. Never without their word; sending the same draft again sends nothing more.",
+        'Send a dispatch gstack_brief drafted, exactly as drafted, once the person said yes. Never without their word; sending the same draft again sends nothing more. Pass the draft_id the brief they answer shows ("Drafted dispatch draft-… (not sent)"); when you see none (a scheduled brief went to their channel from another session), call it without draft_id: the one draft shown to this person in the last 12 h is sent, and if there are several, none is sent and they are listed for you to ask which.',
       parameters: sendDraftParameters,
       run: (session, params) => runSendDraftTool(settings, session, params),
     },
@@ -274,6 +274,18 @@ function sessionOf(context: OpenClawPluginToolContext): ToolSession {
     ...(context.sessionKey ? { sessionKey: context.sessionKey } : {}),
     ...(context.agentId ? { agentId: context.agentId } : {}),
     ...(context.sessionId ? { sessionId: context.sessionId } : {}),
+    ...routeOf(context.deliveryContext),
+  };
+}
+
+function routeOf(delivery: OpenClawPluginToolContext["deliveryContext"]): Pick<ToolSession, "route"> {
+  const channel = delivery?.channel?.trim();
+  const to = delivery?.to?.trim();
+  if (!channel || !to) return {};
+  const accountId = delivery?.accountId?.trim();
+  const threadId = delivery?.threadId === undefined ? "" : String(delivery.threadId).trim();
+  return {
+    route: { channel, to, ...(accountId ? { accountId } : {}), ...(threadId ? { threadId } : {}) },
   };
 }
 

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import { lazySchema } from "../lazy";
 import { replyToSchema } from "./callback";
 import {
+  boundedString,
   budgetUsdSchema,
   dispatchIdSchema,
   displayNameSchema,
@@ -50,6 +51,17 @@ export const briefDraftSchema = lazySchema((z) =>
         .optional()
         .describe("The brief's top learnings, passed to the agent."),
       reply_to: replyToSchema.optional().describe("The session the brief was given in."),
+      delivered_to: z
+        .looseObject({
+          channel: boundedString(128, 1).describe("The OpenClaw channel, e.g. 'telegram'."),
+          to: boundedString(512, 1).describe("The person's address on it, as OpenClaw names it."),
+          account_id: boundedString(128, 1).optional(),
+          thread_id: boundedString(256, 1).optional(),
+        })
+        .optional()
+        .describe(
+          "Where the brief that showed this draft went (a scheduled brief's channel and person): a yes from there without the draft's id finds it.",
+        ),
       sent: z
         .looseObject({
           dispatch_id: dispatchIdSchema,
