@@ -117,6 +117,12 @@ describe("a Claude Code process kept per session between turns (the real CLI)", 
     );
     expect(second.text).toContain("ANSWER r2 from Claude Code.");
     expect(sidecar.handler.claudePids()).toEqual([pid]);
+    // Each turn reports its own cost, not the process's running total (turn 2 is about as large as turn 1).
+    const cost = (answer: typeof first) =>
+      (answer.chunks.find((chunk) => chunk.usage)?.usage as { cost?: number } | undefined)?.cost ?? 0;
+    expect(cost(first)).toBeGreaterThan(0);
+    expect(cost(second)).toBeGreaterThan(0);
+    expect(cost(second)).toBeLessThan(cost(first) * 1.5);
     const request = model
       .agentRequests()
       .find((candidate) => claudeNewestText(candidate).includes("MARK-r2"));

@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import {
+  type AgentFailure,
   type AgentRunResult,
   buildClaudeArgs,
   ClaudeStreamTracker,
@@ -77,6 +78,7 @@ export class KeptClaude {
   #exited = false;
   #stopping: Promise<void> | undefined;
   #turns = 0;
+  #costSoFar = 0;
 
   constructor(options: KeptClaudeOptions) {
     this.sessionKey = options.sessionKey;
@@ -181,20 +183,35 @@ export class KeptClaude {
         if (this.#turn === state) this.#turn = undefined;
         this.#turns += 1;
         const endedAt = new Date();
-        const result = state.tracker.result();
+        const reported = state.tracker.result();
+        // Claude Code reports the process's cost so far with each turn's result: this turn's is the difference.
+        const result =
+          reported?.costUsd === undefined
+            ? reported
+            : { ...reported, costUsd: Math.max(0, reported.costUsd - this.#costSoFar) };
+        if (reported?.costUsd !== undefined) this.#costSoFar = reported.costUsd;
         const progress = snapshotProgress(state.tracker.progress());
-        const failure = classifyFailure({
-          exitCode: ending.exitCode,
-          signal: ending.signal,
-          cancelled: state.cancelled,
-          ...(state.cancelReason ? { cancelReason: state.cancelReason } : {}),
-          timedOut: state.timedOut,
-          ...(result ? { result } : {}),
-          progress,
-          stderrTail: this.#stderrTail,
-          expectsResult: true,
-          agent: "claude",
-        });
+        const failure: AgentFailure | undefined =
+          this.pid === undefined
+            ? {
+                kind: "spawn_error",
+                retryable: false,
+                retryWithoutLearnings: false,
+                message: this.#stderrTail.trim() || "Claude Code could not be started.",
+                evidence: "spawn",
+              }
+            : classifyFailure({
+                exitCode: ending.exitCode,
+                signal: ending.signal,
+                cancelled: state.cancelled,
+                ...(state.cancelReason ? { cancelReason: state.cancelReason } : {}),
+                timedOut: state.timedOut,
+                ...(result ? { result } : {}),
+                progress,
+                stderrTail: this.#stderrTail,
+                expectsResult: true,
+                agent: "claude",
+              });
         const run: AgentRunResult = {
           agent: "claude",
           exitCode: ending.exitCode,
