@@ -324,6 +324,8 @@ interface PoolEntry {
  */
 export class ClaudePool {
   readonly #kept = new Map<string, PoolEntry>();
+  /** Sessions whose process is being stopped, until it is gone. */
+  readonly #stopping = new Map<string, Promise<void>>();
   #retiring = false;
 
   constructor(
@@ -350,6 +352,8 @@ export class ClaudePool {
         entry = undefined;
       }
     }
+    // A process of this session still being stopped (its idle time ran out just now) is gone first.
+    while (!entry && this.#stopping.has(key)) await this.#stopping.get(key);
     if (!entry) {
       const claude = new KeptClaude({ ...process, killGraceMs: this.killGraceMs });
       const created: PoolEntry = { claude };
@@ -413,7 +417,15 @@ export class ClaudePool {
     if (entry.idle) clearTimeout(entry.idle);
     entry.idle = undefined;
     if (this.#kept.get(key) === entry) this.#kept.delete(key);
-    await entry.claude.stop();
-    if (entry.claude.pid !== undefined) await this.hooks.stopped(key, entry.claude.pid);
+    const stopping = (async () => {
+      await entry.claude.stop();
+      if (entry.claude.pid !== undefined) await this.hooks.stopped(key, entry.claude.pid);
+    })();
+    this.#stopping.set(key, stopping);
+    try {
+      await stopping;
+    } finally {
+      if (this.#stopping.get(key) === stopping) this.#stopping.delete(key);
+    }
   }
 }
