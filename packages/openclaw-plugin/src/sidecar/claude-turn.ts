@@ -41,12 +41,23 @@ type Json = Record<string, unknown>;
 const isObject = (value: unknown): value is Json => typeof value === "object" && value !== null;
 const count = (value: unknown) => (typeof value === "number" && Number.isFinite(value) ? value : 0);
 
+/** What a turn says, as read from Claude Code's stream-json events. */
+export interface ClaudeTurnReader {
+  onEvent(event: unknown): void;
+  /** Whether any text was said. */
+  streamedText(): boolean;
+  /** The token counts of the turn's `result` event, once it came. */
+  usage(): ClaudeUsage | undefined;
+}
+
 /**
- * Starts one Claude Code turn through the agent runner the dispatches use (its permission mode,
- * tool grants and process-group handling; never a permission bypass), asking for partial
- * messages so text arrives as the model writes it.
+ * Reads one turn's stream-json events (`--include-partial-messages`): text as it is streamed
+ * (a message already streamed as deltas is not said again from its whole `assistant` event),
+ * tool calls in a few words, the session id from `system/init`, the usage from `result`.
  */
-export function startClaudeTurn(options: ClaudeTurnOptions): ClaudeTurn {
+export function claudeTurnReader(
+  options: Pick<ClaudeTurnOptions, "onText" | "onToolUse" | "onSessionId">,
+): ClaudeTurnReader {
   const streamedMessages = new Set<string>();
   let currentMessage: string | undefined;
   let streamedText = false;
@@ -115,6 +126,16 @@ export function startClaudeTurn(options: ClaudeTurnOptions): ClaudeTurn {
     }
   };
 
+  return { onEvent, streamedText: () => streamedText, usage: () => usage };
+}
+
+/**
+ * Starts one Claude Code turn through the agent runner the dispatches use (its permission mode,
+ * tool grants and process-group handling; never a permission bypass), asking for partial
+ * messages so text arrives as the model writes it.
+ */
+export function startClaudeTurn(options: ClaudeTurnOptions): ClaudeTurn {
+  const reader = claudeTurnReader(options);
   const agent: RunningAgent = startAgent({
     agent: "claude",
     binary: options.binary,
@@ -130,11 +151,14 @@ export function startClaudeTurn(options: ClaudeTurnOptions): ClaudeTurn {
     timeoutMs: options.timeoutMs,
     killGraceMs: 2_000,
     trackGit: false,
-    onEvent,
+    onEvent: reader.onEvent,
   });
   return {
     pid: agent.pid,
-    done: agent.done.then((run) => ({ run, ...(usage ? { usage } : {}), streamedText })),
+    done: agent.done.then((run) => {
+      const usage = reader.usage();
+      return { run, ...(usage ? { usage } : {}), streamedText: reader.streamedText() };
+    }),
     cancel: (reason) => agent.cancel(reason),
   };
 }

@@ -26,6 +26,11 @@ export interface ContractorSettings {
   claudeBinary: string;
   /** A turn is stopped (its whole process group) after this long. */
   turnTimeoutMs: number;
+  /**
+   * How long a session's Claude Code process is kept after a turn, for the session's next turn
+   * (streaming JSON input); 0 starts a process for every turn instead.
+   */
+  idleTimeoutMs: number;
   /** Request bodies over this size are refused. */
   maxBodyBytes: number;
   /** Claude Code tools granted beyond the dispatch defaults. */
@@ -34,6 +39,8 @@ export interface ContractorSettings {
   env: Record<string, string>;
 }
 
+/** A session's Claude Code process is kept this long after its turn (a conversation's pause between messages). */
+export const DEFAULT_IDLE_TIMEOUT_MS = 10 * 60_000;
 export const DEFAULT_CONTRACTOR_PORT = 18_795;
 export const DEFAULT_CONTRACTOR_PROVIDER = "gstack-claude";
 export const DEFAULT_CONTRACTOR_MODEL = "claude-code";
@@ -82,6 +89,12 @@ export function resolveContractorSettings(raw: unknown, pluginStateDir: string):
     projectDir: projectDir === undefined ? undefined : expandHome(projectDir),
     claudeBinary: text("claudeBinary") ?? "claude",
     turnTimeoutMs: number("turnTimeoutMs", 30 * 60_000),
+    idleTimeoutMs:
+      typeof config.idleTimeoutMs === "number" &&
+      Number.isFinite(config.idleTimeoutMs) &&
+      config.idleTimeoutMs >= 0
+        ? config.idleTimeoutMs
+        : DEFAULT_IDLE_TIMEOUT_MS,
     maxBodyBytes: number("maxBodyBytes", 8 * 1024 * 1024),
     allowedTools: strings("allowedTools"),
     env,

@@ -27,6 +27,7 @@ import {
   postChat,
   turnGates,
 } from "./sidecar-test-support";
+import { identityAlive, type TurnLockRecord } from "./turn-locks";
 
 const SESSION = "agent:claude-code:chat";
 
@@ -271,11 +272,22 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
     // What OpenClaw alone would leave: the turn's Claude Code still running, its lock on disk.
     expect(runs()).toEqual(new Set([leftover]));
     const lockFolder = join(home.stateDir, "gstack", "contractor-turns");
-    expect((await readdir(lockFolder)).filter((name) => name.endsWith(".json"))).toHaveLength(1);
+    // One turn lock; the processes kept between turns have records of their own (`.kept.json`).
+    const turnLocks = async () =>
+      (await readdir(lockFolder)).filter((name) => name.endsWith(".json") && !name.endsWith(".kept.json"));
+    expect(await turnLocks()).toHaveLength(1);
 
     let most = 0;
+    let seenAtMost = "";
     const sampler = setInterval(() => {
-      most = Math.max(most, runs().size);
+      const now = runs().size;
+      if (now > most) {
+        most = now;
+        // What was running when the most were seen, for the failure message.
+        seenAtMost = markedRunProcesses({ OPENCLAW_SESSION: key }, ["GSTACK_AGENT_RUN"])
+          .map((found) => `${found.pid} ${found.values.GSTACK_AGENT_RUN}`)
+          .join("\n");
+      }
     }, 50);
     try {
       gateway = await startOpenClawGateway({ home: home.home, startTimeoutMs: loadBudget(300_000) });
@@ -296,7 +308,13 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
     } finally {
       clearInterval(sampler);
     }
-    expect(most).toBe(1);
+    expect(
+      most,
+      `${seenAtMost}\n${(await gateway.output())
+        .split("\n")
+        .filter((line) => line.includes("contractor"))
+        .join("\n")}`,
+    ).toBe(1);
     // Claude Code was given the held message once: no request of its conversation holds it twice
     // (resumed, the CLI resends its own transcript, where the held message is, once).
     const later = claudeModel.agentRequests().filter((request) => request.promptText.includes("MARK-k2"));
@@ -304,7 +322,18 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
     for (const request of later) {
       expect(request.promptText.split("HANGONCE-k1").length - 1, claudeNewestText(request)).toBe(1);
     }
-    expect((await readdir(lockFolder)).filter((name) => name.endsWith(".json"))).toEqual([]);
+    expect(await turnLocks()).toEqual([]);
+    // What is kept now is the restarted gateway's own: each record names a live claude, one per session.
+    const kept = await Promise.all(
+      (await readdir(lockFolder))
+        .filter((name) => name.endsWith(".kept.json"))
+        .map(async (name) => JSON.parse(await readFile(join(lockFolder, name), "utf8")) as TurnLockRecord),
+    );
+    expect(kept.map((record) => record.sessionKey)).toContain(key);
+    for (const record of kept) {
+      expect(identityAlive(record.holder)).toBe(true);
+      expect(identityAlive(record.claude as NonNullable<TurnLockRecord["claude"]>)).toBe(true);
+    }
   });
 
   it("lets a turn running through an edit of the plugin's settings finish, and serves the next with the new settings", async () => {
@@ -345,25 +374,37 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
     expect(claudeRequestAbout("MARK-r2")?.promptText).toContain("ANSWER r1 from Claude Code.");
   });
 
-  it("stops Claude Code when the client goes away, and bad requests never take the gateway down", async () => {
+  it("interrupts Claude Code's turn when the client goes away, and bad requests never take the gateway down", async () => {
     const key = await readSidecarKey(join(home.stateDir, "gstack", "contractor.key"));
     const url = `http://127.0.0.1:${port}/v1`;
     const hangKey = "agent:claude-code:abandoned";
     const client = new AbortController();
+    const held = claudeModel.hangingCount();
     const pending = postChat(
       url,
       key,
       openclawBody({ sessionKey: hangKey, conversation: ["HANG now"] }),
       client.signal,
     ).catch(() => undefined);
-    await vi.waitUntil(() => claudeModel.hangingCount() > 0, { timeout: loadBudget(120_000), interval: 100 });
-    expect(markedRunProcesses({ OPENCLAW_SESSION: hangKey }).length).toBeGreaterThan(0);
+    await vi.waitUntil(() => claudeModel.hangingCount() > held, {
+      timeout: loadBudget(120_000),
+      interval: 100,
+    });
+    const runs = () =>
+      new Set(
+        markedRunProcesses({ OPENCLAW_SESSION: hangKey }, ["GSTACK_AGENT_RUN"]).map(
+          (found) => found.values.GSTACK_AGENT_RUN,
+        ),
+      );
+    expect(runs().size).toBe(1);
     client.abort();
     await pending;
-    await vi.waitUntil(() => markedRunProcesses({ OPENCLAW_SESSION: hangKey }).length === 0, {
+    // The turn is interrupted: Claude Code gives up its model request, and its process is kept for the session.
+    await vi.waitUntil(() => claudeModel.hangingCount() === held, {
       timeout: loadBudget(30_000),
       interval: 100,
     });
+    expect(runs().size).toBeLessThanOrEqual(1);
 
     expect(
       (await postChat(url, undefined, openclawBody({ sessionKey: "x", conversation: ["MARK-x"] }))).status,

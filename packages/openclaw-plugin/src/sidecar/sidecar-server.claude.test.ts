@@ -208,7 +208,7 @@ describe("the contractor sidecar in front of the real Claude Code CLI", () => {
     expect(a?.claudeSessionId).not.toBe(b?.claudeSessionId);
   });
 
-  it("refuses a second message while a turn runs, and stops the whole process group when the client goes away", async () => {
+  it("refuses a second message while a turn runs, and ends the turn when the client goes away", async () => {
     const key = "agent:claude-code:hang";
     const client = new AbortController();
     const pending = postChat(
@@ -233,7 +233,10 @@ describe("the contractor sidecar in front of the real Claude Code CLI", () => {
       timeout: loadBudget(30_000),
       interval: 50,
     });
-    expect(processGroupAlive(pids[0] as number)).toBe(false);
+    // Interrupted, not stopped: no turn runs, and the session's process is kept for its next turn.
+    expect(sidecar.handler.turnPids()).toEqual([]);
+    expect(sidecar.handler.claudePids()).toContain(pids[0]);
+    expect(processGroupAlive(pids[0] as number)).toBe(true);
   });
 
   it("maps Claude's rate limit, overload, context and auth failures to OpenAI-shaped errors", async () => {
@@ -469,6 +472,8 @@ describe("the contractor sidecar in front of the real Claude Code CLI", () => {
     expect(answer.status).toBe(200);
     expect(answer.text).toContain("ANSWER q1 from Claude Code.");
     expect(answer.done).toBe(true);
+    // The process kept under the old settings went with its turn, before the session was free again.
+    expect(processGroupAlive(pid as number)).toBe(false);
     const next = await postChat(
       url(),
       KEY,

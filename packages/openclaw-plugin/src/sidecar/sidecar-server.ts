@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { AgentRunResult } from "@gstack/agent-runner";
 import { type ClaudeTurn, type ClaudeUsage, startClaudeTurn } from "./claude-turn";
 import type { ContractorSettings } from "./contractor-settings";
+import { ClaudePool, type KeptClaudeOptions, type KeptTurnOptions } from "./kept-claude";
 import {
   chunkWriter,
   errorBody,
@@ -65,8 +66,15 @@ export interface SidecarHandler {
   busySessions(): string[];
   /** Process ids of the Claude Code turns running now. */
   turnPids(): number[];
-  /** Stops every running turn (its whole process group) and waits until they are gone. */
+  /** Process ids of every Claude Code process this handler has: running a turn or kept between turns. */
+  claudePids(): number[];
+  /** Stops every running turn and kept process (each whole process group) and waits until they are gone. */
   stopAll(reason: string): Promise<void>;
+  /**
+   * New turns go elsewhere from now on (a settings reload): the processes kept between turns
+   * are stopped now, each running turn's when the turn ends (before its session is freed).
+   */
+  retire(): Promise<void>;
   /** Settles once no turn is running (at once when none is). */
   idle(): Promise<void>;
 }
@@ -137,6 +145,15 @@ export function createSidecarHandler(options: SidecarServerOptions): SidecarHand
     for (const wake of waiters) wake();
   };
   const keepAliveMs = options.keepAliveMs ?? 10_000;
+  const warn = (error: unknown) => log.warn(`contractor: ${String(error)}`);
+  // Each session's Claude Code process is kept between turns, recorded beside the turn locks.
+  const pool =
+    settings.idleTimeoutMs > 0
+      ? new ClaudePool(settings.idleTimeoutMs, {
+          started: (sessionKey, pid) => options.locks.recordKept(sessionKey, pid).catch(warn),
+          stopped: (sessionKey, pid) => options.locks.forgetKept(sessionKey, pid).catch(warn),
+        })
+      : undefined;
   const modelNames = new Set([settings.modelId, `${settings.providerId}/${settings.modelId}`]);
 
   const listModels = (response: ServerResponse) => {
@@ -313,17 +330,19 @@ export function createSidecarHandler(options: SidecarServerOptions): SidecarHand
       // A resumed session already holds what an aborted or crashed turn gave it: only the rest is sent.
       const sending = resume ? withoutSentMessages(turn, resume.lastSent ?? []) : turn;
       const lastSent = sending ? sending.parts.map(messageFingerprint) : (resume?.lastSent ?? []);
-      const claude = startClaudeTurn({
+      const processOptions: KeptClaudeOptions = {
         binary: settings.claudeBinary,
         cwd: settings.projectDir,
-        prompt: resume
-          ? (sending?.text ?? INTERRUPTED_PROMPT)
-          : bootstrapPrompt({ turn, projectDir: settings.projectDir, ...(note ? { note } : {}) }),
         ...(resume ? { resumeSessionId: resume.claudeSessionId } : {}),
         sessionKey: turn.sessionKey,
         env: options.claudeEnv,
         allowedTools: options.allowedTools,
         disallowedTools: options.disallowedTools,
+      };
+      const turnOptions: KeptTurnOptions = {
+        prompt: resume
+          ? (sending?.text ?? INTERRUPTED_PROMPT)
+          : bootstrapPrompt({ turn, projectDir: settings.projectDir, ...(note ? { note } : {}) }),
         timeoutMs: settings.turnTimeoutMs,
         onText: say,
         onToolUse: progress,
@@ -357,7 +376,10 @@ export function createSidecarHandler(options: SidecarServerOptions): SidecarHand
           };
           void record(sessions.set(turn.sessionKey, recorded));
         },
-      });
+      };
+      const claude = pool
+        ? await pool.turn(processOptions, turnOptions)
+        : startClaudeTurn({ ...processOptions, ...turnOptions });
       current = claude;
       running.set(turn.sessionKey, claude);
       if (claude.pid !== undefined) {
@@ -475,8 +497,18 @@ export function createSidecarHandler(options: SidecarServerOptions): SidecarHand
     },
     busySessions: () => [...busy],
     turnPids: () => [...running.values()].flatMap((turn) => (turn.pid === undefined ? [] : [turn.pid])),
+    claudePids: () => [
+      ...new Set([
+        ...[...running.values()].flatMap((turn) => (turn.pid === undefined ? [] : [turn.pid])),
+        ...(pool?.pids() ?? []),
+      ]),
+    ],
     async stopAll(reason) {
       await Promise.all([...running.values()].map((turn) => turn.cancel(reason)));
+      await pool?.stopAll();
+    },
+    retire: async () => {
+      await pool?.retire();
     },
     idle: () =>
       busy.size === 0

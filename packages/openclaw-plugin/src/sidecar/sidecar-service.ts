@@ -110,6 +110,8 @@ export async function startSidecarOnce(
     process.off("exit", known.draining.stopOnExit);
     known.draining = undefined;
     known.users = 1;
+    // The old handler's kept processes go (a running turn's once it ends): new turns start their own.
+    await known.sidecar.handler.retire();
     known.retired = [...known.retired, known.sidecar.handler].filter(
       (handler) => handler.busySessions().length > 0,
     );
@@ -123,8 +125,9 @@ export async function startSidecarOnce(
   // What a gateway killed mid-turn left running: its Claude Code turns are stopped before any new one starts.
   const locks = new TurnLocks(settings.turnLocksDir);
   for (const cleared of await locks.sweep()) {
+    const what = cleared.kept ? "the Claude Code process kept for" : "the turn of";
     log.warn(
-      `contractor: stopped the turn of ${cleared.sessionKey} left by gateway process ${cleared.holder.pid}${cleared.claude ? ` (Claude Code process ${cleared.claude.pid})` : ""}`,
+      `contractor: stopped ${what} ${cleared.sessionKey} left by gateway process ${cleared.holder.pid}${cleared.claude ? ` (Claude Code process ${cleared.claude.pid})` : ""}`,
     );
   }
   const handler = createSidecarHandler({
@@ -194,7 +197,7 @@ export async function releaseSidecar(port: number): Promise<void> {
   if (handlers().some((handler) => handler.busySessions().length > 0)) {
     const stopOnExit = () => {
       for (const handler of handlers()) {
-        for (const pid of handler.turnPids()) {
+        for (const pid of handler.claudePids()) {
           try {
             process.kill(-pid, "SIGTERM");
           } catch {

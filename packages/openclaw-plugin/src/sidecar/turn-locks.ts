@@ -145,6 +145,42 @@ export class TurnLocks {
     await writeJsonAtomic(file, { ...existing, claude });
   }
 
+  /** Where the session's kept Claude Code process (between turns too) is recorded. */
+  keptFileOf(sessionKey: string): string {
+    return this.fileOf(sessionKey).replace(/\.json$/, ".kept.json");
+  }
+
+  /**
+   * Records a Claude Code process kept for the session between turns (mode 0600, this process
+   * as its holder), so that when this process dies its claude is stopped by the next start's
+   * {@link sweep} like a running turn's.
+   */
+  async recordKept(sessionKey: string, pid: number): Promise<void> {
+    const claude = processIdentity(pid);
+    if (!claude) return;
+    await mkdir(this.folder, { recursive: true, mode: 0o700 });
+    const record: TurnLockRecord = {
+      sessionKey,
+      holder: this.#self,
+      claude,
+      takenAt: new Date().toISOString(),
+    };
+    await writeJsonAtomic(this.keptFileOf(sessionKey), record);
+  }
+
+  /** Removes the record of the session's kept process once it is stopped (if it names that process). */
+  async forgetKept(sessionKey: string, pid: number): Promise<void> {
+    const file = this.keptFileOf(sessionKey);
+    const text = await readFile(file, "utf8").catch(() => undefined);
+    const existing = text === undefined ? undefined : parseRecord(text);
+    if (
+      existing?.claude?.pid === pid &&
+      existing.holder.pid === this.#self.pid &&
+      existing.holder.startTime === this.#self.startTime
+    )
+      await rm(file, { force: true });
+  }
+
   /** Frees the session's lock if this process holds it. */
   async release(sessionKey: string): Promise<void> {
     const file = this.fileOf(sessionKey);
@@ -155,10 +191,11 @@ export class TurnLocks {
   }
 
   /**
-   * Clears every stale lock (its gateway process is gone): the Claude Code process it names is
-   * stopped with its whole process group, then the lock is removed. Returns what was cleared.
+   * Clears every stale lock and kept-process record (its gateway process is gone): the Claude
+   * Code process it names is stopped with its whole process group, then the file is removed.
+   * Returns what was cleared.
    */
-  async sweep(): Promise<TurnLockRecord[]> {
+  async sweep(): Promise<(TurnLockRecord & { kept: boolean })[]> {
     let names: string[];
     try {
       names = await readdir(this.folder);
@@ -166,7 +203,7 @@ export class TurnLocks {
       if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
       throw error;
     }
-    const cleared: TurnLockRecord[] = [];
+    const cleared: (TurnLockRecord & { kept: boolean })[] = [];
     for (const name of names) {
       if (!name.endsWith(".json")) continue;
       const file = join(this.folder, name);
@@ -175,7 +212,7 @@ export class TurnLocks {
       const existing = parseRecord(text);
       if (existing && identityAlive(existing.holder)) continue;
       await this.#clear(file, text, existing);
-      if (existing) cleared.push(existing);
+      if (existing) cleared.push({ ...existing, kept: name.endsWith(".kept.json") });
     }
     return cleared;
   }
