@@ -88,13 +88,13 @@ export const NOT_YET_MOVED: ReadonlyArray<{ file: string; app: string; what: str
   {
     file: "packages/openclaw-plugin/src/dispatch-tool.ts",
     app: "@gstack/daemon",
-    what: "checkProjectDir, readStatus",
+    what: "readStatus",
   },
   { file: "packages/openclaw-plugin/src/status-tool.ts", app: "@gstack/daemon", what: "readStatus" },
   {
     file: "packages/openclaw-plugin/src/brief-sources.ts",
     app: "@gstack/daemon",
-    what: "folderOrRepositoryListed, readStatus",
+    what: "readStatus",
   },
   { file: "packages/openclaw-plugin/src/cancel-tool.ts", app: "@gstack/daemon", what: "requestCancel" },
   {

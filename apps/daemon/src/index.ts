@@ -1,10 +1,12 @@
-// What talks to a daemon (its service API client, a report's sections) lives in
+// What talks to a daemon (its service API client, a report's sections, the trust of a project folder) lives in
 // @gstack/daemon-client; it stays exported here for the programs that import it from the daemon.
 export type { ApiResponse, ApiTarget, ReportSections } from "@gstack/daemon-client";
 export {
   ApiUnreachableError,
   apiRequest,
   bulletItems,
+  checkProjectDir,
+  folderOrRepositoryListed,
   parseReportSections,
   REPORT_SECTIONS,
   reachDaemonApi,
@@ -29,12 +31,7 @@ export { extractLearnings, learningKey } from "./finish/learnings";
 export type { ReportFacts } from "./finish/report";
 export { completeSections, renderReport } from "./finish/report";
 export type { DispatchCheckContext, IntakeRules, IntakeVerdict, Refusal } from "./intake/intake";
-export {
-  checkDispatch,
-  checkProjectDir,
-  judgeDispatch,
-  MAX_DISPATCH_BYTES,
-} from "./intake/intake";
+export { checkDispatch, judgeDispatch, MAX_DISPATCH_BYTES } from "./intake/intake";
 export type { LandOptions } from "./land/land";
 export { discardDispatch, LandRefusal, landDispatch } from "./land/land";
 export { buildPrompt } from "./run/prompt";
@@ -51,4 +48,3 @@ export type { SessionState } from "./session-state";
 export type { DaemonStatus } from "./status";
 export { formatStatus, readDeliveryStatus, readStatus } from "./status";
 export { requestCancel, submitDispatch } from "./submit";
-export { folderOrRepositoryListed } from "./trust/trust";

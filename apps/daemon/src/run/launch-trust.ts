@@ -1,5 +1,5 @@
 import { realpath } from "node:fs/promises";
-import { checkTrust } from "../trust/trust";
+import { checkTrust } from "@gstack/daemon-client";
 import type { WorktreeRecord } from "../worktree/record";
 
 /**

@@ -1,7 +1,7 @@
 import { realpath } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
+import { findRepository } from "@gstack/daemon-client";
 import { exists } from "../exists";
-import { findRepository } from "../trust/repository";
 import { branchNameProblem, defaultBranch } from "./branch-name";
 import { hasUncommittedChanges, listWorktrees } from "./git-worktrees";
 import { insideDispatchWorktree, type WorktreeRecord, WorktreeRefusal, worktreePath } from "./record";
