@@ -17,7 +17,8 @@ export async function seedBaku(root: string, repo: string, now: Date): Promise<v
   const day = 86_400_000;
   // Times are offsets from `now` as if it were 09:00: "yesterday at 17:00" is always 16 h ago, so a
   // test that runs on the real clock reads the same ages at any hour of the day.
-  const at = (days: number, hour: number) => new Date(now.getTime() - days * day + (hour - 9) * 3_600_000).toISOString();
+  const at = (days: number, hour: number) =>
+    new Date(now.getTime() - days * day + (hour - 9) * 3_600_000).toISOString();
   await createActivityLog({ root, now: () => now }).append(
     [
       {
