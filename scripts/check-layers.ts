@@ -96,16 +96,10 @@ export const NOT_YET_MOVED: ReadonlyArray<{ file: string; app: string; what: str
     app: "@gstack/daemon",
     what: "readStatus",
   },
-  { file: "packages/openclaw-plugin/src/cancel-tool.ts", app: "@gstack/daemon", what: "requestCancel" },
   {
     file: "packages/openclaw-plugin/src/land-tool.ts",
     app: "@gstack/daemon",
     what: "landDispatch, discardDispatch, LandRefusal",
-  },
-  {
-    file: "packages/openclaw-plugin/src/review/dispatch-view.ts",
-    app: "@gstack/daemon",
-    what: "SessionState",
   },
 ];
 

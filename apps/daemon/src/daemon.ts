@@ -1,5 +1,5 @@
 import { type DispatchSettings, type GstackLayout, gstackLayout } from "@gstack/contracts";
-import type { AgentStarter } from "./agent-types";
+import type { AgentStarter } from "@gstack/daemon-client";
 import type { CompletionDelivery, DeliveryContext } from "./completion-delivery";
 import { auditLog, type DaemonContext } from "./daemon-context";
 import { createCompletionDelivery } from "./deliver/outbox-delivery";

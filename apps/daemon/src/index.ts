@@ -1,6 +1,17 @@
 // What talks to a daemon (its service API client, a report's sections, the trust of a project folder) lives in
 // @gstack/daemon-client; it stays exported here for the programs that import it from the daemon.
-export type { ApiResponse, ApiTarget, ReportSections } from "@gstack/daemon-client";
+export type {
+  AgentFailure,
+  AgentProgress,
+  AgentRunResult,
+  AgentStarter,
+  ApiResponse,
+  ApiTarget,
+  ReportSections,
+  RunningAgent,
+  SessionState,
+  StartAgentOptions,
+} from "@gstack/daemon-client";
 export {
   ApiUnreachableError,
   apiRequest,
@@ -10,15 +21,9 @@ export {
   parseReportSections,
   REPORT_SECTIONS,
   reachDaemonApi,
+  requestCancel,
+  submitDispatch,
 } from "@gstack/daemon-client";
-export type {
-  AgentFailure,
-  AgentProgress,
-  AgentRunResult,
-  AgentStarter,
-  RunningAgent,
-  StartAgentOptions,
-} from "./agent-types";
 export type { CancelOutcome, DaemonOptions, OfferVerdict } from "./daemon";
 export { Daemon } from "./daemon";
 export type { CompletionDeliveryOptions } from "./deliver/outbox-delivery";
@@ -44,7 +49,5 @@ export {
   SYSTEMD_UNIT,
   servicePath,
 } from "./service-unit";
-export type { SessionState } from "./session-state";
 export type { DaemonStatus } from "./status";
 export { formatStatus, readDeliveryStatus, readStatus } from "./status";
-export { requestCancel, submitDispatch } from "./submit";

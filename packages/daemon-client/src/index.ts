@@ -1,7 +1,15 @@
+export * from "./agent-types";
+export * from "./awaiting-record";
 export type { ApiResponse, ApiTarget } from "./client";
 export { ApiUnreachableError, apiRequest } from "./client";
+export * from "./exists";
 export { reachDaemonApi } from "./local-api";
 export type { ReportSections } from "./report-sections";
 export { bulletItems, parseReportSections, REPORT_SECTIONS } from "./report-sections";
+export * from "./session-state";
+export * from "./submit";
 export * from "./trust/repository";
 export * from "./trust/trust";
+export * from "./worktree/measure";
+export * from "./worktree/record";
+export * from "./worktree/run-git";

@@ -1,9 +1,8 @@
 import { type DispatchSnapshot, type GstackLayout, parseValue } from "@gstack/contracts";
-import { reachDaemonApi } from "@gstack/daemon-client";
+import { reachDaemonApi, readQueueFile, readState } from "@gstack/daemon-client";
 import type { GateChoices } from "../await/awaiting";
 import { DaemonError } from "../errors";
 import { formatEndings, recentEndings } from "../finish/recent-endings";
-import { readQueueFile, readState } from "../session-state";
 import { formatStatus, readStatus, statusJson } from "../status";
 import { fail, layoutOf, refusalLine } from "./common";
 
@@ -76,7 +75,7 @@ export async function snapshotFromFiles(
   // One dispatch's view loads what the list does not need.
   const [{ dispatchSnapshot }, { waitingOnDisk }] = await Promise.all([
     import("../service-api/snapshot"),
-    import("../submit"),
+    import("@gstack/daemon-client"),
   ]);
   const queue = await readQueueFile(layout);
   return dispatchSnapshot(

@@ -13,8 +13,8 @@ import {
   signCallback,
   writeFileAtomic,
 } from "@gstack/contracts";
+import { readState } from "@gstack/daemon-client";
 import type { DeliveryContext } from "../completion-delivery";
-import { readState } from "../session-state";
 import { credentialTransportProblem } from "./delivery-targets";
 import { postAttempt } from "./post-attempt";
 import {

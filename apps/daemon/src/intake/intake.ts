@@ -11,8 +11,7 @@ import {
   verifyDocument,
   writeFileAtomic,
 } from "@gstack/contracts";
-import { checkProjectDir } from "@gstack/daemon-client";
-import { entryExists } from "../exists";
+import { checkProjectDir, entryExists } from "@gstack/daemon-client";
 import { expiresAt } from "../expiry";
 import { branchNameProblem } from "../worktree/branch-name";
 

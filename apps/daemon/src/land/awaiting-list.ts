@@ -1,8 +1,13 @@
 import { existsSync } from "node:fs";
 import type { GstackLayout } from "@gstack/contracts";
-import { readAllStates, type SessionState } from "../session-state";
+import {
+  branchTips,
+  commitsToLand,
+  measuredCommits,
+  readAllStates,
+  type SessionState,
+} from "@gstack/daemon-client";
 import type { FinishedState } from "../status-summary";
-import { branchTips, commitsToLand, measuredCommits } from "../worktree/measure";
 import { branchTipsFromFiles } from "../worktree/ref-files";
 import { landingFile } from "./landing-file";
 

@@ -1,11 +1,15 @@
 import { readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { GstackLayout } from "@gstack/contracts";
+import {
+  readAllStates,
+  runGit,
+  type SessionState,
+  type WorktreeRecord,
+  worktreesRoot,
+} from "@gstack/daemon-client";
 import type { Audit } from "../daemon-context";
-import { readAllStates, type SessionState } from "../session-state";
 import { removeWorktree } from "../worktree/git-worktrees";
-import { type WorktreeRecord, worktreesRoot } from "../worktree/record";
-import { runGit } from "../worktree/run-git";
 import { finishedAt } from "./awaiting-list";
 import { readMove } from "./checkout-move";
 

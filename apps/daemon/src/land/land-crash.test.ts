@@ -2,11 +2,10 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { readState, submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
-import { readState } from "../session-state";
-import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,

@@ -1,11 +1,11 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, type FSWatcher, watch } from "node:fs";
 import { join } from "node:path";
+import { submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import { fastCheckSeed } from "../../../../vitest.seed";
 import type { Daemon } from "../daemon";
-import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,

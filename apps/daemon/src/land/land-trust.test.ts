@@ -2,11 +2,10 @@ import { execFile, execFileSync } from "node:child_process";
 import { mkdtemp, readFile, realpath, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { apiRequest, reachDaemonApi } from "@gstack/daemon-client";
+import { apiRequest, reachDaemonApi, submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import { Daemon } from "../daemon";
-import { submitDispatch } from "../submit";
 import {
   completionOf,
   dispatchFor,

@@ -1,10 +1,9 @@
 import { readdir } from "node:fs/promises";
 import type { GstackLayout, LandAnswer } from "@gstack/contracts";
+import type { WorktreeRecord } from "@gstack/daemon-client";
+import { commitsToLand, firstLine } from "@gstack/daemon-client";
 import type { Audit } from "../daemon-context";
 import { listWorktrees } from "../worktree/git-worktrees";
-import { commitsToLand } from "../worktree/measure";
-import type { WorktreeRecord } from "../worktree/record";
-import { firstLine } from "../worktree/run-git";
 import {
   indexFolder,
   landGit,

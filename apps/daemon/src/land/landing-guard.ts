@@ -1,10 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type GstackLayout, withFileLock } from "@gstack/contracts";
-import { checkTrust } from "@gstack/daemon-client";
-import { readState, type SessionState } from "../session-state";
+import type { WorktreeRecord } from "@gstack/daemon-client";
+import { checkTrust, readState, type SessionState } from "@gstack/daemon-client";
 import { loadSettings } from "../settings";
-import type { WorktreeRecord } from "../worktree/record";
 import { LandRefusal } from "./land-refusal";
 import { type LandingRecord, readLanding } from "./landing-record";
 

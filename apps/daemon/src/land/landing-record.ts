@@ -6,9 +6,9 @@ import {
   parseValue,
   writeFileAtomic,
 } from "@gstack/contracts";
+import type { WorktreeRecord } from "@gstack/daemon-client";
 import { type Audit, auditLog } from "../daemon-context";
 import { removeWorktree } from "../worktree/git-worktrees";
-import type { WorktreeRecord } from "../worktree/record";
 import { forgetMove, landGit, type SavedFile } from "./checkout-move";
 import { landingFile } from "./landing-file";
 

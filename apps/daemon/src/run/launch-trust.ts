@@ -1,6 +1,6 @@
 import { realpath } from "node:fs/promises";
+import type { WorktreeRecord } from "@gstack/daemon-client";
 import { checkTrust } from "@gstack/daemon-client";
-import type { WorktreeRecord } from "../worktree/record";
 
 /**
  * Checks, right before an agent starts, that the folder it will run in is still the one intake

@@ -6,8 +6,8 @@ import {
   parseJson,
   parseValue,
 } from "@gstack/contracts";
+import { readState, runBaseSha, type SessionState, workDir } from "@gstack/daemon-client";
 import { commitsSince } from "../git";
-import { readState, runBaseSha, type SessionState, workDir } from "../session-state";
 import { totalSpent } from "../spend/spend";
 
 /** Where a snapshot is read from: the runner's live sessions first, then the files. */

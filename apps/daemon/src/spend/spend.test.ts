@@ -1,9 +1,9 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { isoWeekOf, parseJsonLines } from "@gstack/contracts";
+import { submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "../daemon";
 import { formatStatus, listSessionsOf } from "../status";
-import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,

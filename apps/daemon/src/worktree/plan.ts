@@ -1,11 +1,16 @@
 import { realpath } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import { findRepository } from "@gstack/daemon-client";
-import { exists } from "../exists";
+import {
+  exists,
+  findRepository,
+  insideDispatchWorktree,
+  runGit,
+  type WorktreeRecord,
+  WorktreeRefusal,
+  worktreePath,
+} from "@gstack/daemon-client";
 import { branchNameProblem, defaultBranch } from "./branch-name";
 import { hasUncommittedChanges, listWorktrees } from "./git-worktrees";
-import { insideDispatchWorktree, type WorktreeRecord, WorktreeRefusal, worktreePath } from "./record";
-import { runGit } from "./run-git";
 
 export interface WorktreeRequest {
   stateRoot: string;
