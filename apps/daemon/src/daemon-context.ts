@@ -6,7 +6,7 @@ import {
   type DispatchSettings,
   type GstackLayout,
 } from "@gstack/contracts";
-import type { CompletionDelivery } from "./completion-delivery";
+import type { CompletionDelivery } from "@gstack/daemon-client";
 import type { DiskSpace } from "./disk-space";
 import type { AgentEnvironment } from "./environment";
 

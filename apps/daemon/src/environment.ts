@@ -6,7 +6,7 @@ import {
   restrictionsToDisallowedTools,
 } from "@gstack/agent-runner";
 import type { DispatchSettings, GstackLayout } from "@gstack/contracts";
-import { DaemonError } from "./errors";
+import { DaemonError } from "@gstack/daemon-client";
 import { DEFAULT_DISALLOWED_TOOLS, loadRestrictions } from "./settings";
 import { readDispatchSecret } from "./token";
 

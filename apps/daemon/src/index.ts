@@ -7,6 +7,7 @@ export type {
   AgentStarter,
   ApiResponse,
   ApiTarget,
+  DaemonStatus,
   ReportSections,
   RunningAgent,
   SessionState,
@@ -17,10 +18,14 @@ export {
   apiRequest,
   bulletItems,
   checkProjectDir,
+  DaemonError,
   folderOrRepositoryListed,
+  formatStatus,
   parseReportSections,
   REPORT_SECTIONS,
   reachDaemonApi,
+  readDeliveryStatus,
+  readStatus,
   requestCancel,
   submitDispatch,
 } from "@gstack/daemon-client";
@@ -28,7 +33,6 @@ export type { CancelOutcome, DaemonOptions, OfferVerdict } from "./daemon";
 export { Daemon } from "./daemon";
 export type { CompletionDeliveryOptions } from "./deliver/outbox-delivery";
 export { createCompletionDelivery } from "./deliver/outbox-delivery";
-export { DaemonError } from "./errors";
 export { expiresAt } from "./expiry";
 export type { CompletionPlan, CompletionStepName } from "./finish/completion";
 export { COMPLETION_STEPS } from "./finish/completion";
@@ -49,5 +53,3 @@ export {
   SYSTEMD_UNIT,
   servicePath,
 } from "./service-unit";
-export type { DaemonStatus } from "./status";
-export { formatStatus, readDeliveryStatus, readStatus } from "./status";

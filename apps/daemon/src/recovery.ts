@@ -10,6 +10,7 @@ import {
   writeFileAtomic,
 } from "@gstack/contracts";
 import {
+  carryAttemptSpend,
   exists,
   readAllStates,
   readQueueFile,
@@ -34,7 +35,6 @@ import {
   readSupervisedExitRecord,
   writeExitRecord,
 } from "./run/exit-record";
-import { carryAttemptSpend } from "./spend/spend";
 
 /** What recovery hands its findings to. */
 export interface RecoveryParts {

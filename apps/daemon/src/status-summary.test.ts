@@ -4,13 +4,23 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type GstackLayout, gstackLayout } from "@gstack/contracts";
 import type { WorktreeRecord } from "@gstack/daemon-client";
-import { measureWorktree, readState, type SessionState, writeState } from "@gstack/daemon-client";
+import {
+  type FinishedSummary,
+  formatStatus,
+  isFinishedSummary,
+  landingFile,
+  measureWorktree,
+  readState,
+  readStatus,
+  readSummary,
+  type SessionState,
+  statusJson,
+  summaryFile,
+  writeState,
+} from "@gstack/daemon-client";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { recentEndings } from "./finish/recent-endings";
-import { landingFile } from "./land/landing-file";
-import { formatStatus, readStatus, statusJson } from "./status";
-import { type FinishedSummary, isFinishedSummary, readSummary, summaryFile } from "./status-summary";
 import { finishedSummarySchema } from "./status-summary-schema";
 
 describe("the quick check of the summary", () => {

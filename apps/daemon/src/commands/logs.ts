@@ -1,9 +1,8 @@
 import { open, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { exists, readState } from "@gstack/daemon-client";
+import { DaemonError, exists, readState } from "@gstack/daemon-client";
 import { defineCommand } from "citty";
 import { waitingLines } from "../await/awaiting";
-import { DaemonError } from "../errors";
 import { describeStreamLine } from "../finish/session-log";
 import { commandMeta } from "./command-meta";
 import { fail, layoutOf, rootArg } from "./common";

@@ -1,9 +1,15 @@
 import { type DispatchSnapshot, type GstackLayout, parseValue } from "@gstack/contracts";
-import { reachDaemonApi, readQueueFile, readState } from "@gstack/daemon-client";
+import {
+  DaemonError,
+  formatStatus,
+  reachDaemonApi,
+  readQueueFile,
+  readState,
+  readStatus,
+  statusJson,
+} from "@gstack/daemon-client";
 import type { GateChoices } from "../await/awaiting";
-import { DaemonError } from "../errors";
 import { formatEndings, recentEndings } from "../finish/recent-endings";
-import { formatStatus, readStatus, statusJson } from "../status";
 import { fail, layoutOf, refusalLine } from "./common";
 
 /** What `status` is asked: one dispatch, or all of them; as text or JSON; under which root. */

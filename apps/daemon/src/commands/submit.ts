@@ -1,8 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { type DispatchInput, parseValue, prepareDispatch } from "@gstack/contracts";
-import { apiRequest, reachDaemonApi, submitDispatch } from "@gstack/daemon-client";
+import { apiRequest, DaemonError, reachDaemonApi, submitDispatch } from "@gstack/daemon-client";
 import { defineCommand } from "citty";
-import { DaemonError } from "../errors";
 import {
   budgetFromFlag,
   type DispatchFlags,

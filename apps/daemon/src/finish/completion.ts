@@ -9,6 +9,7 @@ import {
   isoWeekOf,
   writeFileAtomic,
 } from "@gstack/contracts";
+import type { CompletionDelivery } from "@gstack/daemon-client";
 import {
   ensurePrivateFile,
   measureWorktree,
@@ -16,7 +17,6 @@ import {
   type SessionState,
   writeState,
 } from "@gstack/daemon-client";
-import type { CompletionDelivery } from "../completion-delivery";
 import { type CompletionPlan, planPath } from "./plan-completion";
 
 export {

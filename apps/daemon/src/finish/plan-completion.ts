@@ -14,19 +14,19 @@ import {
 import type { AgentFailure, AgentRunResult } from "@gstack/daemon-client";
 import {
   bulletItems,
+  commitsSince,
   commitsToLand,
   parseReportSections,
   runBaseSha,
   type SessionState,
   spawnNumber,
   submodulesNote,
+  totalSpent,
   workDir,
 } from "@gstack/daemon-client";
 import { parse as parseYaml } from "yaml";
 import { describeJump } from "../clock";
-import { commitsSince } from "../git";
 import { gstackRunOf } from "../gstack-run/gstack-run-of";
-import { totalSpent } from "../spend/spend";
 import { filesChanged } from "../worktree/git-worktrees";
 import { extractLearnings } from "./learnings";
 import { completeSections, describeUsage, renderReport } from "./report";

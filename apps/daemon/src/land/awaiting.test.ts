@@ -4,9 +4,16 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type GstackLayout, gstackLayout, parseValue } from "@gstack/contracts";
 import type { WorktreeRecord } from "@gstack/daemon-client";
-import { measureWorktree, readState, type SessionState, writeState } from "@gstack/daemon-client";
+import {
+  formatStatus,
+  measureWorktree,
+  readState,
+  readStatus,
+  type SessionState,
+  statusJson,
+  writeState,
+} from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { formatStatus, readStatus, statusJson } from "../status";
 
 let base: string;
 let layout: GstackLayout;

@@ -2,6 +2,7 @@ import { readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { GstackLayout } from "@gstack/contracts";
 import {
+  finishedAt,
   readAllStates,
   runGit,
   type SessionState,
@@ -10,10 +11,9 @@ import {
 } from "@gstack/daemon-client";
 import type { Audit } from "../daemon-context";
 import { removeWorktree } from "../worktree/git-worktrees";
-import { finishedAt } from "./awaiting-list";
 import { readMove } from "./checkout-move";
 
-export { type AwaitingLanding, awaitingLanding, formatAwaiting } from "./awaiting-list";
+export { type AwaitingLanding, awaitingLanding, formatAwaiting } from "@gstack/daemon-client";
 
 import {
   completeRecordedLanding,

@@ -1,11 +1,10 @@
 import { execFileSync, spawn } from "node:child_process";
 import { chmod, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { readState, submitDispatch } from "@gstack/daemon-client";
+import { formatStatus, readState, readStatus, submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
-import { formatStatus, readStatus } from "../status";
 import {
   auditOf,
   completionOf,

@@ -18,8 +18,8 @@ import { finishLanding, type LandingRecord, recordedAt, repeatAnswer } from "./l
 import { branchTip, changedFiles, filesInTheWay, gitOut, isAncestor, mergeCommit } from "./merge";
 import { openPullRequest } from "./pull-request";
 
+export { landingFile } from "@gstack/daemon-client";
 export { LandRefusal } from "./land-refusal";
-export { landingFile } from "./landing-file";
 export { type LandTrust, landingTrust, untrustedCheckout } from "./landing-guard";
 export { type LandingRecord, readLanding } from "./landing-record";
 

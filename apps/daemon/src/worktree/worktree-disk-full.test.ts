@@ -1,12 +1,11 @@
 import { execFileSync } from "node:child_process";
 import { appendFile, mkdir, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { readState, submitDispatch } from "@gstack/daemon-client";
+import { formatStatus, readState, readStatus, submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
 import { canMountTmpfs, fill } from "../run/tmpfs-test-support";
-import { formatStatus, readStatus } from "../status";
 import {
   auditOf,
   completionOf,

@@ -1,13 +1,8 @@
 import { existsSync } from "node:fs";
 import type { GstackLayout } from "@gstack/contracts";
-import {
-  branchTips,
-  commitsToLand,
-  measuredCommits,
-  readAllStates,
-  type SessionState,
-} from "@gstack/daemon-client";
+import { readAllStates, type SessionState } from "../session-state";
 import type { FinishedState } from "../status-summary";
+import { branchTips, commitsToLand, measuredCommits } from "../worktree/measure";
 import { branchTipsFromFiles } from "../worktree/ref-files";
 import { landingFile } from "./landing-file";
 

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import type { GstackLayout } from "@gstack/contracts";
-import type { SessionState } from "@gstack/daemon-client";
+import type { SessionState } from "./session-state";
 
 /*
  * `status` reads every session's state on each call, and finished dispatches pile up (hundreds

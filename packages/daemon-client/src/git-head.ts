@@ -1,6 +1,6 @@
 import { readFile, stat } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { exists } from "@gstack/daemon-client";
+import { exists } from "./exists";
 
 /** Where HEAD points, read from the repository's files: its commit (none before the first) and branch. */
 export interface HeadFromFiles {

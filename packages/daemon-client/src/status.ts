@@ -6,12 +6,12 @@ import {
   parseValue,
   processAlive,
 } from "@gstack/contracts";
-import { readQueueFile, type SessionState, workDir } from "@gstack/daemon-client";
 import type { DeliveryStatus } from "./completion-delivery";
 import { foreignHolderText } from "./daemon-lock";
 import { commitsSince } from "./git";
 import { type AwaitingLanding, awaitingLanding, formatAwaiting } from "./land/awaiting-list";
 import { osLockHolder } from "./lock/os-lock";
+import { readQueueFile, type SessionState, workDir } from "./session-state";
 import { formatUsd, totalSpent } from "./spend/spend";
 import { readStatesWithSummary } from "./status-summary";
 
