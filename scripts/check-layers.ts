@@ -80,18 +80,6 @@ export function daemonRuleBroken(from: string, to: string): string | undefined {
 }
 
 /**
- * Imports of an app by a library that are known and not yet moved into @gstack/daemon-client:
- * `file` → the app's package. Each is reported, never silently passed, and the list only shrinks.
- */
-export const NOT_YET_MOVED: ReadonlyArray<{ file: string; app: string; what: string }> = [
-  {
-    file: "packages/openclaw-plugin/src/land-tool.ts",
-    app: "@gstack/daemon",
-    what: "landDispatch, discardDispatch, LandRefusal",
-  },
-];
-
-/**
  * Files of a package that are not its library: the command entries that bundle an app's command
  * into the plugin's tarball, and the offline demo, which runs a daemon and a gateway as the test
  * worlds do (`pnpm demo`; no build entry reaches it).
@@ -148,8 +136,6 @@ export async function checkLayers(): Promise<string[]> {
   // 2. Libraries never import apps. madge resolves relative paths but not workspace package
   // names (it lists them as skipped, without the file), so the specifiers are read as written.
   const apps = appNames();
-  const known = new Set(NOT_YET_MOVED.map((entry) => `${entry.file} ${entry.app}`));
-  const stillThere = new Set<string>();
   for (const file of sourceFiles("packages")) {
     if (isTestOnly(file) || NOT_THE_LIBRARY.some((pattern) => pattern.test(file))) continue;
     for (const specifier of specifiersOf(file)) {
@@ -159,19 +145,8 @@ export async function checkLayers(): Promise<string[]> {
           : undefined
         : [...apps.keys()].find((name) => specifier === name || specifier.startsWith(`${name}/`));
       if (!app) continue;
-      if (known.has(`${file} ${app}`)) {
-        stillThere.add(`${file} ${app}`);
-        continue;
-      }
       problems.push(
         `${file} imports "${specifier}": a library never imports an app (${app} is an app; what a library needs of it belongs in a package, such as @gstack/daemon-client)`,
-      );
-    }
-  }
-  for (const entry of NOT_YET_MOVED) {
-    if (!stillThere.has(`${entry.file} ${entry.app}`)) {
-      problems.push(
-        `${entry.file} no longer imports ${entry.app}: remove it from NOT_YET_MOVED in scripts/check-layers.ts, so the rule holds for it from now on`,
       );
     }
   }
@@ -180,9 +155,6 @@ export async function checkLayers(): Promise<string[]> {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const problems = await checkLayers();
-  for (const entry of NOT_YET_MOVED) {
-    console.log(`not yet moved into a package: ${entry.file} imports ${entry.app} (${entry.what})`);
-  }
   for (const problem of problems) console.error(problem);
   if (problems.length > 0) {
     console.error(

@@ -8,6 +8,7 @@ export type {
   ApiResponse,
   ApiTarget,
   DaemonStatus,
+  LandOptions,
   ReportSections,
   RunningAgent,
   SessionState,
@@ -19,8 +20,11 @@ export {
   bulletItems,
   checkProjectDir,
   DaemonError,
+  discardDispatch,
   folderOrRepositoryListed,
   formatStatus,
+  LandRefusal,
+  landDispatch,
   parseReportSections,
   REPORT_SECTIONS,
   reachDaemonApi,
@@ -41,8 +45,6 @@ export type { ReportFacts } from "./finish/report";
 export { completeSections, renderReport } from "./finish/report";
 export type { DispatchCheckContext, IntakeRules, IntakeVerdict, Refusal } from "./intake/intake";
 export { checkDispatch, judgeDispatch, MAX_DISPATCH_BYTES } from "./intake/intake";
-export type { LandOptions } from "./land/land";
-export { discardDispatch, LandRefusal, landDispatch } from "./land/land";
 export { buildPrompt } from "./run/prompt";
 export { startRunnerAgent } from "./run/runner-agent";
 export type { ServiceSpec } from "./service-unit";

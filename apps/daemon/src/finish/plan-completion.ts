@@ -16,6 +16,7 @@ import {
   bulletItems,
   commitsSince,
   commitsToLand,
+  filesChanged,
   parseReportSections,
   runBaseSha,
   type SessionState,
@@ -27,7 +28,6 @@ import {
 import { parse as parseYaml } from "yaml";
 import { describeJump } from "../clock";
 import { gstackRunOf } from "../gstack-run/gstack-run-of";
-import { filesChanged } from "../worktree/git-worktrees";
 import { extractLearnings } from "./learnings";
 import { completeSections, describeUsage, renderReport } from "./report";
 

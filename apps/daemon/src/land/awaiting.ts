@@ -4,14 +4,14 @@ import type { GstackLayout } from "@gstack/contracts";
 import {
   finishedAt,
   readAllStates,
+  readMove,
+  removeWorktree,
   runGit,
   type SessionState,
   type WorktreeRecord,
   worktreesRoot,
 } from "@gstack/daemon-client";
 import type { Audit } from "../daemon-context";
-import { removeWorktree } from "../worktree/git-worktrees";
-import { readMove } from "./checkout-move";
 
 export { type AwaitingLanding, awaitingLanding, formatAwaiting } from "@gstack/daemon-client";
 
@@ -23,7 +23,7 @@ import {
   landingTrust,
   readLanding,
   untrustedCheckout,
-} from "./land";
+} from "@gstack/daemon-client";
 
 /**
  * At start-up: a landing whose record was written but whose audit event a kill cut off (with

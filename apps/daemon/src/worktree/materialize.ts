@@ -1,8 +1,7 @@
 import { mkdir, readdir, readFile, realpath, rm, statfs } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
 import type { WorktreeRecord } from "@gstack/daemon-client";
-import { exists, firstLine, type GitOutput, gitText, runGit } from "@gstack/daemon-client";
-import { listWorktrees } from "./git-worktrees";
+import { exists, firstLine, type GitOutput, gitText, listWorktrees, runGit } from "@gstack/daemon-client";
 
 /** The reason a worktree the daemon is still checking out is locked with. */
 export const CHECKING_OUT = "gstack: checking out";

@@ -3,14 +3,15 @@ import { isAbsolute, join, relative, resolve } from "node:path";
 import {
   exists,
   findRepository,
+  hasUncommittedChanges,
   insideDispatchWorktree,
+  listWorktrees,
   runGit,
   type WorktreeRecord,
   WorktreeRefusal,
   worktreePath,
 } from "@gstack/daemon-client";
 import { branchNameProblem, defaultBranch } from "./branch-name";
-import { hasUncommittedChanges, listWorktrees } from "./git-worktrees";
 
 export interface WorktreeRequest {
   stateRoot: string;

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import { copyFile, cp, lstat, mkdir, readFile, readlink, rename, rm, rmdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { firstLine } from "@gstack/daemon-client";
+import { firstLine } from "../worktree/run-git";
 import { landGit, landGitBytes, withIndex } from "./land-git";
 import type { CheckoutMove, MoveChange, SavedFile } from "./move-record";
 

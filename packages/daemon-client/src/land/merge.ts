@@ -1,7 +1,8 @@
 import { lstat } from "node:fs/promises";
 import { join } from "node:path";
-import type { SessionState, WorktreeRecord } from "@gstack/daemon-client";
-import { firstLine, runGit } from "@gstack/daemon-client";
+import type { SessionState } from "../session-state";
+import type { WorktreeRecord } from "../worktree/record";
+import { firstLine, runGit } from "../worktree/run-git";
 import { LandRefusal } from "./land-refusal";
 
 export async function branchTip(tree: WorktreeRecord): Promise<string> {

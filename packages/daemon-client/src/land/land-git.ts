@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import type { GitOutput } from "@gstack/daemon-client";
+import type { GitOutput } from "../worktree/run-git";
 
 /**
  * Runs git in `cwd` (with `index` as its index file, when given; nothing else in the

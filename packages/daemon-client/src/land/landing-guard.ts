@@ -1,9 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type GstackLayout, withFileLock } from "@gstack/contracts";
-import type { WorktreeRecord } from "@gstack/daemon-client";
-import { checkTrust, readState, type SessionState } from "@gstack/daemon-client";
+import { readState, type SessionState } from "../session-state";
 import { loadSettings } from "../settings";
+import { checkTrust } from "../trust/trust";
+import type { WorktreeRecord } from "../worktree/record";
 import { LandRefusal } from "./land-refusal";
 import { type LandingRecord, readLanding } from "./landing-record";
 

@@ -1,7 +1,7 @@
 import { copyFile, link, lstat, open, rename, rm } from "node:fs/promises";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import type { GstackLayout } from "@gstack/contracts";
-import { firstLine, runGit } from "@gstack/daemon-client";
+import { firstLine, runGit } from "../worktree/run-git";
 import { landGit, withIndex } from "./land-git";
 import {
   type CheckoutMove,

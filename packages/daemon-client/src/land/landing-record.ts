@@ -6,11 +6,11 @@ import {
   parseValue,
   writeFileAtomic,
 } from "@gstack/contracts";
-import type { WorktreeRecord } from "@gstack/daemon-client";
-import { landingFile } from "@gstack/daemon-client";
-import { type Audit, auditLog } from "../daemon-context";
+import { type Audit, auditLog } from "../audit-log";
 import { removeWorktree } from "../worktree/git-worktrees";
+import type { WorktreeRecord } from "../worktree/record";
 import { forgetMove, landGit, type SavedFile } from "./checkout-move";
+import { landingFile } from "./landing-file";
 
 /** What `sessions/{id}/landing.json` keeps: the outcome, once reached. */
 export interface LandingRecord {

@@ -1,5 +1,5 @@
 import { rm } from "node:fs/promises";
-import { runGit } from "@gstack/daemon-client";
+import { runGit } from "./run-git";
 
 /*
  * What git says of a repository's worktrees and of one worktree's changes, and removing one:

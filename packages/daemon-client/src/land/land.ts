@@ -1,9 +1,10 @@
 import { readdir } from "node:fs/promises";
 import type { GstackLayout, LandAnswer } from "@gstack/contracts";
-import type { WorktreeRecord } from "@gstack/daemon-client";
-import { commitsToLand, firstLine } from "@gstack/daemon-client";
-import type { Audit } from "../daemon-context";
+import type { Audit } from "../audit-log";
 import { listWorktrees } from "../worktree/git-worktrees";
+import { commitsToLand } from "../worktree/measure";
+import type { WorktreeRecord } from "../worktree/record";
+import { firstLine } from "../worktree/run-git";
 import {
   indexFolder,
   landGit,
@@ -18,8 +19,8 @@ import { finishLanding, type LandingRecord, recordedAt, repeatAnswer } from "./l
 import { branchTip, changedFiles, filesInTheWay, gitOut, isAncestor, mergeCommit } from "./merge";
 import { openPullRequest } from "./pull-request";
 
-export { landingFile } from "@gstack/daemon-client";
 export { LandRefusal } from "./land-refusal";
+export { landingFile } from "./landing-file";
 export { type LandTrust, landingTrust, untrustedCheckout } from "./landing-guard";
 export { type LandingRecord, readLanding } from "./landing-record";
 
