@@ -4,7 +4,7 @@
  * 1. In the daemon (apps/daemon/src), a stage calls down, never back up. The stages, in the order
  *    a dispatch passes through them, are intake/ → run/ → await/ → finish/ → deliver/ → land/: a
  *    stage may import a later stage and the shared modules below all stages, never an earlier
- *    stage. The shared modules (worktree/, trust/, spend/, lock/, gstack-run/ and the files at
+ *    stage. The shared modules (worktree/, spend/, lock/, gstack-run/ and the files at
  *    src/ that are not listed as joining the stages) import no stage. Nothing below the top
  *    imports the top: the coordinator (dispatch/), the daemon and its start-up, the commands and
  *    the service API, which join the stages.
@@ -25,7 +25,7 @@ const daemonSrc = "apps/daemon/src";
 /** The daemon's stages, in the order a dispatch passes through them. */
 export const STAGES = ["intake", "run", "await", "finish", "deliver", "land"] as const;
 /** Folders below every stage, that any stage may use. */
-export const SHARED_FOLDERS = ["worktree", "trust", "spend", "lock", "gstack-run"] as const;
+export const SHARED_FOLDERS = ["worktree", "spend", "lock", "gstack-run"] as const;
 /** What joins the stages: it may import any of them, and nothing below imports it. */
 export const TOP_FOLDERS = ["dispatch", "commands", "service-api", "service-install", "doctor"] as const;
 export const TOP_FILES = [
