@@ -4,7 +4,7 @@
  * 1. In the daemon (apps/daemon/src), a stage calls down, never back up. The stages, in the order
  *    a dispatch passes through them, are intake/ → run/ → await/ → finish/ → deliver/ → land/: a
  *    stage may import a later stage and the shared modules below all stages, never an earlier
- *    stage. The shared modules (worktree/, trust/, spend/, lock/, gstack-run/ and the files at
+ *    stage. The shared modules (worktree/, spend/, lock/, gstack-run/ and the files at
  *    src/ that are not listed as joining the stages) import no stage. Nothing below the top
  *    imports the top: the coordinator (dispatch/), the daemon and its start-up, the commands and
  *    the service API, which join the stages.
@@ -25,7 +25,7 @@ const daemonSrc = "apps/daemon/src";
 /** The daemon's stages, in the order a dispatch passes through them. */
 export const STAGES = ["intake", "run", "await", "finish", "deliver", "land"] as const;
 /** Folders below every stage, that any stage may use. */
-export const SHARED_FOLDERS = ["worktree", "trust", "spend", "lock", "gstack-run"] as const;
+export const SHARED_FOLDERS = ["worktree", "spend", "lock", "gstack-run"] as const;
 /** What joins the stages: it may import any of them, and nothing below imports it. */
 export const TOP_FOLDERS = ["dispatch", "commands", "service-api", "service-install", "doctor"] as const;
 export const TOP_FILES = [
@@ -36,7 +36,6 @@ export const TOP_FILES = [
   "lifecycle.ts",
   "recovery.ts",
   "demo.ts",
-  "status.ts",
 ] as const;
 
 /** Test files and the worlds and fixtures they build on compose any parts, so no rule holds them. */
@@ -79,35 +78,6 @@ export function daemonRuleBroken(from: string, to: string): string | undefined {
   }
   return undefined;
 }
-
-/**
- * Imports of an app by a library that are known and not yet moved into @gstack/daemon-client:
- * `file` → the app's package. Each is reported, never silently passed, and the list only shrinks.
- */
-export const NOT_YET_MOVED: ReadonlyArray<{ file: string; app: string; what: string }> = [
-  {
-    file: "packages/openclaw-plugin/src/dispatch-tool.ts",
-    app: "@gstack/daemon",
-    what: "checkProjectDir, readStatus",
-  },
-  { file: "packages/openclaw-plugin/src/status-tool.ts", app: "@gstack/daemon", what: "readStatus" },
-  {
-    file: "packages/openclaw-plugin/src/brief-sources.ts",
-    app: "@gstack/daemon",
-    what: "folderOrRepositoryListed, readStatus",
-  },
-  { file: "packages/openclaw-plugin/src/cancel-tool.ts", app: "@gstack/daemon", what: "requestCancel" },
-  {
-    file: "packages/openclaw-plugin/src/land-tool.ts",
-    app: "@gstack/daemon",
-    what: "landDispatch, discardDispatch, LandRefusal",
-  },
-  {
-    file: "packages/openclaw-plugin/src/review/dispatch-view.ts",
-    app: "@gstack/daemon",
-    what: "SessionState",
-  },
-];
 
 /**
  * Files of a package that are not its library: the command entries that bundle an app's command
@@ -166,8 +136,6 @@ export async function checkLayers(): Promise<string[]> {
   // 2. Libraries never import apps. madge resolves relative paths but not workspace package
   // names (it lists them as skipped, without the file), so the specifiers are read as written.
   const apps = appNames();
-  const known = new Set(NOT_YET_MOVED.map((entry) => `${entry.file} ${entry.app}`));
-  const stillThere = new Set<string>();
   for (const file of sourceFiles("packages")) {
     if (isTestOnly(file) || NOT_THE_LIBRARY.some((pattern) => pattern.test(file))) continue;
     for (const specifier of specifiersOf(file)) {
@@ -177,19 +145,8 @@ export async function checkLayers(): Promise<string[]> {
           : undefined
         : [...apps.keys()].find((name) => specifier === name || specifier.startsWith(`${name}/`));
       if (!app) continue;
-      if (known.has(`${file} ${app}`)) {
-        stillThere.add(`${file} ${app}`);
-        continue;
-      }
       problems.push(
         `${file} imports "${specifier}": a library never imports an app (${app} is an app; what a library needs of it belongs in a package, such as @gstack/daemon-client)`,
-      );
-    }
-  }
-  for (const entry of NOT_YET_MOVED) {
-    if (!stillThere.has(`${entry.file} ${entry.app}`)) {
-      problems.push(
-        `${entry.file} no longer imports ${entry.app}: remove it from NOT_YET_MOVED in scripts/check-layers.ts, so the rule holds for it from now on`,
       );
     }
   }
@@ -198,9 +155,6 @@ export async function checkLayers(): Promise<string[]> {
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const problems = await checkLayers();
-  for (const entry of NOT_YET_MOVED) {
-    console.log(`not yet moved into a package: ${entry.file} imports ${entry.app} (${entry.what})`);
-  }
   for (const problem of problems) console.error(problem);
   if (problems.length > 0) {
     console.error(

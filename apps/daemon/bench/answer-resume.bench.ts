@@ -21,12 +21,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { gstackLayout } from "@gstack/contracts";
-import { apiRequest, reachDaemonApi } from "@gstack/daemon-client";
+import type { AgentStarter } from "@gstack/daemon-client";
+import { apiRequest, reachDaemonApi, readState } from "@gstack/daemon-client";
 import { scripted, startScriptedModel } from "@gstack/scripted-model";
-import type { AgentStarter } from "../src/agent-types";
 import { Daemon } from "../src/daemon";
 import { startRunnerAgent } from "../src/run/runner-agent";
-import { readState } from "../src/session-state";
 
 const rounds = Number(process.env.BENCH_ANSWER_ROUNDS ?? 15);
 const claude = join(import.meta.dirname, "..", "node_modules", ".bin", "claude");

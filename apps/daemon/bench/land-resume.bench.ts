@@ -18,7 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { gstackLayout } from "@gstack/contracts";
-import { resumeCheckoutMove, takeCheckout } from "../src/land/checkout-move";
+import { resumeCheckoutMove, takeCheckout } from "@gstack/daemon-client";
 
 const files = Number(process.env.BENCH_LAND_FILES ?? 1000);
 const rounds = Number(process.env.BENCH_LAND_ROUNDS ?? 5);

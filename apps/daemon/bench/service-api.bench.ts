@@ -5,9 +5,8 @@ import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
 import { gstackLayout } from "@gstack/contracts";
-import { type ApiTarget, apiRequest } from "@gstack/daemon-client";
+import { type ApiTarget, apiRequest, commitsSince, headCommit } from "@gstack/daemon-client";
 import { Daemon } from "../src/daemon";
-import { commitsSince, headCommit } from "../src/git";
 import { initRepository } from "../src/test-support";
 
 const requests = Number(process.env.BENCH_API_REQUESTS ?? 1000);

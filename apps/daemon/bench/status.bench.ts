@@ -12,10 +12,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { gstackLayout } from "@gstack/contracts";
+import type { WorktreeRecord } from "@gstack/daemon-client";
+import { measureWorktree, type SessionState, writeState } from "@gstack/daemon-client";
 import { benchStartUp } from "../../../scripts/bench-start-up";
-import { type SessionState, writeState } from "../src/session-state";
-import { measureWorktree } from "../src/worktree/measure";
-import type { WorktreeRecord } from "../src/worktree/record";
 
 const count = Number(process.env.BENCH_STATUS_WORKTREES ?? 300);
 const files = Number(process.env.BENCH_STATUS_FILES ?? 200);

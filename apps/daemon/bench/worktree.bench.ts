@@ -20,11 +20,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { performance } from "node:perf_hooks";
 import { gstackLayout } from "@gstack/contracts";
+import type { AgentStarter } from "@gstack/daemon-client";
+import { removeWorktree } from "@gstack/daemon-client";
 import { loadLine } from "../../../scripts/bench-start-up";
-import type { AgentStarter } from "../src/agent-types";
 import { Daemon } from "../src/daemon";
 import { startRunnerAgent } from "../src/run/runner-agent";
-import { removeWorktree } from "../src/worktree/git-worktrees";
 import { materializeWorktree } from "../src/worktree/materialize";
 import { planWorktree } from "../src/worktree/plan";
 

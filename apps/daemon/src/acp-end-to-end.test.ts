@@ -3,12 +3,11 @@ import { realpathSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { readState, requestCancel, submitDispatch } from "@gstack/daemon-client";
 import { scripted } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../vitest.load-budget";
 import { type ClaudeWorld, makeClaudeWorld } from "./claude-world";
-import { readState } from "./session-state";
-import { requestCancel, submitDispatch } from "./submit";
 import { auditOf, completionOf, waitFor } from "./test-support";
 
 /**

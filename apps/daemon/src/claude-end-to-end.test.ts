@@ -1,11 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { parseValue } from "@gstack/contracts";
-import { apiRequest } from "@gstack/daemon-client";
+import { apiRequest, requestCancel, submitDispatch } from "@gstack/daemon-client";
 import { scripted } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../vitest.load-budget";
 import { type ClaudeWorld, makeClaudeWorld } from "./claude-world";
-import { requestCancel, submitDispatch } from "./submit";
 import { auditOf, completionOf, waitFor } from "./test-support";
 
 const REPORT = [

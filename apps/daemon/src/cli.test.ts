@@ -2,10 +2,9 @@ import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseValue } from "@gstack/contracts";
+import { readAllStates, readQueueFile, submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../vitest.load-budget";
-import { readAllStates, readQueueFile } from "./session-state";
-import { submitDispatch } from "./submit";
 import { auditOf, completionOf, dispatchFor, makeWorld, type TestWorld, waitFor } from "./test-support";
 
 const cli = join(import.meta.dirname, "cli.ts");

@@ -1,7 +1,8 @@
 import { readFile } from "node:fs/promises";
 import { resolveDispatchSettings } from "@gstack/contracts";
+import type { CompletionDelivery } from "@gstack/daemon-client";
+import { submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { CompletionDelivery } from "./completion-delivery";
 import type { Daemon } from "./daemon";
 import {
   type DeliveryWorld,
@@ -13,7 +14,6 @@ import {
   type TestReceiver,
 } from "./deliver/delivery-test-support";
 import { createCompletionDelivery } from "./deliver/outbox-delivery";
-import { submitDispatch } from "./submit";
 import {
   auditOf,
   completionOf,

@@ -1,10 +1,10 @@
 import { chmod, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { requestCancel, submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../vitest.load-budget";
 import type { Daemon } from "./daemon";
 import { useDaemonWorld } from "./daemon-test-world";
-import { requestCancel, submitDispatch } from "./submit";
 import { auditOf, completionOf, dispatchFor, type TestWorld, waitFor } from "./test-support";
 
 const daemonWorld = useDaemonWorld();

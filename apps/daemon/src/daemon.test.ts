@@ -1,11 +1,11 @@
 import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isoWeekOf, openClawLayout, parseJsonLines, signDocument } from "@gstack/contracts";
+import { requestCancel, submitDispatch } from "@gstack/daemon-client";
 import { parseMemoryFile } from "@gstack/learnings";
 import { beforeEach, describe, expect, it } from "vitest";
 import { Daemon, type DaemonOptions } from "./daemon";
 import { useDaemonWorld } from "./daemon-test-world";
-import { requestCancel, submitDispatch } from "./submit";
 import { auditOf, completionOf, dispatchFor, type TestWorld, waitFor } from "./test-support";
 
 const daemonWorld = useDaemonWorld();

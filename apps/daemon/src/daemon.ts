@@ -1,6 +1,5 @@
 import { type DispatchSettings, type GstackLayout, gstackLayout } from "@gstack/contracts";
-import type { AgentStarter } from "./agent-types";
-import type { CompletionDelivery, DeliveryContext } from "./completion-delivery";
+import type { AgentStarter, CompletionDelivery, DeliveryContext } from "@gstack/daemon-client";
 import { auditLog, type DaemonContext } from "./daemon-context";
 import { createCompletionDelivery } from "./deliver/outbox-delivery";
 import type { RetrySchedule } from "./deliver/retry-schedule";

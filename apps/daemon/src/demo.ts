@@ -5,9 +5,8 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { gstackLayout, isoWeekOf, openClawLayout } from "@gstack/contracts";
+import { DaemonError, submitDispatch } from "@gstack/daemon-client";
 import { Daemon } from "./daemon";
-import { DaemonError } from "./errors";
-import { submitDispatch } from "./submit";
 
 /** Finds the Claude Code CLI installed with this package (or on PATH as a last resort). */
 export function findClaudeBinary(): string {

@@ -6,8 +6,7 @@ import {
   restrictionsToDisallowedTools,
 } from "@gstack/agent-runner";
 import type { DispatchSettings, GstackLayout } from "@gstack/contracts";
-import { DaemonError } from "./errors";
-import { DEFAULT_DISALLOWED_TOOLS, loadRestrictions } from "./settings";
+import { DaemonError, DEFAULT_DISALLOWED_TOOLS, loadRestrictions } from "@gstack/daemon-client";
 import { readDispatchSecret } from "./token";
 
 /** What start-up needs to check the machine. */

@@ -1,13 +1,11 @@
 import { chmod, mkdir, open, stat } from "node:fs/promises";
 import { dirname } from "node:path";
 import { type DispatchSettings, writeFileAtomic } from "@gstack/contracts";
-import type { CompletionDelivery } from "./completion-delivery";
+import type { CompletionDelivery } from "@gstack/daemon-client";
+import { DaemonError, loadSettings, releaseDaemonLock, takeDaemonLock } from "@gstack/daemon-client";
 import type { DaemonContext } from "./daemon-context";
-import { releaseDaemonLock, takeDaemonLock } from "./daemon-lock";
 import { isDiskFull } from "./disk-space";
 import { checkEnvironment } from "./environment";
-import { DaemonError } from "./errors";
-import { loadSettings } from "./settings";
 
 /** What the lifecycle starts, wakes and stops. */
 export interface LifecycleParts {

@@ -1,7 +1,6 @@
 import type { CompletionStatus, Dispatch } from "@gstack/contracts";
-import type { ExitRecord, RunningAgent } from "./agent-types";
+import type { ExitRecord, RunningAgent, SessionState } from "@gstack/daemon-client";
 import type { ClockWatch } from "./clock";
-import type { SessionState } from "./session-state";
 
 /**
  * What a cancel did: `cancelling` (a running agent was signalled, or a launch under way stops

@@ -1,10 +1,9 @@
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { ensurePrivateFile, submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "./daemon";
 import { useDaemonWorld } from "./daemon-test-world";
-import { ensurePrivateFile } from "./session-state";
-import { submitDispatch } from "./submit";
 import { completionOf, dispatchFor, type TestWorld, waitFor } from "./test-support";
 
 const daemonWorld = useDaemonWorld();

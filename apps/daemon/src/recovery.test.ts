@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Dispatch, isoWeekOf, parseValue, processAlive, writeFileAtomic } from "@gstack/contracts";
+import { readState, type SessionState, writeQueueFile, writeState } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { DaemonContext } from "./daemon-context";
 import {
@@ -12,7 +13,6 @@ import {
   planPath,
 } from "./finish/completion";
 import { recover } from "./recovery";
-import { readState, type SessionState, writeQueueFile, writeState } from "./session-state";
 import {
   auditOf,
   completionOf,

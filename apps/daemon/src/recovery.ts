@@ -9,8 +9,16 @@ import {
   targetAgentPattern,
   writeFileAtomic,
 } from "@gstack/contracts";
+import {
+  carryAttemptSpend,
+  exists,
+  readAllStates,
+  readQueueFile,
+  type SessionState,
+  spawnNumber,
+  writeState,
+} from "@gstack/daemon-client";
 import { auditHolds, type DaemonContext } from "./daemon-context";
-import { exists } from "./exists";
 import {
   type CompletionStepContext,
   carryOutCompletion,
@@ -27,8 +35,6 @@ import {
   readSupervisedExitRecord,
   writeExitRecord,
 } from "./run/exit-record";
-import { readAllStates, readQueueFile, type SessionState, spawnNumber, writeState } from "./session-state";
-import { carryAttemptSpend } from "./spend/spend";
 
 /** What recovery hands its findings to. */
 export interface RecoveryParts {

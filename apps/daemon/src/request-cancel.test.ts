@@ -1,10 +1,10 @@
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { processAlive } from "@gstack/contracts";
+import { requestCancel, submitDispatch } from "@gstack/daemon-client";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "./daemon";
 import { useDaemonWorld } from "./daemon-test-world";
-import { requestCancel, submitDispatch } from "./submit";
 import { auditOf, completionOf, dispatchFor, type TestWorld, waitFor } from "./test-support";
 
 const daemonWorld = useDaemonWorld();

@@ -3,16 +3,25 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises"
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type GstackLayout, gstackLayout } from "@gstack/contracts";
+import type { WorktreeRecord } from "@gstack/daemon-client";
+import {
+  type FinishedSummary,
+  formatStatus,
+  isFinishedSummary,
+  landingFile,
+  measureWorktree,
+  readState,
+  readStatus,
+  readSummary,
+  type SessionState,
+  statusJson,
+  summaryFile,
+  writeState,
+} from "@gstack/daemon-client";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { recentEndings } from "./finish/recent-endings";
-import { landingFile } from "./land/landing-file";
-import { readState, type SessionState, writeState } from "./session-state";
-import { formatStatus, readStatus, statusJson } from "./status";
-import { type FinishedSummary, isFinishedSummary, readSummary, summaryFile } from "./status-summary";
 import { finishedSummarySchema } from "./status-summary-schema";
-import { measureWorktree } from "./worktree/measure";
-import type { WorktreeRecord } from "./worktree/record";
 
 describe("the quick check of the summary", () => {
   const text = fc.oneof(fc.string(), fc.constantFrom("", "main", "refs/heads/x"));

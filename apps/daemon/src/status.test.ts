@@ -2,6 +2,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gstackLayout, resolveDispatchSettings } from "@gstack/contracts";
+import { formatStatus, readStatus } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import {
   freePort,
@@ -11,7 +12,6 @@ import {
   startReceiver,
 } from "./deliver/delivery-test-support";
 import { createCompletionDelivery } from "./deliver/outbox-delivery";
-import { formatStatus, readStatus } from "./status";
 import { waitFor } from "./test-support";
 
 let base: string;

@@ -2,12 +2,11 @@ import { execFileSync } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { processAlive } from "@gstack/contracts";
+import { readStatus, submitDispatch } from "@gstack/daemon-client";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Daemon } from "./daemon";
 import { useDaemonWorld } from "./daemon-test-world";
-import { readStatus } from "./status";
-import { submitDispatch } from "./submit";
 import {
   auditOf,
   completionOf,

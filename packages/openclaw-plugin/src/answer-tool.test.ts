@@ -1,9 +1,9 @@
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Daemon } from "@gstack/daemon";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Daemon } from "../../../apps/daemon/src/index";
 import { loadBudget, waitUntil } from "../../../vitest.load-budget";
 import { runAnswerTool } from "./answer-tool";
 import { runDispatchTool } from "./dispatch-tool";

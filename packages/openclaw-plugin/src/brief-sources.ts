@@ -1,6 +1,6 @@
 import type { BriefOptions, OpenWork } from "@gstack/brief";
 import type { GstackLayout } from "@gstack/contracts";
-import { folderOrRepositoryListed, readStatus } from "@gstack/daemon";
+import { folderOrRepositoryListed, readStatus } from "@gstack/daemon-client";
 import { readDispatchSettings } from "./gstack-settings";
 import type { PluginSettings } from "./plugin-settings";
 import { readSessionState } from "./review/dispatch-view";

@@ -1,7 +1,6 @@
 import { stat } from "node:fs/promises";
 import { dispatchIdSchema } from "@gstack/contracts";
-import { requestCancel } from "@gstack/daemon";
-import { apiRequest, reachDaemonApi } from "@gstack/daemon-client";
+import { apiRequest, reachDaemonApi, requestCancel } from "@gstack/daemon-client";
 import { z } from "zod";
 import { parseToolInput } from "./dispatch-tool";
 import type { PluginSettings } from "./plugin-settings";

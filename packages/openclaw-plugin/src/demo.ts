@@ -2,9 +2,9 @@ import { execFileSync } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Daemon } from "@gstack/daemon";
 import { openclawVersion } from "@gstack/openclaw-testbed";
 import { scripted, startScriptedModel } from "@gstack/scripted-model";
+import { Daemon } from "../../../apps/daemon/src/index";
 import { DISPATCH_MARKER, newestUserText, openclawAgentResponder, TOOL_MARKER } from "./openclaw-scripts";
 import {
   agentTurn,

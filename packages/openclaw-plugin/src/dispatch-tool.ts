@@ -9,8 +9,7 @@ import {
   targetAgentPattern,
   writeDispatchFile,
 } from "@gstack/contracts";
-import { checkProjectDir, readStatus } from "@gstack/daemon";
-import { apiRequest, reachDaemonApi } from "@gstack/daemon-client";
+import { apiRequest, checkProjectDir, reachDaemonApi, readStatus } from "@gstack/daemon-client";
 import { z } from "zod";
 import { readDispatchSettings, readSecretFile } from "./gstack-settings";
 import type { PluginSettings } from "./plugin-settings";

@@ -1,6 +1,11 @@
 import { dispatchIdSchema, type LandAnswer } from "@gstack/contracts";
-import { discardDispatch, LandRefusal, landDispatch } from "@gstack/daemon";
-import { apiRequest, reachDaemonApi } from "@gstack/daemon-client";
+import {
+  apiRequest,
+  discardDispatch,
+  LandRefusal,
+  landDispatch,
+  reachDaemonApi,
+} from "@gstack/daemon-client";
 import { z } from "zod";
 import { parseToolInput } from "./dispatch-tool";
 import type { PluginSettings } from "./plugin-settings";

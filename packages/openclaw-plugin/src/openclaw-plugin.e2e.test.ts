@@ -3,7 +3,7 @@ import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { signCallback } from "@gstack/contracts";
-import { submitDispatch } from "@gstack/daemon";
+import { submitDispatch } from "@gstack/daemon-client";
 import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

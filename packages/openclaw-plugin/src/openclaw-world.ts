@@ -5,7 +5,6 @@ import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { promisify } from "node:util";
 import { type GstackLayout, gstackLayout } from "@gstack/contracts";
-import { Daemon } from "@gstack/daemon";
 import {
   makeOpenClawHome,
   type OpenClawGateway,
@@ -15,6 +14,9 @@ import {
   startOpenClawGateway as startTestbedGateway,
 } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, type ScriptedStep, scripted, startScriptedModel } from "@gstack/scripted-model";
+// The daemon app runs from its source, as the bundled gstack-dispatch command is built from it:
+// the plugin depends on no app (see turbo.json for how its build and tests follow the daemon).
+import { Daemon } from "../../../apps/daemon/src/index";
 import { loadBudget, waitUntil } from "../../../vitest.load-budget";
 import { DISPATCH_MARKER } from "./openclaw-scripts";
 import { type HistoryMessage, historyMessage } from "./session-delivery";

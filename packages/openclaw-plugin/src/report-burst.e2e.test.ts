@@ -1,6 +1,6 @@
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
-import { submitDispatch } from "@gstack/daemon";
+import { submitDispatch } from "@gstack/daemon-client";
 import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, scripted } from "@gstack/scripted-model";
 import { beforeAll, expect, it } from "vitest";

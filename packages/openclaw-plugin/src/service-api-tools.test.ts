@@ -1,8 +1,8 @@
 import { access, chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Daemon } from "@gstack/daemon";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { Daemon } from "../../../apps/daemon/src/index";
 import { loadBudget, waitUntil } from "../../../vitest.load-budget";
 import { runCancelTool } from "./cancel-tool";
 import { runDispatchTool } from "./dispatch-tool";

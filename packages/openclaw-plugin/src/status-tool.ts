@@ -1,4 +1,4 @@
-import { readStatus } from "@gstack/daemon";
+import { readStatus } from "@gstack/daemon-client";
 import type { PluginSettings } from "./plugin-settings";
 import { answer, type ToolAnswer } from "./tool-answer";
 

@@ -2,12 +2,11 @@ import { execFile, execFileSync, spawn } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { readState, submitDispatch } from "@gstack/daemon-client";
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import { Daemon } from "../daemon";
-import { readState } from "../session-state";
-import { submitDispatch } from "../submit";
 import { completionOf, makeWorld, type TestWorld, waitFor } from "../test-support";
 
 const cli = join(import.meta.dirname, "..", "cli.ts");

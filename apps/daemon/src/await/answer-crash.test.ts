@@ -2,7 +2,7 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { apiRequest, reachDaemonApi } from "@gstack/daemon-client";
+import { apiRequest, reachDaemonApi, readState, submitDispatch, writeState } from "@gstack/daemon-client";
 import {
   type RecordedRequest,
   type ScriptedModel,
@@ -11,8 +11,6 @@ import {
 } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
-import { readState, writeState } from "../session-state";
-import { submitDispatch } from "../submit";
 import { auditOf, completionOf, makeWorld, type TestWorld, waitFor } from "../test-support";
 
 const cli = join(import.meta.dirname, "..", "cli.ts");

@@ -2,10 +2,10 @@ import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { Awaiting, AwaitingNotice, GstackLayout, ReplyTo } from "@gstack/contracts";
 import { writeFileAtomic } from "@gstack/contracts";
-import type { AwaitingRecord, GateItem } from "../awaiting-record";
+import type { AwaitingRecord, GateItem } from "@gstack/daemon-client";
 import { optionLetter } from "./gate-reply";
 
-export type { AcceptedAnswer, AwaitingRecord } from "../awaiting-record";
+export type { AcceptedAnswer, AwaitingRecord } from "@gstack/daemon-client";
 
 /** How long a dispatch waits for an answer when the config does not say (72 hours). */
 export const DEFAULT_AWAITING_EXPIRY_HOURS = 72;

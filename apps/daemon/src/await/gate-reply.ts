@@ -1,7 +1,7 @@
-import type { GateItem } from "../awaiting-record";
+import type { GateItem } from "@gstack/daemon-client";
 import { AnswerRefusal } from "./answer";
 
-export type { GateItem } from "../awaiting-record";
+export type { GateItem } from "@gstack/daemon-client";
 
 /** One choice of a reply: a decision's label and the letter of its option (`d3b`). */
 export interface GateChoice {

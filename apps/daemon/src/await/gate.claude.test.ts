@@ -3,14 +3,12 @@ import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseJson } from "@gstack/contracts";
-import { apiRequest, reachDaemonApi } from "@gstack/daemon-client";
+import { apiRequest, reachDaemonApi, readState, submitDispatch } from "@gstack/daemon-client";
 import { scripted } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import { type ClaudeWorld, makeClaudeWorld } from "../claude-world";
 import { writeGstackRun } from "../gstack-run/gstack-run-fixture";
-import { readState } from "../session-state";
-import { submitDispatch } from "../submit";
 import { auditOf, completionOf, waitFor } from "../test-support";
 
 const REPORT =

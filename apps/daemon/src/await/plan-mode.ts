@@ -1,6 +1,5 @@
 import type { Dispatch, DispatchSettings } from "@gstack/contracts";
-import { REPORT_SECTIONS } from "@gstack/daemon-client";
-import { folderOrRepositoryListed } from "../trust/trust";
+import { folderOrRepositoryListed, REPORT_SECTIONS } from "@gstack/daemon-client";
 
 /** Claude Code's read-only mode: it may read and search, but changes nothing. */
 export const PLAN_PERMISSION_ARGS = ["--permission-mode", "plan"] as const;

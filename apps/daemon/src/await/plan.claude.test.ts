@@ -2,14 +2,11 @@ import { execFileSync } from "node:child_process";
 import { readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { parseJson } from "@gstack/contracts";
-import { apiRequest, reachDaemonApi } from "@gstack/daemon-client";
+import { apiRequest, reachDaemonApi, readState, readStatus, submitDispatch } from "@gstack/daemon-client";
 import { scripted } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import { type ClaudeWorld, makeClaudeWorld } from "../claude-world";
-import { readState } from "../session-state";
-import { readStatus } from "../status";
-import { submitDispatch } from "../submit";
 import { auditOf, completionOf, waitFor } from "../test-support";
 
 const PLAN = "## Plan\n1. Add plan.txt with one line.\n2. Commit it.";

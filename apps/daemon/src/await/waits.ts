@@ -1,14 +1,13 @@
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
 import type { Dispatch } from "@gstack/contracts";
-import type { AgentRunResult } from "../agent-types";
+import type { AgentRunResult } from "@gstack/daemon-client";
+import { carryAttemptSpend, type SessionState, workDir, writeState } from "@gstack/daemon-client";
 import type { DaemonContext } from "../daemon-context";
 import { readCompletionStatus } from "../finish/completion";
 import type { Finisher } from "../finish/finisher";
 import { gstackRunOf } from "../gstack-run/gstack-run-of";
 import type { LiveSession, SessionHost } from "../live-session";
-import { type SessionState, workDir, writeState } from "../session-state";
-import { carryAttemptSpend } from "../spend/spend";
 import { type AnswerInput, AnswerRefusal, answerUsage } from "./answer";
 import {
   type AwaitingRecord,

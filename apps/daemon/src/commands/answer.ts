@@ -1,8 +1,7 @@
 import { parseValue } from "@gstack/contracts";
-import { apiRequest, reachDaemonApi } from "@gstack/daemon-client";
+import { apiRequest, DaemonError, reachDaemonApi } from "@gstack/daemon-client";
 import { defineCommand } from "citty";
 import { parseAnswerWords } from "../await/answer";
-import { DaemonError } from "../errors";
 import { commandMeta } from "./command-meta";
 import { fail, layoutOf, refusalLine, rootArg } from "./common";
 

@@ -1,9 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { parseValue } from "@gstack/contracts";
-import { apiRequest, reachDaemonApi } from "@gstack/daemon-client";
+import { apiRequest, DaemonError, dispatchPhase, reachDaemonApi, requestCancel } from "@gstack/daemon-client";
 import { defineCommand } from "citty";
-import { DaemonError } from "../errors";
-import { dispatchPhase, requestCancel } from "../submit";
 import { commandMeta } from "./command-meta";
 import { fail, layoutOf, refusalLine, rootArg } from "./common";
 

@@ -1,5 +1,5 @@
+import { DaemonError } from "@gstack/daemon-client";
 import { defineCommand } from "citty";
-import { DaemonError } from "../errors";
 import { startClawvisorFront } from "../service-api/clawvisor-front";
 import { commandMeta } from "./command-meta";
 import { fail, layoutOf, rootArg, timestamped } from "./common";

@@ -1,6 +1,6 @@
 import { resolve } from "node:path";
 import { ContractError, gstackLayout, resolveGstackHome } from "@gstack/contracts";
-import { DaemonError } from "../errors";
+import { DaemonError } from "@gstack/daemon-client";
 
 export const rootArg = {
   root: { type: "string", description: "gstack state root (default: GSTACK_HOME, else ~/.gstack)" },

@@ -1,8 +1,8 @@
 import { homedir } from "node:os";
+import { DaemonError } from "@gstack/daemon-client";
 import { defineCommand } from "citty";
 import { formatDoctor } from "../doctor/doctor-check";
 import { runDoctor } from "../doctor/doctor-checks";
-import { DaemonError } from "../errors";
 import { commandMeta } from "./command-meta";
 import { fail, layoutOf, rootArg } from "./common";
 

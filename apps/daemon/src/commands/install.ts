@@ -3,14 +3,13 @@ import { mkdir } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { writeFileAtomic } from "@gstack/contracts";
+import { DaemonError, loadSettings } from "@gstack/daemon-client";
 import { defineCommand } from "citty";
-import { DaemonError } from "../errors";
 import { CLAWVISOR_SERVICE_ID, renderClawvisorService } from "../service-api/clawvisor-service";
 import { activateService } from "../service-install/activate-service";
 import { installedCliPath } from "../service-install/installed-package";
 import { serviceFiles } from "../service-install/service-files";
 import { renderLaunchdPlist, renderSystemdUnit, type ServiceSpec } from "../service-unit";
-import { loadSettings } from "../settings";
 import { commandMeta } from "./command-meta";
 import { fail, layoutOf, rootArg } from "./common";
 

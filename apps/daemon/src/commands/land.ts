@@ -1,5 +1,5 @@
+import { discardDispatch, landDispatch } from "@gstack/daemon-client";
 import { defineCommand } from "citty";
-import { discardDispatch, landDispatch } from "../land/land";
 import { commandMeta } from "./command-meta";
 import { fail, layoutOf, rootArg } from "./common";
 

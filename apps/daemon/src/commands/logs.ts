@@ -1,11 +1,9 @@
 import { open, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { DaemonError, exists, readState } from "@gstack/daemon-client";
 import { defineCommand } from "citty";
 import { waitingLines } from "../await/awaiting";
-import { DaemonError } from "../errors";
-import { exists } from "../exists";
 import { describeStreamLine } from "../finish/session-log";
-import { readState } from "../session-state";
 import { commandMeta } from "./command-meta";
 import { fail, layoutOf, rootArg } from "./common";
 

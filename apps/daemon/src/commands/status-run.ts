@@ -1,10 +1,15 @@
 import { type DispatchSnapshot, type GstackLayout, parseValue } from "@gstack/contracts";
-import { reachDaemonApi } from "@gstack/daemon-client";
+import {
+  DaemonError,
+  formatStatus,
+  reachDaemonApi,
+  readQueueFile,
+  readState,
+  readStatus,
+  statusJson,
+} from "@gstack/daemon-client";
 import type { GateChoices } from "../await/awaiting";
-import { DaemonError } from "../errors";
 import { formatEndings, recentEndings } from "../finish/recent-endings";
-import { readQueueFile, readState } from "../session-state";
-import { formatStatus, readStatus, statusJson } from "../status";
 import { fail, layoutOf, refusalLine } from "./common";
 
 /** What `status` is asked: one dispatch, or all of them; as text or JSON; under which root. */
@@ -76,7 +81,7 @@ export async function snapshotFromFiles(
   // One dispatch's view loads what the list does not need.
   const [{ dispatchSnapshot }, { waitingOnDisk }] = await Promise.all([
     import("../service-api/snapshot"),
-    import("../submit"),
+    import("@gstack/daemon-client"),
   ]);
   const queue = await readQueueFile(layout);
   return dispatchSnapshot(

@@ -1,8 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { type DispatchInput, parseValue, prepareDispatch } from "@gstack/contracts";
-import { apiRequest, reachDaemonApi } from "@gstack/daemon-client";
+import { apiRequest, DaemonError, reachDaemonApi, submitDispatch } from "@gstack/daemon-client";
 import { defineCommand } from "citty";
-import { DaemonError } from "../errors";
 import {
   budgetFromFlag,
   type DispatchFlags,
@@ -10,7 +9,6 @@ import {
   fieldsFromFlags,
   modeFromFlag,
 } from "../intake/dispatch-from-flags";
-import { submitDispatch } from "../submit";
 import { readDispatchSecret } from "../token";
 import { commandMeta } from "./command-meta";
 import { fail, layoutOf, refusalLine, rootArg } from "./common";

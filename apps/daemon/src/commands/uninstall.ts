@@ -1,9 +1,8 @@
 import { lstat, readdir, readFile, readlink, rm, rmdir } from "node:fs/promises";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
+import { DaemonError, entryExists } from "@gstack/daemon-client";
 import { defineCommand } from "citty";
-import { DaemonError } from "../errors";
-import { entryExists } from "../exists";
 import { CLAWVISOR_SERVICE_ID } from "../service-api/clawvisor-service";
 import { installedPrefix } from "../service-install/installed-package";
 import { runStep, stepText } from "../service-install/run-step";

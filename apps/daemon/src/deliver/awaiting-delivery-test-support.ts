@@ -7,8 +7,8 @@ import {
   type GstackLayout,
   verifyCallback,
 } from "@gstack/contracts";
+import { type SessionState, writeState } from "@gstack/daemon-client";
 import { writeAwaitingNotice } from "../await/awaiting";
-import { type SessionState, writeState } from "../session-state";
 import { CALLBACK_SECRET, type ReceivedRequest } from "./delivery-test-support";
 
 /** A notice as the daemon writes it for round `round` of a plan. */

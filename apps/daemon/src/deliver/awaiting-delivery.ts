@@ -13,8 +13,8 @@ import {
   signCallback,
   writeFileAtomic,
 } from "@gstack/contracts";
-import type { DeliveryContext } from "../completion-delivery";
-import { readState } from "../session-state";
+import type { DeliveryContext } from "@gstack/daemon-client";
+import { readState } from "@gstack/daemon-client";
 import { credentialTransportProblem } from "./delivery-targets";
 import { postAttempt } from "./post-attempt";
 import {

@@ -1,10 +1,9 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { createServer, type IncomingMessage, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { readDeliveryStatus, submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "../daemon";
-import { readDeliveryStatus } from "../status";
-import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,

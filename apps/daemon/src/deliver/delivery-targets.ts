@@ -1,5 +1,5 @@
 import type { DispatchSettings } from "@gstack/contracts";
-import type { EndpointCheck } from "../completion-delivery";
+import type { EndpointCheck } from "@gstack/daemon-client";
 
 /** The kinds of receiver a completion can go to; each gets its own body and credentials. */
 export type ReceiverKind = EndpointCheck["kind"];

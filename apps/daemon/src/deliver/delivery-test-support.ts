@@ -11,7 +11,7 @@ import {
   type GstackLayout,
   gstackLayout,
 } from "@gstack/contracts";
-import type { DeliveryContext } from "../completion-delivery";
+import type { DeliveryContext } from "@gstack/daemon-client";
 
 /** A request a test receiver got. */
 export interface ReceivedRequest {

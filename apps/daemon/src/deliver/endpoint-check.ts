@@ -1,4 +1,4 @@
-import type { EndpointCheck } from "../completion-delivery";
+import type { EndpointCheck } from "@gstack/daemon-client";
 import type { ConfiguredEndpoint } from "./delivery-targets";
 
 function networkProblem(error: unknown): string {

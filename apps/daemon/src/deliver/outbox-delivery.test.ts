@@ -1,7 +1,7 @@
 import { readFile, stat } from "node:fs/promises";
 import { completionCallbackSchema, resolveDispatchSettings, verifyCallback } from "@gstack/contracts";
+import type { CompletionDelivery } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { CompletionDelivery } from "../completion-delivery";
 import { waitFor } from "../test-support";
 import { deliveredMarkerPath, outboxPath, readOutbox } from "./delivery-outbox";
 import {

@@ -7,7 +7,7 @@ import type {
   DeliveryStatus,
   EndpointCheck,
   PendingDelivery,
-} from "../completion-delivery";
+} from "@gstack/daemon-client";
 import { auditHolds } from "../daemon-context";
 import { readCallbackToken } from "../token";
 import { createAwaitingDelivery } from "./awaiting-delivery";

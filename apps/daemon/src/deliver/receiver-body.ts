@@ -6,8 +6,7 @@ import {
   type FailureKind,
   parseValue,
 } from "@gstack/contracts";
-import { bulletItems, parseReportSections } from "@gstack/daemon-client";
-import { describeSpend } from "../spend/spend";
+import { bulletItems, describeSpend, parseReportSections } from "@gstack/daemon-client";
 
 /** OpenClaw's hooks endpoint refuses bodies over 256 KiB (413); messages stay well below. */
 export const HOOKS_BODY_LIMIT_BYTES = 256 * 1024;

@@ -2,10 +2,10 @@ import { readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { type Dispatch, parseValue } from "@gstack/contracts";
+import type { AgentRunResult, AgentStarter, StartAgentOptions } from "@gstack/daemon-client";
+import { readState, type SessionState } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { AgentRunResult, AgentStarter, StartAgentOptions } from "../agent-types";
 import type { DaemonContext } from "../daemon-context";
-import { readState, type SessionState } from "../session-state";
 import {
   auditOf,
   completionOf,

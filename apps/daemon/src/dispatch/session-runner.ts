@@ -1,5 +1,6 @@
 import type { CompletionStatus, Dispatch } from "@gstack/contracts";
-import type { AgentStarter } from "../agent-types";
+import type { AgentStarter } from "@gstack/daemon-client";
+import { budgetOf, type SessionState, writeQueueFile, writeState } from "@gstack/daemon-client";
 import type { AnswerInput } from "../await/answer";
 import { removeAwaitingNotice } from "../await/awaiting";
 import { mustPlanFirst } from "../await/plan-mode";
@@ -15,8 +16,6 @@ import type { ExitRecord } from "../run/exit-record";
 import { Launcher, spawnFailure } from "../run/launch";
 import { unlessDiskFull } from "../run/run-time";
 import { RunSettler } from "../run/settle-run";
-import { type SessionState, writeQueueFile, writeState } from "../session-state";
-import { budgetOf } from "../spend/spend";
 
 export type { CancelOutcome, LiveSession } from "../live-session";
 

@@ -15,11 +15,15 @@ import {
   targetAgents,
 } from "@gstack/contracts";
 import { isSupportedNode, SUPPORTED_NODE_RANGE } from "@gstack/contracts/node-support";
+import {
+  checkTrust,
+  findRepository,
+  howItLeads,
+  loadSettings,
+  readStatus,
+  repositoryName,
+} from "@gstack/daemon-client";
 import { serviceFiles } from "../service-install/service-files";
-import { loadSettings } from "../settings";
-import { readStatus } from "../status";
-import { findRepository } from "../trust/repository";
-import { checkTrust, howItLeads, repositoryName } from "../trust/trust";
 import type { DoctorCheck } from "./doctor-check";
 
 /** What the checks read: the state root, the environment and the home folder. */

@@ -1,11 +1,10 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isoWeekOf } from "@gstack/contracts";
+import { readState, submitDispatch } from "@gstack/daemon-client";
 import { beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "../daemon";
 import { useDaemonWorld } from "../daemon-test-world";
-import { readState } from "../session-state";
-import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,

@@ -9,9 +9,14 @@ import {
   isoWeekOf,
   writeFileAtomic,
 } from "@gstack/contracts";
-import type { CompletionDelivery } from "../completion-delivery";
-import { ensurePrivateFile, PRIVATE, type SessionState, writeState } from "../session-state";
-import { measureWorktree } from "../worktree/measure";
+import type { CompletionDelivery } from "@gstack/daemon-client";
+import {
+  ensurePrivateFile,
+  measureWorktree,
+  PRIVATE,
+  type SessionState,
+  writeState,
+} from "@gstack/daemon-client";
 import { type CompletionPlan, planPath } from "./plan-completion";
 
 export {

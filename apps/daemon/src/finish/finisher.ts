@@ -1,5 +1,5 @@
 import type { CompletionStatus } from "@gstack/contracts";
-import type { AgentFailure, AgentRunResult } from "../agent-types";
+import type { AgentFailure, AgentRunResult } from "@gstack/daemon-client";
 import type { DaemonContext } from "../daemon-context";
 import { isDiskFull } from "../disk-space";
 import type { LiveSession, SessionHost } from "../live-session";

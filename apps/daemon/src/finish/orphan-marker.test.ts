@@ -1,10 +1,9 @@
 import { readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { readState, submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "../daemon";
-import { readState } from "../session-state";
-import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,

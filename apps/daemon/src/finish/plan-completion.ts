@@ -11,17 +11,23 @@ import {
   type Learning,
   parseValue,
 } from "@gstack/contracts";
-import { bulletItems, parseReportSections } from "@gstack/daemon-client";
+import type { AgentFailure, AgentRunResult } from "@gstack/daemon-client";
+import {
+  bulletItems,
+  commitsSince,
+  commitsToLand,
+  filesChanged,
+  parseReportSections,
+  runBaseSha,
+  type SessionState,
+  spawnNumber,
+  submodulesNote,
+  totalSpent,
+  workDir,
+} from "@gstack/daemon-client";
 import { parse as parseYaml } from "yaml";
-import type { AgentFailure, AgentRunResult } from "../agent-types";
 import { describeJump } from "../clock";
-import { commitsSince } from "../git";
 import { gstackRunOf } from "../gstack-run/gstack-run-of";
-import { runBaseSha, type SessionState, spawnNumber, workDir } from "../session-state";
-import { totalSpent } from "../spend/spend";
-import { filesChanged } from "../worktree/git-worktrees";
-import { commitsToLand } from "../worktree/measure";
-import { submodulesNote } from "../worktree/record";
 import { extractLearnings } from "./learnings";
 import { completeSections, describeUsage, renderReport } from "./report";
 

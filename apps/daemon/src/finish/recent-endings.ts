@@ -9,7 +9,7 @@ import {
   type ShownEnding,
   stampOf,
   writeSummary,
-} from "../status-summary";
+} from "@gstack/daemon-client";
 
 /** A dispatch that ended, as `status` lists it. */
 export interface Ending {

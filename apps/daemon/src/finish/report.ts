@@ -1,9 +1,8 @@
 import type { TokenUsage } from "@gstack/agent-runner";
 import type { Completion } from "@gstack/contracts";
-import { REPORT_SECTIONS, type ReportSections } from "@gstack/daemon-client";
+import { describeSpend, REPORT_SECTIONS, type ReportSections } from "@gstack/daemon-client";
 import { stringify } from "yaml";
 import { gstackJudgment, renderGstackRun } from "../gstack-run/render-gstack-run";
-import { describeSpend } from "../spend/spend";
 
 /** What is known about a dispatch when the report is written, besides the completion fields. */
 export interface ReportFacts {

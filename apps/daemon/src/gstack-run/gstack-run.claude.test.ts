@@ -1,12 +1,10 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { apiRequest, reachDaemonApi } from "@gstack/daemon-client";
+import { apiRequest, reachDaemonApi, readState, submitDispatch } from "@gstack/daemon-client";
 import { scripted } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import { type ClaudeWorld, makeClaudeWorld } from "../claude-world";
-import { readState } from "../session-state";
-import { submitDispatch } from "../submit";
 import { completionOf, waitFor } from "../test-support";
 import { writeGstackRun } from "./gstack-run-fixture";
 

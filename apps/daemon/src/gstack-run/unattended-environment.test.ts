@@ -112,7 +112,7 @@ describe("a dispatched real Claude Code agent", { timeout: loadBudget(90_000) },
       settings: { trusted_repos: [world.base], allowed_tools: ["Bash(bash:*)"] },
     });
     await daemon.start();
-    const { submitDispatch } = await import("../submit");
+    const { submitDispatch } = await import("@gstack/daemon-client");
     await submitDispatch(world.layout, {
       id: "dispatch-session-kind",
       dispatched_by: "wintermute",

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { basename, resolve } from "node:path";
 import { type Dispatch, dispatchSchema, MAX_BUDGET_USD } from "@gstack/contracts";
-import { DaemonError } from "../errors";
+import { DaemonError } from "@gstack/daemon-client";
 
 /** What `gstack-dispatch submit` takes on its command line, instead of a file or over its fields. */
 export interface DispatchFlags {

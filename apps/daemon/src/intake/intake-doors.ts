@@ -2,8 +2,8 @@ import { randomBytes } from "node:crypto";
 import { open, readdir, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 import { DirectoryWatch, type Dispatch, writeFileAtomic } from "@gstack/contracts";
+import { exists } from "@gstack/daemon-client";
 import type { DaemonContext } from "../daemon-context";
-import { exists } from "../exists";
 import {
   claimIncoming,
   type IntakeRules,

@@ -1,11 +1,11 @@
 import { execFileSync } from "node:child_process";
 import { mkdir, readdir, readFile, rename, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { submitDispatch } from "@gstack/daemon-client";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "../daemon";
 import { useDaemonWorld } from "../daemon-test-world";
-import { submitDispatch } from "../submit";
 import { auditOf, completionOf, dispatchFor, type TestWorld, testDaemon, waitFor } from "../test-support";
 import { decodeUtf8, firstInvalidUtf8Offset, readClaimed, UnreadableDispatchError } from "./intake";
 

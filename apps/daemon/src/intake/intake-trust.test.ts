@@ -2,9 +2,9 @@ import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "../daemon";
-import { submitDispatch } from "../submit";
 import {
   auditOf,
   dispatchFor,

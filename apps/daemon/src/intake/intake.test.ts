@@ -2,15 +2,10 @@ import { mkdir, mkdtemp, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { signDocument } from "@gstack/contracts";
+import { checkProjectDir } from "@gstack/daemon-client";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  checkDispatch,
-  checkProjectDir,
-  type IntakeRules,
-  isDispatchFileName,
-  judgeDispatch,
-} from "./intake";
+import { checkDispatch, type IntakeRules, isDispatchFileName, judgeDispatch } from "./intake";
 
 const now = new Date("2026-11-22T12:00:00Z");
 const base = { id: "dispatch-a", dispatched_by: "w", task: "t", project: "p", project_dir: "/tmp" };

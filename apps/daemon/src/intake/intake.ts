@@ -11,9 +11,8 @@ import {
   verifyDocument,
   writeFileAtomic,
 } from "@gstack/contracts";
-import { entryExists } from "../exists";
+import { checkProjectDir, entryExists } from "@gstack/daemon-client";
 import { expiresAt } from "../expiry";
-import { checkTrust } from "../trust/trust";
 import { branchNameProblem } from "../worktree/branch-name";
 
 /** Dispatch files larger than this are refused before they are read. */
@@ -360,21 +359,6 @@ function idOf(text: string): string | undefined {
   } catch {
     return undefined;
   }
-}
-
-/**
- * Resolves `project_dir` (`~` expanded, symbolic links followed) and checks that it is an
- * existing folder inside one of the trusted repos (folders or globs), and that so is the
- * repository it belongs to (see `trust/trust.ts`). Returns the real path, or a refusal.
- */
-export async function checkProjectDir(
-  projectDir: string,
-  trustedRepos: readonly string[],
-  env: NodeJS.ProcessEnv = process.env,
-): Promise<{ ok: true; path: string } | { ok: false; refusal: Refusal }> {
-  const verdict = await checkTrust(projectDir, trustedRepos, { env });
-  if (!verdict.ok) return { ok: false, refusal: { ...verdict.refusal, event: "rejected" } };
-  return { ok: true, path: verdict.folder };
 }
 
 /**

@@ -1,11 +1,10 @@
 import { mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { signDocument } from "@gstack/contracts";
+import { readState, submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Daemon, DaemonOptions } from "../daemon";
 import { useDaemonWorld } from "../daemon-test-world";
-import { readState } from "../session-state";
-import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,

@@ -3,11 +3,17 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type GstackLayout, gstackLayout, parseValue } from "@gstack/contracts";
+import type { WorktreeRecord } from "@gstack/daemon-client";
+import {
+  formatStatus,
+  measureWorktree,
+  readState,
+  readStatus,
+  type SessionState,
+  statusJson,
+  writeState,
+} from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { readState, type SessionState, writeState } from "../session-state";
-import { formatStatus, readStatus, statusJson } from "../status";
-import { measureWorktree } from "../worktree/measure";
-import type { WorktreeRecord } from "../worktree/record";
 
 let base: string;
 let layout: GstackLayout;

@@ -1,15 +1,19 @@
 import { readdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { GstackLayout } from "@gstack/contracts";
+import {
+  finishedAt,
+  readAllStates,
+  readMove,
+  removeWorktree,
+  runGit,
+  type SessionState,
+  type WorktreeRecord,
+  worktreesRoot,
+} from "@gstack/daemon-client";
 import type { Audit } from "../daemon-context";
-import { readAllStates, type SessionState } from "../session-state";
-import { removeWorktree } from "../worktree/git-worktrees";
-import { type WorktreeRecord, worktreesRoot } from "../worktree/record";
-import { runGit } from "../worktree/run-git";
-import { finishedAt } from "./awaiting-list";
-import { readMove } from "./checkout-move";
 
-export { type AwaitingLanding, awaitingLanding, formatAwaiting } from "./awaiting-list";
+export { type AwaitingLanding, awaitingLanding, formatAwaiting } from "@gstack/daemon-client";
 
 import {
   completeRecordedLanding,
@@ -19,7 +23,7 @@ import {
   landingTrust,
   readLanding,
   untrustedCheckout,
-} from "./land";
+} from "@gstack/daemon-client";
 
 /**
  * At start-up: a landing whose record was written but whose audit event a kill cut off (with

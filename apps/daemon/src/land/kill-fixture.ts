@@ -267,10 +267,11 @@ export async function landingChild(
 }> {
   const module = (path: string) =>
     JSON.stringify(pathToFileURL(join(import.meta.dirname, "..", "..", path)).href);
+  // Landing lives in @gstack/daemon-client; the child loads its source, as the daemon's tests do.
   const script = join(base, `land-${Math.random().toString(36).slice(2)}.mts`);
   await writeFile(
     script,
-    `import { landDispatch } from ${module("src/land/land.ts")};
+    `import { landDispatch } from ${module("../../packages/daemon-client/src/land/land.ts")};
 import { gstackLayout } from ${module("node_modules/@gstack/contracts/dist/index.js")};
 process.stdout.write("ready\\n");
 process.stdin.once("data", async () => {

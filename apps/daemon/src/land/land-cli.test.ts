@@ -1,11 +1,10 @@
 import { execFile, execFileSync } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { apiRequest, reachDaemonApi } from "@gstack/daemon-client";
+import { apiRequest, reachDaemonApi, submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
-import { submitDispatch } from "../submit";
 import {
   completionOf,
   dispatchFor,

@@ -2,11 +2,10 @@ import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { chmod, mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
+import { discardDispatch, LandRefusal, landDispatch, readState, submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
-import { readState } from "../session-state";
-import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,
@@ -19,7 +18,6 @@ import {
 } from "../test-support";
 import { materializeWorktree } from "../worktree/materialize";
 import { planWorktree } from "../worktree/plan";
-import { discardDispatch, LandRefusal, landDispatch } from "./land";
 
 let world: TestWorld;
 let daemon: Daemon | undefined;
@@ -145,7 +143,7 @@ describe("kill -9 at random moments", { timeout: loadBudget(120_000) }, () => {
         );
       const tip = git("rev-parse", `gstack/${id}`);
       await killedDuring(
-        `import { landDispatch } from ${module("src/land/land.ts")};\nimport { gstackLayout } from ${module("node_modules/@gstack/contracts/dist/index.js")};`,
+        `import { landDispatch } from ${module("../../packages/daemon-client/src/land/land.ts")};\nimport { gstackLayout } from ${module("node_modules/@gstack/contracts/dist/index.js")};`,
         `await landDispatch(gstackLayout(${JSON.stringify(world.root)}), ${JSON.stringify(id)});`,
         delay,
       );
@@ -222,7 +220,7 @@ if (args[0] === "pr" && args[1] === "list") {
     const script = join(world.base, "land-pr.mts");
     await writeFile(
       script,
-      `import { landDispatch } from ${module("src/land/land.ts")};
+      `import { landDispatch } from ${module("../../packages/daemon-client/src/land/land.ts")};
 import { gstackLayout } from ${module("node_modules/@gstack/contracts/dist/index.js")};
 await landDispatch(gstackLayout(${JSON.stringify(world.root)}), ${JSON.stringify(id)}, { pr: true, gh: ${JSON.stringify(gh)} });
 `,
@@ -303,7 +301,7 @@ await landDispatch(gstackLayout(${JSON.stringify(world.root)}), ${JSON.stringify
           await rm(hit, { force: true });
           await writeFile(armed, "");
           await killedDuring(
-            `import { landDispatch } from ${module("src/land/land.ts")};\nimport { gstackLayout } from ${module("node_modules/@gstack/contracts/dist/index.js")};`,
+            `import { landDispatch } from ${module("../../packages/daemon-client/src/land/land.ts")};\nimport { gstackLayout } from ${module("node_modules/@gstack/contracts/dist/index.js")};`,
             `await landDispatch(gstackLayout(${JSON.stringify(world.root)}), ${JSON.stringify(id)});`,
             async () => ((await exists(hit)) ? true : undefined),
           );

@@ -1,11 +1,11 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, type FSWatcher, watch } from "node:fs";
 import { join } from "node:path";
+import { landDispatch, submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import { fastCheckSeed } from "../../../../vitest.seed";
 import type { Daemon } from "../daemon";
-import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,
@@ -24,7 +24,6 @@ import {
   manyFileChange,
   seeded,
 } from "./kill-fixture";
-import { landDispatch } from "./land";
 
 /**
  * The landing under kill -9 at random moments, as a held-out fault suite tries it: each round

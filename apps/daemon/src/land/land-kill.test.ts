@@ -1,10 +1,17 @@
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmod, mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import {
+  discardDispatch,
+  LandRefusal,
+  landDispatch,
+  readLanding,
+  readMove,
+  submitDispatch,
+} from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
-import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,
@@ -15,7 +22,6 @@ import {
   trustInConfig,
   waitFor,
 } from "../test-support";
-import { readMove } from "./checkout-move";
 import {
   checkoutState,
   killedState,
@@ -24,7 +30,6 @@ import {
   seeded,
   untilExists,
 } from "./kill-fixture";
-import { discardDispatch, LandRefusal, landDispatch, readLanding } from "./land";
 
 /**
  * A landing killed inside one file's write leaves that file part-written. Git collects a

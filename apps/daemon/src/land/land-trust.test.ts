@@ -2,11 +2,17 @@ import { execFile, execFileSync } from "node:child_process";
 import { mkdtemp, readFile, realpath, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { apiRequest, reachDaemonApi } from "@gstack/daemon-client";
+import {
+  apiRequest,
+  discardDispatch,
+  LandRefusal,
+  landDispatch,
+  reachDaemonApi,
+  submitDispatch,
+} from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import { Daemon } from "../daemon";
-import { submitDispatch } from "../submit";
 import {
   completionOf,
   dispatchFor,
@@ -18,7 +24,6 @@ import {
   trustInConfig,
   waitFor,
 } from "../test-support";
-import { discardDispatch, LandRefusal, landDispatch } from "./land";
 
 const cli = join(import.meta.dirname, "..", "cli.ts");
 let world: TestWorld;

@@ -1,12 +1,18 @@
 import { execFileSync, spawn } from "node:child_process";
 import { chmod, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import {
+  discardDispatch,
+  formatStatus,
+  LandRefusal,
+  landDispatch,
+  readState,
+  readStatus,
+  submitDispatch,
+} from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
-import { readState } from "../session-state";
-import { formatStatus, readStatus } from "../status";
-import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,
@@ -18,7 +24,6 @@ import {
   waitFor,
 } from "../test-support";
 import { checkoutSnapshot } from "../worktree/checkout-snapshot";
-import { discardDispatch, LandRefusal, landDispatch } from "./land";
 
 let world: TestWorld;
 let daemon: Daemon | undefined;

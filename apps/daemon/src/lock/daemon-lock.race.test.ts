@@ -40,7 +40,10 @@ function contender(script: string): { child: ChildProcess; output: () => string 
 }
 
 function writeContenderScript(): string {
-  const lockModule = pathToFileURL(join(import.meta.dirname, "..", "daemon-lock.ts")).href;
+  // The daemon's lock lives in @gstack/daemon-client; the contender loads its source, as the daemon's own tests do.
+  const lockModule = pathToFileURL(
+    join(import.meta.dirname, "..", "..", "..", "..", "packages", "daemon-client", "src", "daemon-lock.ts"),
+  ).href;
   const script = join(world.base, "contender.mts");
   writeFileSync(
     script,

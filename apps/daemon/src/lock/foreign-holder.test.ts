@@ -1,10 +1,14 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, stat, writeFile } from "node:fs/promises";
+import {
+  abstractSocketHolder,
+  formatStatus,
+  osLockHolder,
+  readStatus,
+  takeDaemonLock,
+} from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { takeDaemonLock } from "../daemon-lock";
-import { formatStatus, readStatus } from "../status";
 import { makeWorld, startChildDaemon, type TestWorld, waitFor } from "../test-support";
-import { abstractSocketHolder, osLockHolder } from "./os-lock";
 
 /**
  * The daemon's lock on Linux is an abstract socket whose name every user of the machine can see

@@ -1,7 +1,7 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,

@@ -1,11 +1,10 @@
 import { execFileSync } from "node:child_process";
 import { appendFile, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { formatStatus, readStatus, submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it, onTestFailed } from "vitest";
 import type { Daemon } from "../daemon";
 import { CALLBACK_SECRET, startReceiver, type TestReceiver } from "../deliver/delivery-test-support";
-import { formatStatus, readStatus } from "../status";
-import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,

@@ -2,9 +2,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gstackLayout } from "@gstack/contracts";
+import { readQueueFile, writeQueueFile } from "@gstack/daemon-client";
 import fc from "fast-check";
 import { afterEach, describe, expect, it } from "vitest";
-import { readQueueFile, writeQueueFile } from "../session-state";
 import { DispatchQueue } from "./dispatch-queue";
 
 const seed = Number(process.env.FC_SEED ?? Date.now() % 1_000_000);

@@ -2,10 +2,10 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { adapterFor, readSupervisedExit, recordedRunResult } from "@gstack/agent-runner";
 import { type AgentCommand, type GstackLayout, writeFileAtomic } from "@gstack/contracts";
-import type { ExitRecord } from "../agent-types";
+import type { ExitRecord } from "@gstack/daemon-client";
 import { resultOf } from "./runner-agent";
 
-export type { ExitRecord } from "../agent-types";
+export type { ExitRecord } from "@gstack/daemon-client";
 
 export function exitRecordPath(layout: GstackLayout, id: string, attempt: number): string {
   return join(layout.dispatch.sessionDir(id), `exit-${attempt}.json`);

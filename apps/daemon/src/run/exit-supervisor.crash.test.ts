@@ -1,9 +1,9 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { submitDispatch } from "@gstack/daemon-client";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, onTestFailed } from "vitest";
 import type { Daemon } from "../daemon";
-import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,

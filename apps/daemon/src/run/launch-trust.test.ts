@@ -12,9 +12,9 @@ import {
 } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { Daemon } from "../daemon";
-import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,

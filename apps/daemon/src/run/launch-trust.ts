@@ -1,6 +1,6 @@
 import { realpath } from "node:fs/promises";
-import { checkTrust } from "../trust/trust";
-import type { WorktreeRecord } from "../worktree/record";
+import type { WorktreeRecord } from "@gstack/daemon-client";
+import { checkTrust } from "@gstack/daemon-client";
 
 /**
  * Checks, right before an agent starts, that the folder it will run in is still the one intake

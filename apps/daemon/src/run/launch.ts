@@ -1,17 +1,24 @@
 import { join } from "node:path";
 import { defaultAcpCommands } from "@gstack/agent-runner";
 import type { AgentCommand } from "@gstack/contracts";
-import type { AgentFailure, AgentStarter, RunningAgent } from "../agent-types";
+import type { AgentFailure, AgentStarter, RunningAgent } from "@gstack/daemon-client";
+import {
+  commitsSince,
+  formatUsd,
+  headAndBranch,
+  remainingBudget,
+  type SessionState,
+  spawnNumber,
+  workDir,
+  writeState,
+} from "@gstack/daemon-client";
 import { answerPrompt, planInstructions } from "../await/plan-mode";
 import { ClockWatch, monotonicNow } from "../clock";
 import type { DaemonContext } from "../daemon-context";
 import { expiresAt } from "../expiry";
 import type { Finisher } from "../finish/finisher";
-import { commitsSince, headAndBranch } from "../git";
 import { unattendedEnvironment } from "../gstack-run/unattended-environment";
 import type { LiveSession } from "../live-session";
-import { type SessionState, spawnNumber, workDir, writeState } from "../session-state";
-import { formatUsd, remainingBudget } from "../spend/spend";
 import { prepareWorkspace } from "../worktree/prepare";
 import { supervisedExitPath } from "./exit-record";
 import { untrustedAtLaunch } from "./launch-trust";

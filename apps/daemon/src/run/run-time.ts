@@ -1,8 +1,8 @@
+import { writeState } from "@gstack/daemon-client";
 import { monotonicNow } from "../clock";
 import type { DaemonContext } from "../daemon-context";
 import { isDiskFull } from "../disk-space";
 import type { LiveSession } from "../live-session";
-import { writeState } from "../session-state";
 
 /** How long the session has run, on the monotonic clock, over every daemon that ran it. */
 export function ranMs(context: DaemonContext, session: LiveSession): number {

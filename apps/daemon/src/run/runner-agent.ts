@@ -3,7 +3,7 @@ import {
   type AgentRunResult as RunnerResult,
   startAgent,
 } from "@gstack/agent-runner";
-import type { AgentProgress, AgentRunResult, AgentStarter } from "../agent-types";
+import type { AgentProgress, AgentRunResult, AgentStarter } from "@gstack/daemon-client";
 import { PLAN_PERMISSION_ARGS } from "../await/plan-mode";
 
 function progressOf(progress: RunnerProgress): AgentProgress {

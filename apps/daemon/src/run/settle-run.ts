@@ -1,10 +1,9 @@
-import type { AgentFailure, AgentRunResult, RunningAgent } from "../agent-types";
+import type { AgentFailure, AgentRunResult, RunningAgent } from "@gstack/daemon-client";
+import { carryAttemptSpend, spawnNumber, writeState } from "@gstack/daemon-client";
 import type { Waits } from "../await/waits";
 import type { DaemonContext } from "../daemon-context";
 import type { Finisher } from "../finish/finisher";
 import type { LiveSession, SessionHost } from "../live-session";
-import { spawnNumber, writeState } from "../session-state";
-import { carryAttemptSpend } from "../spend/spend";
 import { writeExitRecord } from "./exit-record";
 import { noteRunTime } from "./run-time";
 

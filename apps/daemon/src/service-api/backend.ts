@@ -1,10 +1,9 @@
 import { SERVICE_API_VERSION } from "@gstack/contracts";
+import { discardDispatch, landDispatch, listSessionsOf } from "@gstack/daemon-client";
 import { answerFromRequest } from "../await/answer";
 import type { DaemonContext } from "../daemon-context";
 import type { CancelOutcome, SessionRunner } from "../dispatch/session-runner";
 import type { OfferVerdict } from "../intake/intake-doors";
-import { discardDispatch, landDispatch } from "../land/land";
-import { listSessionsOf } from "../status";
 import type { ServiceBackend } from "./handler";
 import { dispatchSnapshot } from "./snapshot";
 

@@ -15,10 +15,10 @@ import {
   SERVICE_API_ROUTES,
   type ServiceHealth,
 } from "@gstack/contracts";
+import { LandRefusal } from "@gstack/daemon-client";
 import { AnswerRefusal } from "../await/answer";
 import type { CancelOutcome } from "../dispatch/session-runner";
 import type { OfferVerdict } from "../intake/intake-doors";
-import { LandRefusal } from "../land/land";
 import { type ApiRefusal, apiError, refusalForRule } from "./errors";
 
 /** What the API asks of the daemon: every answer comes from the daemon's own rooms. */

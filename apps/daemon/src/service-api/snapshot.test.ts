@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
+import type { SessionState } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import type { SessionState } from "../session-state";
 import { makeWorld, type TestWorld } from "../test-support";
 import { dispatchSnapshot } from "./snapshot";
 

@@ -6,9 +6,14 @@ import {
   parseJson,
   parseValue,
 } from "@gstack/contracts";
-import { commitsSince } from "../git";
-import { readState, runBaseSha, type SessionState, workDir } from "../session-state";
-import { totalSpent } from "../spend/spend";
+import {
+  commitsSince,
+  readState,
+  runBaseSha,
+  type SessionState,
+  totalSpent,
+  workDir,
+} from "@gstack/daemon-client";
 
 /** Where a snapshot is read from: the runner's live sessions first, then the files. */
 export interface SnapshotSources {

@@ -1,8 +1,7 @@
 import { mkdir, readFile, rm, rmdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { writeFileAtomic } from "@gstack/contracts";
-import { DaemonError } from "../errors";
-import { entryExists } from "../exists";
+import { DaemonError, entryExists } from "@gstack/daemon-client";
 import { runStep, stepText } from "./run-step";
 import { activationSteps, refusalHint, type ServiceFiles } from "./service-files";
 

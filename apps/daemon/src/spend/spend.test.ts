@@ -1,9 +1,17 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { isoWeekOf, parseJsonLines } from "@gstack/contracts";
+import {
+  budgetOf,
+  describeSpend,
+  formatStatus,
+  formatUsd,
+  listSessionsOf,
+  remainingBudget,
+  submitDispatch,
+  totalSpent,
+} from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "../daemon";
-import { formatStatus, listSessionsOf } from "../status";
-import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,
@@ -13,7 +21,6 @@ import {
   testDaemon,
   waitFor,
 } from "../test-support";
-import { budgetOf, describeSpend, formatUsd, remainingBudget, totalSpent } from "./spend";
 
 /**
  * An agent that reports what it spends, as a JSON-lines CLI does: `spend-then-429 <usd>` reports

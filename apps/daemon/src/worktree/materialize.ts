@@ -1,9 +1,7 @@
 import { mkdir, readdir, readFile, realpath, rm, statfs } from "node:fs/promises";
 import { basename, dirname, join, resolve } from "node:path";
-import { exists } from "../exists";
-import { listWorktrees } from "./git-worktrees";
-import type { WorktreeRecord } from "./record";
-import { firstLine, type GitOutput, gitText, runGit } from "./run-git";
+import type { WorktreeRecord } from "@gstack/daemon-client";
+import { exists, firstLine, type GitOutput, gitText, listWorktrees, runGit } from "@gstack/daemon-client";
 
 /** The reason a worktree the daemon is still checking out is locked with. */
 export const CHECKING_OUT = "gstack: checking out";

@@ -1,11 +1,17 @@
 import { realpath } from "node:fs/promises";
 import { isAbsolute, join, relative, resolve } from "node:path";
-import { exists } from "../exists";
-import { findRepository } from "../trust/repository";
+import {
+  exists,
+  findRepository,
+  hasUncommittedChanges,
+  insideDispatchWorktree,
+  listWorktrees,
+  runGit,
+  type WorktreeRecord,
+  WorktreeRefusal,
+  worktreePath,
+} from "@gstack/daemon-client";
 import { branchNameProblem, defaultBranch } from "./branch-name";
-import { hasUncommittedChanges, listWorktrees } from "./git-worktrees";
-import { insideDispatchWorktree, type WorktreeRecord, WorktreeRefusal, worktreePath } from "./record";
-import { runGit } from "./run-git";
 
 export interface WorktreeRequest {
   stateRoot: string;

@@ -1,9 +1,8 @@
 import type { Dispatch } from "@gstack/contracts";
+import { type SessionState, submodulesNote, writeState } from "@gstack/daemon-client";
 import type { DaemonContext } from "../daemon-context";
-import { type SessionState, writeState } from "../session-state";
 import { materializeWorktree } from "./materialize";
 import { planWorktree } from "./plan";
-import { submodulesNote } from "./record";
 
 /**
  * Gets a session's place to work ready before its agent starts: the project's own checkout

@@ -2,10 +2,9 @@ import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { branchTips, branchTipsFromFiles } from "@gstack/daemon-client";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { branchTips } from "./measure";
-import { branchTipsFromFiles } from "./ref-files";
 
 let base: string;
 const git = (cwd: string, ...args: string[]) =>

@@ -1,10 +1,10 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { submitDispatch } from "@gstack/daemon-client";
 import { scripted } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import { type ClaudeWorld, makeClaudeWorld } from "../claude-world";
-import { submitDispatch } from "../submit";
 import { auditOf, completionOf, waitFor } from "../test-support";
 import { checkoutSnapshot } from "./checkout-snapshot";
 

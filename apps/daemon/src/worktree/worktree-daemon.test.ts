@@ -1,12 +1,10 @@
 import { execFileSync } from "node:child_process";
 import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { formatStatus, readState, readStatus, submitDispatch, writeState } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
-import { readState, writeState } from "../session-state";
-import { formatStatus, readStatus } from "../status";
-import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,

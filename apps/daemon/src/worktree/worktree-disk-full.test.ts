@@ -1,13 +1,11 @@
 import { execFileSync } from "node:child_process";
 import { appendFile, mkdir, readdir, readFile, rm, stat, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { formatStatus, readState, readStatus, submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
 import { canMountTmpfs, fill } from "../run/tmpfs-test-support";
-import { readState } from "../session-state";
-import { formatStatus, readStatus } from "../status";
-import { submitDispatch } from "../submit";
 import {
   auditOf,
   completionOf,

@@ -3,15 +3,14 @@ import { mkdir, mkdtemp, readdir, readFile, realpath, rm, writeFile } from "node
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { type Dispatch, gstackLayout } from "@gstack/contracts";
+import type { SessionState } from "@gstack/daemon-client";
+import { listWorktrees, worktreePath } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { DaemonContext } from "../daemon-context";
-import type { SessionState } from "../session-state";
 import { initRepository } from "../test-support";
-import { listWorktrees } from "./git-worktrees";
 import { materializeWorktree } from "./materialize";
 import { planWorktree } from "./plan";
 import { prepareWorkspace } from "./prepare";
-import { worktreePath } from "./record";
 
 let base: string;
 let repo: string;

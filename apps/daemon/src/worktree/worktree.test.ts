@@ -2,13 +2,13 @@ import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readdir, realpath, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { submodulesNote, WorktreeRefusal, worktreePath } from "@gstack/daemon-client";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { initRepository } from "../test-support";
 import { branchNameProblem } from "./branch-name";
 import { CHECKING_OUT, materializeWorktree } from "./materialize";
 import { planWorktree } from "./plan";
-import { submodulesNote, WorktreeRefusal, worktreePath } from "./record";
 
 let base: string;
 let repo: string;

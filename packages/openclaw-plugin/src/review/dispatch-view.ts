@@ -3,7 +3,7 @@ import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import type { AwaitingNotice, Completion, GstackLayout } from "@gstack/contracts";
-import type { SessionState } from "@gstack/daemon";
+import type { SessionState } from "@gstack/daemon-client";
 import { type DiffFile, parseGitDiff } from "./diff";
 import { readTestRuns, type TestRun } from "./test-runs";
 

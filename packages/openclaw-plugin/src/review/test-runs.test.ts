@@ -1,5 +1,5 @@
 import { stat } from "node:fs/promises";
-import { submitDispatch } from "@gstack/daemon";
+import { submitDispatch } from "@gstack/daemon-client";
 import { scripted } from "@gstack/scripted-model";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

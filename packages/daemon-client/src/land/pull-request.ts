@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import type { GstackLayout, LandAnswer } from "@gstack/contracts";
-import type { Audit } from "../daemon-context";
+import type { Audit } from "../audit-log";
 import type { SessionState } from "../session-state";
 import type { WorktreeRecord } from "../worktree/record";
 import { firstLine, runGit } from "../worktree/run-git";

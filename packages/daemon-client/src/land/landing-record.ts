@@ -6,7 +6,7 @@ import {
   parseValue,
   writeFileAtomic,
 } from "@gstack/contracts";
-import { type Audit, auditLog } from "../daemon-context";
+import { type Audit, auditLog } from "../audit-log";
 import { removeWorktree } from "../worktree/git-worktrees";
 import type { WorktreeRecord } from "../worktree/record";
 import { forgetMove, landGit, type SavedFile } from "./checkout-move";

@@ -220,3 +220,18 @@ function outermost(paths: readonly string[]): string[] {
   const unique = [...new Set(paths)];
   return unique.filter((path) => !unique.some((other) => other !== path && isInside(path, other)));
 }
+
+/**
+ * Resolves `project_dir` (`~` expanded, symbolic links followed) and checks that it is an
+ * existing folder inside one of the trusted repos (folders or globs), and that so is the
+ * repository it belongs to (see {@link checkTrust}). Returns the real path, or a refusal (audited by intake as `rejected`).
+ */
+export async function checkProjectDir(
+  projectDir: string,
+  trustedRepos: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ ok: true; path: string } | { ok: false; refusal: TrustRefusal & { event: "rejected" } }> {
+  const verdict = await checkTrust(projectDir, trustedRepos, { env });
+  if (!verdict.ok) return { ok: false, refusal: { ...verdict.refusal, event: "rejected" } };
+  return { ok: true, path: verdict.folder };
+}

@@ -1,6 +1,6 @@
 import { readdir } from "node:fs/promises";
 import type { GstackLayout, LandAnswer } from "@gstack/contracts";
-import type { Audit } from "../daemon-context";
+import type { Audit } from "../audit-log";
 import { listWorktrees } from "../worktree/git-worktrees";
 import { commitsToLand } from "../worktree/measure";
 import type { WorktreeRecord } from "../worktree/record";
