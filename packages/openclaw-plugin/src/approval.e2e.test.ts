@@ -227,17 +227,24 @@ describe("a plan-first dispatch approved from the OpenClaw session", { timeout: 
       SESSION,
     );
     const id = dispatch.id as string;
-    // 45 seconds to answer; nobody does.
-    const coding = await startCodingDaemon(
-      world,
-      planThenExecuteScript("expired.txt", "PLAN-THREE", "NEVER-SHIPPED"),
-      {
-        awaiting_expiry_hours: 0.0125,
-      },
-    );
+    // An hour to answer; nobody does. Once the plan is in the session, the daemon is started
+    // again with its clock past that hour: it ends the wait at its expiry at once, as a daemon
+    // does whose wait ran out while it was stopped, with no real hour (nor any fixed time) to wait.
+    const plan = planThenExecuteScript("expired.txt", "PLAN-THREE", "NEVER-SHIPPED");
+    let coding = await startCodingDaemon(world, plan, { awaiting_expiry_hours: 1 });
     try {
       const planText = newestUserText(await waitFor(() => turnsAbout("PLAN-THREE")[0], 120_000, "the plan"));
       expect(planText).toMatch(/Unanswered, it ends cancelled at \S+\./);
+      await waitFor(() => delivered(`${id}.awaiting-1`), 120_000, "the plan recorded as delivered");
+      expect(turnsAbout(`gstack dispatch ${id} (acme-widget) was cancelled.`)).toHaveLength(0);
+      await coding.stop();
+      const later = 2 * 3_600_000;
+      coding = await startCodingDaemon(
+        world,
+        plan,
+        { awaiting_expiry_hours: 1 },
+        { now: () => new Date(Date.now() + later) },
+      );
       const report = await waitFor(
         () => turnsAbout(`gstack dispatch ${id} (acme-widget) was cancelled.`)[0],
         180_000,

@@ -401,12 +401,14 @@ export async function failureReport(gateway: OpenClawGateway | undefined, world:
 
 /**
  * The real daemon running the real Claude Code CLI against a scripted model (its script, or the
- * model's options), until stopped.
+ * model's options), until stopped. `now` is the daemon's wall clock (default the real one): a
+ * daemon started with a clock past a wait's expiry ends that wait at once, with no real wait.
  */
 export async function startCodingDaemon(
   world: GstackWorld,
   script: ScriptedStep[] | Parameters<typeof startScriptedModel>[0],
   settings: Record<string, unknown> = {},
+  clock: { now?: () => Date } = {},
 ) {
   const coder = await startScriptedModel(Array.isArray(script) ? { script } : script);
   const coderHome = await mkdtemp(join(tmpdir(), "gstack-coder-home-"));
@@ -417,6 +419,7 @@ export async function startCodingDaemon(
     claudeBinary: claudeCli,
     agentEnv: { ...coder.claudeEnv(coderHome), CLAUDE_CODE_MAX_RETRIES: "0" },
     settings: { trusted_repos: [world.base], ...settings },
+    ...(clock.now ? { now: clock.now } : {}),
   });
   await daemon.start();
   return {
