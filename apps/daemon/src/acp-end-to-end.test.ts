@@ -3,10 +3,10 @@ import { realpathSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { readState, requestCancel, submitDispatch } from "@gstack/daemon-client";
+import { readState, requestCancel, type SessionState, submitDispatch } from "@gstack/daemon-client";
 import { scripted } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { loadBudget } from "../../../vitest.load-budget";
+import { loadBudget, waitUntil } from "../../../vitest.load-budget";
 import { type ClaudeWorld, makeClaudeWorld } from "./claude-world";
 import { auditOf, completionOf, waitFor } from "./test-support";
 
@@ -44,6 +44,49 @@ function dispatch(id: string) {
     project_dir: world.repo,
     target_agent: "gemini",
   };
+}
+
+/**
+ * What the crash test's first run had reached when it was waited for, so a wait that runs out
+ * says where the run stood: the dispatch's state and progress, whether its agent and the daemon
+ * live, what the model was asked, and the end of the agent's protocol output.
+ */
+async function crashDiagnostics(
+  state: SessionState | undefined,
+  daemonExit: number | null,
+  daemonOutput: string,
+): Promise<string> {
+  const model = world.model;
+  const alive = (pid: number | undefined) => {
+    if (pid === undefined) return "no pid";
+    try {
+      process.kill(pid, 0);
+      return `pid ${pid} alive`;
+    } catch {
+      return `pid ${pid} gone`;
+    }
+  };
+  let stream = "";
+  try {
+    stream = await readFile(
+      join(world.layout.dispatch.sessionDir("dispatch-acp-crash"), "stream-1.jsonl"),
+      "utf8",
+    );
+  } catch (error) {
+    stream = `(no stream copy: ${(error as Error).message})`;
+  }
+  const requests = (model?.requests ?? []).map(
+    (request) =>
+      `#${request.sequence} ${request.method} ${request.path} ${request.kind} at ${request.receivedAt.toISOString()}`,
+  );
+  return [
+    `state: ${state ? JSON.stringify({ status: state.status, attempt: state.attempt, pid: state.pid, progress: state.progress }) : "none"}`,
+    `agent: ${alive(state?.pid)}`,
+    `daemon: ${daemonExit === null ? "running" : `exited ${daemonExit}`}`,
+    `model: ${model?.hangingCount() ?? 0} hanging of ${requests.length} requests [${requests.join("; ")}]`,
+    `agent output (last 3000 characters): ${stream.slice(-3000)}`,
+    `daemon output (last 2000 characters): ${daemonOutput.slice(-2000)}`,
+  ].join("\n");
 }
 
 // Each test starts the adapter and the real CLI, the crash test twice with a child daemon
@@ -148,80 +191,84 @@ describe("the daemon with an ACP agent (claude-code-acp over the real Claude Cod
     expect(gone).toBe(true);
   });
 
-  // Held out of the default run until its race is found: under load (two runs of about five at
-  // load 4 and more) the first run never reached the moment the daemon is killed at (the agent
-  // waiting on the model with its session id in the state). GSTACK_ACP_CRASH_TEST=1 runs it.
-  it.skipIf(!process.env.GSTACK_ACP_CRASH_TEST)(
-    "after kill -9 of the daemon mid-run, the restart loads the agent's session and finishes once",
-    async () => {
-      const resumed = "resumes a run that was interrupted";
-      await world.start(
-        {
-          respond: (request) => (request.promptText.includes(resumed) ? undefined : scripted.hang()),
-          script: [
-            scripted.write("hello.txt", "hello from the scripted model\n"),
-            scripted.bash("git add hello.txt && git commit -m 'Add hello.txt'"),
-            scripted.text(REPORT),
-          ],
-        },
-        { agents: { gemini: acpAgent } },
-      );
-      // The first daemon runs in a process of its own, so it can be killed outright.
-      await world.stopDaemon();
-      const model = world.model!;
-      const script = join(world.base, "acp-child-daemon.mts");
-      writeFileSync(
-        script,
-        `import { Daemon } from ${JSON.stringify(pathToFileURL(join(import.meta.dirname, "daemon.ts")).href)};
+  it("after kill -9 of the daemon mid-run, the restart loads the agent's session and finishes once", async () => {
+    const resumed = "resumes a run that was interrupted";
+    await world.start(
+      {
+        respond: (request) => (request.promptText.includes(resumed) ? undefined : scripted.hang()),
+        script: [
+          scripted.write("hello.txt", "hello from the scripted model\n"),
+          scripted.bash("git add hello.txt && git commit -m 'Add hello.txt'"),
+          scripted.text(REPORT),
+        ],
+      },
+      { agents: { gemini: acpAgent } },
+    );
+    // The first daemon runs in a process of its own, so it can be killed outright.
+    await world.stopDaemon();
+    const model = world.model!;
+    const script = join(world.base, "acp-child-daemon.mts");
+    writeFileSync(
+      script,
+      `import { Daemon } from ${JSON.stringify(pathToFileURL(join(import.meta.dirname, "daemon.ts")).href)};
 const daemon = new Daemon(${JSON.stringify({
-          root: world.root,
-          claudeBinary: "/nonexistent/claude",
-          openclawWorkspace: false,
-          agentEnv: { ...model.claudeEnv(world.home), CLAUDE_CODE_MAX_RETRIES: "0" },
-          settings: { trusted_repos: [world.base], agents: { gemini: acpAgent } },
-        })});
+        root: world.root,
+        claudeBinary: "/nonexistent/claude",
+        openclawWorkspace: false,
+        agentEnv: { ...model.claudeEnv(world.home), CLAUDE_CODE_MAX_RETRIES: "0" },
+        settings: { trusted_repos: [world.base], agents: { gemini: acpAgent } },
+      })});
 await daemon.start();
 console.log("daemon ready");
 `,
-      );
-      const child = spawn(process.execPath, ["--import", "tsx", script], {
-        cwd: join(import.meta.dirname, ".."),
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let output = "";
-      child.stdout.on("data", (chunk: Buffer) => {
-        output += chunk.toString();
-      });
-      child.stderr.on("data", (chunk: Buffer) => {
-        output += chunk.toString();
-      });
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      await waitFor(() => (output.includes("daemon ready") ? true : undefined), 60_000);
-      await submitDispatch(world.layout, dispatch("dispatch-acp-crash"));
-      // Mid-run: the agent waits on the model, and its session id is on disk.
-      await waitFor(async () => {
+    );
+    const child = spawn(process.execPath, ["--import", "tsx", script], {
+      cwd: join(import.meta.dirname, ".."),
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let output = "";
+    child.stdout.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr.on("data", (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    await waitFor(() => (output.includes("daemon ready") ? true : undefined), 60_000);
+    await submitDispatch(world.layout, dispatch("dispatch-acp-crash"));
+    // Mid-run: the agent waits on the model, and its session id is on disk.
+    let seen = "";
+    await waitUntil(
+      async () => {
         const state = await readState(world.layout, "dispatch-acp-crash");
-        return model.hangingCount() > 0 && state?.progress?.sessionId ? true : undefined;
-      }, 60_000);
-      const firstSession = (await readState(world.layout, "dispatch-acp-crash"))?.progress?.sessionId;
-      child.kill("SIGKILL");
-      await exited;
-      const logged: string[] = [];
-      await world.start(undefined, { agents: { gemini: acpAgent } }, { log: (line) => logged.push(line) });
-      const completion = await waitFor(() => completionOf(world.layout, "dispatch-acp-crash"), 60_000);
-      expect(completion).toMatchObject({ status: "completed", commits: 1, agent: "gemini" });
-      expect(completion.session_id).toBe(firstSession);
-      expect(world.git("show", "gstack/dispatch-acp-crash:hello.txt")).toBe("hello from the scripted model");
-      const completions = (await auditOf(world.layout)).filter(
-        (event) => event.event === "completed" && event.dispatch_id === "dispatch-acp-crash",
-      );
-      expect(completions).toHaveLength(1);
-      // The loaded session carries the first attempt's prompt; the retry prompt says what was done.
-      const mentions = (text = "") => text.split("dispatch-acp-crash").length - 1;
-      const requests = model.agentRequests();
-      const resumedRequest = requests.find((request) => request.promptText.includes(resumed));
-      expect(mentions(resumedRequest?.promptText)).toBeGreaterThan(mentions(requests[0]?.promptText));
-      expect(logged).toContain(`dispatch-acp-crash: loaded session ${firstSession}: the agent continues it`);
-    },
-  );
+        if (model.hangingCount() > 0 && state?.progress?.sessionId) return true;
+        seen = await crashDiagnostics(state, child.exitCode, output);
+        return undefined;
+      },
+      {
+        idleMs: 60_000,
+        what: "the first run's agent waiting on the model with its session id in the state",
+        lastSeen: () => seen,
+      },
+    );
+    const firstSession = (await readState(world.layout, "dispatch-acp-crash"))?.progress?.sessionId;
+    child.kill("SIGKILL");
+    await exited;
+    const logged: string[] = [];
+    await world.start(undefined, { agents: { gemini: acpAgent } }, { log: (line) => logged.push(line) });
+    const completion = await waitFor(() => completionOf(world.layout, "dispatch-acp-crash"), 60_000);
+    expect(completion).toMatchObject({ status: "completed", commits: 1, agent: "gemini" });
+    expect(completion.session_id).toBe(firstSession);
+    expect(world.git("show", "gstack/dispatch-acp-crash:hello.txt")).toBe("hello from the scripted model");
+    const completions = (await auditOf(world.layout)).filter(
+      (event) => event.event === "completed" && event.dispatch_id === "dispatch-acp-crash",
+    );
+    expect(completions).toHaveLength(1);
+    // The loaded session carries the first attempt's prompt; the retry prompt says what was done.
+    const mentions = (text = "") => text.split("dispatch-acp-crash").length - 1;
+    const requests = model.agentRequests();
+    const resumedRequest = requests.find((request) => request.promptText.includes(resumed));
+    expect(mentions(resumedRequest?.promptText)).toBeGreaterThan(mentions(requests[0]?.promptText));
+    expect(logged).toContain(`dispatch-acp-crash: loaded session ${firstSession}: the agent continues it`);
+  });
 });

@@ -150,6 +150,37 @@ describe("startAgent with a configured command (Codex-style JSON lines)", () => 
     expect(result.git).toBeUndefined();
   });
 
+  it("reports output that came within the progress interval once the interval is over, while the agent is quiet", async () => {
+    // A first event, then (within the interval) the session id, then nothing until it is stopped:
+    // as an agent that gives its session id just before it waits on its model.
+    const program = agentProgram(`
+      const say = (event) => process.stdout.write(JSON.stringify(event) + "\\n");
+      say({ type: "item.completed", item: { type: "agent_message", text: "starting" } });
+      setTimeout(() => say({ type: "thread.started", thread_id: "thread-said-last" }), 50);
+      setInterval(() => undefined, 1000);
+    `);
+    const reported: Array<string | undefined> = [];
+    const agent = startAgent({
+      agent: "custom",
+      prompt: "x",
+      cwd: scratch.folder("command-agent-cwd-"),
+      trackGit: false,
+      command: { command: [process.execPath, program, "{prompt}"] },
+      progressIntervalMs: 2_000,
+      onProgress: (progress) => reported.push(progress.sessionId),
+    });
+    try {
+      await waitUntil(() => (reported.includes("thread-said-last") ? true : undefined), {
+        idleMs: 20_000,
+        what: "the session id reported while the agent is quiet",
+        lastSeen: () => JSON.stringify(reported),
+      });
+    } finally {
+      await agent.cancel("test");
+      await agent.done;
+    }
+  });
+
   it("reads plain-text output and classifies a bare non-zero exit as a logic error", async () => {
     const program = agentProgram(
       `console.log("thinking"); console.log("giving up"); console.error("fatal: no plan"); process.exit(3);`,

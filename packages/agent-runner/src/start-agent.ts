@@ -76,7 +76,10 @@ export interface StartAgentOptions {
   maxLineLength?: number;
   /** Every parsed output event, as it arrives. */
   onEvent?: (event: unknown) => void;
-  /** Progress, at most every `progressIntervalMs` (default 500 ms) and once at the end. */
+  /**
+   * Progress, at most every `progressIntervalMs` (default 500 ms) and once at the end; output that
+   * came within an interval is reported when it is over, even if nothing follows it.
+   */
   onProgress?: (progress: AgentProgress) => void;
   progressIntervalMs?: number;
   /** Record git progress (commits since start) in the result. Default true. */
@@ -354,10 +357,25 @@ export function startAgent(options: StartAgentOptions): RunningAgent {
     return stop();
   };
 
+  // Output that comes within the interval of the last report is reported when the interval is
+  // over, not only with the next output: an agent that then waits quietly (on its model, on a
+  // tool) would leave it unsaid, such as the session id an ACP agent gives just before it waits.
+  let progressTimer: NodeJS.Timeout | undefined;
+  let progressOver = false;
   const reportProgress = (force: boolean) => {
-    if (!options.onProgress) return;
+    if (!options.onProgress || progressOver) return;
     const now = Date.now();
-    if (!force && now - lastProgressAt < progressInterval) return;
+    const wait = lastProgressAt + progressInterval - now;
+    if (!force && wait > 0) {
+      progressTimer ??= setTimeout(() => {
+        progressTimer = undefined;
+        reportProgress(false);
+      }, wait);
+      return;
+    }
+    if (progressTimer) clearTimeout(progressTimer);
+    progressTimer = undefined;
+    if (force) progressOver = true;
     lastProgressAt = now;
     tracker.account({ skippedLines: splitter.stats.skippedLines, outputBytes: splitter.stats.bytes });
     const snapshot = snapshotProgress(tracker.progress());

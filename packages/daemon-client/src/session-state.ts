@@ -105,12 +105,29 @@ export interface QueueFile {
   queue: string[];
 }
 
+/** The write of each state file in flight, which the next write of that file waits for. */
+const stateWrites = new Map<string, Promise<void>>();
+
+/**
+ * Writes a dispatch's state as it is now. Writes of one state file land in the order they were
+ * asked for: two atomic writes in flight at once may rename in either order (the first one's
+ * sync can take longer on a busy disk), which would leave the older state on disk, such as a
+ * progress write without the session id a later one carried, with nothing after it to mend it
+ * while the agent is quiet. A write that fails fails its own caller only.
+ */
 export async function writeState(layout: GstackLayout, state: SessionState): Promise<void> {
-  await writeFileAtomic(
-    join(layout.dispatch.sessionDir(state.id), "state.json"),
-    `${JSON.stringify(state, null, 2)}\n`,
-    PRIVATE,
-  );
+  const path = join(layout.dispatch.sessionDir(state.id), "state.json");
+  const text = `${JSON.stringify(state, null, 2)}\n`;
+  const before = stateWrites.get(path);
+  const write = (before ?? Promise.resolve())
+    .catch(() => undefined)
+    .then(() => writeFileAtomic(path, text, PRIVATE));
+  stateWrites.set(path, write);
+  try {
+    await write;
+  } finally {
+    if (stateWrites.get(path) === write) stateWrites.delete(path);
+  }
 }
 
 export async function readState(layout: GstackLayout, id: string): Promise<SessionState | undefined> {

@@ -1,8 +1,9 @@
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { submitDispatch } from "@gstack/daemon-client";
+import { readState, submitDispatch } from "@gstack/daemon-client";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, onTestFailed } from "vitest";
+import { waitUntil } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
 import {
   auditOf,
@@ -89,12 +90,21 @@ wait();
     const ids: string[] = [];
     const deadIds: string[] = [];
     const daemonLogs: string[] = [];
-    onTestFailed(() => console.log(daemonLogs.join("\n")));
     const modes = { dead: 0, racing: 0, early: 0 };
+    // A failure before the final judgement (a wait that ran out) prints the daemons' logs; the
+    // judgement prints its own, for the dispatches it names.
+    let judged = false;
+    onTestFailed(() => {
+      if (!judged) console.log(daemonLogs.join("\n").slice(-200_000));
+    });
     for (const [round, step] of plan.entries()) {
       modes[step.mode] += 1;
       const child = startChildDaemon(world, { agentScript: agent, maxConcurrent: 3 });
-      await waitFor(() => (child.output().includes("daemon ready") ? true : undefined), 30_000);
+      await waitUntil(() => (child.output().includes("daemon ready") ? true : undefined), {
+        idleMs: 30_000,
+        what: `round ${round} (${step.mode}): the child daemon ready`,
+        lastSeen: () => child.output().slice(-2000),
+      });
       const roundIds = Array.from({ length: step.agents }, (_, index) => `dispatch-exit-${round}-${index}`);
       for (const id of roundIds) await submitDispatch(world.layout, dispatchFor(world, id, "sleep 0"));
       ids.push(...roundIds);
@@ -103,10 +113,18 @@ wait();
         await new Promise((done) => setTimeout(done, step.afterMs));
       } else {
         // Every agent of the round runs before anything is let go.
-        await waitFor(async () => {
-          const started = (await runs()).filter((run) => run.what === "start").map((run) => run.id);
-          return roundIds.every((id) => started.includes(id)) ? true : undefined;
-        }, 30_000);
+        let started: string[] = [];
+        await waitUntil(
+          async () => {
+            started = (await runs()).filter((run) => run.what === "start").map((run) => run.id);
+            return roundIds.every((id) => started.includes(id)) ? true : undefined;
+          },
+          {
+            idleMs: 30_000,
+            what: `round ${round} (${step.mode}): every agent of ${roundIds.join(", ")} started`,
+            lastSeen: () => `started: ${started.join(", ")}; daemon output: ${child.output().slice(-2000)}`,
+          },
+        );
       }
       if (step.mode === "racing") {
         await writeFile(go, "");
@@ -119,7 +137,18 @@ wait();
       await writeFile(go, "");
       // Every agent started so far has ended (by itself: nothing stops them while no daemon
       // runs) before the next daemon starts: those it finds ended, it must finish, not rerun.
-      await waitFor(async () => ((await runs()).some((run) => alive(run.pid)) ? undefined : true), 30_000);
+      let living: string[] = [];
+      await waitUntil(
+        async () => {
+          living = (await runs()).filter((run) => alive(run.pid)).map((run) => `${run.id} pid ${run.pid}`);
+          return living.length > 0 ? undefined : true;
+        },
+        {
+          idleMs: 30_000,
+          what: `round ${round} (${step.mode}): every agent started so far ended`,
+          lastSeen: () => `still alive: ${living.join(", ")}`,
+        },
+      );
     }
     daemonLogs.push("last daemon:");
     daemon = testDaemon(
@@ -160,19 +189,90 @@ wait();
         `finished twice ${twice.length}; ${fromRecord} restarts found an agent ended and finished it from its record, ` +
         `${restarted.length} started again after being cut before they finished`,
     );
-    expect({ reruns, lost, twice }).toEqual({ reruns: [], lost: [], twice: [] });
+    // Each dispatch is judged by every rule, and a failure names the dispatch, the rule and
+    // where the dispatch stood, so the log alone says what went wrong.
+    judged = true;
+    const problems: string[] = [];
     for (const id of ids) {
-      expect(terminal(id).map((event) => `${id} ${event.event}`)).toEqual([`${id} completed`]);
-      expect(await completionOf(world.layout, id)).toMatchObject({ status: "completed" });
+      const found: string[] = [];
+      if (lost.includes(id)) found.push("lost: no completion written");
+      if (reruns.some((run) => run.id === id))
+        found.push("re-run: its agent started again after it had ended");
+      const ends = terminal(id).map((event) => String(event.event));
+      if (ends.length !== 1 || ends[0] !== "completed") {
+        found.push(`terminal audit events [${ends.join(", ")}], expected exactly [completed]`);
+      }
+      const completion = await completionOf(world.layout, id);
+      if (completion && completion["status"] !== "completed") {
+        found.push(`completion status ${String(completion["status"])}, expected completed`);
+      }
+      if (deadIds.includes(id)) {
+        // Found ended by each daemon that found it unfinished (a later kill may cut its finishing
+        // short too), never taken for a run cut short.
+        const recovered = audit
+          .filter((event) => event.dispatch_id === id && event.event === "recovered")
+          .map((event) => String((event.detail as { was?: string } | undefined)?.was));
+        if (recovered.length === 0)
+          found.push("its agent ended while no daemon ran, and no restart recovered it");
+        if (recovered.some((was) => was !== "exited")) {
+          found.push(
+            `recovered as [${recovered.join(", ")}], expected only "exited" (an agent that had ended)`,
+          );
+        }
+      }
+      if (found.length > 0)
+        problems.push(`${id}: ${found.join("; ")}\n${await whereItStood(id, completion)}`);
     }
-    for (const id of deadIds) {
-      // Found ended by each daemon that found it unfinished (a later kill may cut its finishing
-      // short too), never taken for a run cut short.
-      const recovered = audit
-        .filter((event) => event.dispatch_id === id && event.event === "recovered")
-        .map((event) => `${id} ${(event.detail as { was?: string } | undefined)?.was}`);
-      expect(recovered.length).toBeGreaterThan(0);
-      expect(recovered).toEqual(recovered.map(() => `${id} exited`));
+    if (problems.length > 0) {
+      const failing = ids.filter((id) => problems.some((problem) => problem.startsWith(`${id}:`)));
+      console.log(
+        `exit loop failed for ${failing.join(", ")}:\n${problems.join("\n")}\n` +
+          `daemon log lines naming them:\n${daemonLogs
+            .flatMap((entry) => entry.split("\n"))
+            .filter((line) => line.startsWith("round ") || failing.some((id) => line.includes(id)))
+            .join("\n")}`,
+      );
+    }
+    expect(problems, problems.join("\n")).toEqual([]);
+
+    /** The dispatch's state, completion, audit trail and agent runs, as one block of text. */
+    async function whereItStood(
+      id: string,
+      completion: Record<string, unknown> | undefined,
+    ): Promise<string> {
+      const state = await readState(world.layout, id);
+      const stateText = state
+        ? JSON.stringify({
+            status: state.status,
+            attempt: state.attempt,
+            retries: state.retries,
+            restarts: state.restarts,
+            pid: state.pid,
+            last_failure: state.last_failure,
+            updated_at: state.updated_at,
+          })
+        : "none";
+      const completionText = completion
+        ? JSON.stringify({
+            status: completion["status"],
+            failure: completion["failure"],
+            retries: completion["retries"],
+          })
+        : "none";
+      const trail = audit
+        .filter((event) => event.dispatch_id === id)
+        .map((event) =>
+          [event.ts, event.event, event.reason, event.detail ? JSON.stringify(event.detail) : undefined]
+            .filter((part) => part !== undefined)
+            .join(" "),
+        );
+      const agentRuns = all.filter((run) => run.id === id).map((run) => `${run.what} pid ${run.pid}`);
+      return [
+        `  state: ${stateText}`,
+        `  completion: ${completionText}`,
+        `  audit: ${trail.length > 0 ? `\n    ${trail.join("\n    ")}` : "none"}`,
+        `  agent runs: ${agentRuns.join(", ") || "none"}`,
+      ].join("\n");
     }
   }, 1_800_000);
 });
