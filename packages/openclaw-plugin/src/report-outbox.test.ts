@@ -448,6 +448,33 @@ describe("the report outbox", () => {
     expect(sessions.posts).toHaveLength(1);
   });
 
+  it("gives the look itself when OpenClaw says it resumes the cut-off turn and no turn comes", async () => {
+    const first = open();
+    await first.start();
+    await first.add(report("d-stuck"));
+    await vi.waitUntil(() => sessions.posts.length === 1, WAIT);
+    await closeWithoutWaiting(first);
+
+    // OpenClaw's session entry keeps saying it resumes (a recovery it retired), and nothing runs.
+    sessions.resuming = async () => true;
+    outbox = reportOutbox({
+      stateDir: base,
+      ledger,
+      channel: sessions,
+      log: { warn: () => undefined },
+      sweepMs: 60_000,
+      resumeGraceMs: 300,
+    });
+    await outbox.start();
+    await vi.waitUntil(() => sessions.posts.length === 2, WAIT);
+    expect(sessions.posts[1]?.text).toContain("one more look at gstack:d-stuck:completed");
+    sessions.finish("run-2");
+    await vi.waitUntil(() => ledger.has("d-stuck"), WAIT);
+    await outbox.idle();
+    // One look, never a second, and the report itself never posted again.
+    expect(sessions.posts).toHaveLength(2);
+  });
+
   it("still gives the one more look when the gateway refused it while starting", async () => {
     const first = open();
     await first.start();

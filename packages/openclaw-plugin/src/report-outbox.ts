@@ -68,6 +68,12 @@ export interface OutboxOptions {
   turnLimitMs?: number;
   /** How often every session with waiting reports is tried again. Default 30 s. */
   sweepMs?: number;
+  /**
+   * How long OpenClaw's word that it resumes a cut-off turn is trusted while nothing comes of it
+   * (its session entry still saying so, the report still unanswered). Default 3 min; after that
+   * the plugin gives the report its one more look, or settles it if it already had one.
+   */
+  resumeGraceMs?: number;
 }
 
 /** The line each report ends with, by which the session's history shows it arrived. */
@@ -163,6 +169,9 @@ export function reportOutbox(options: OutboxOptions) {
   const waitSliceMs = options.waitSliceMs ?? 30_000;
   const turnLimitMs = options.turnLimitMs ?? 20 * 60_000;
   const sweepMs = options.sweepMs ?? 30_000;
+  const resumeGraceMs = options.resumeGraceMs ?? 3 * 60_000;
+  // When this process first saw OpenClaw say it resumes a report's cut-off turn, by slot.
+  const resumeSeen = new Map<string, number>();
   const pathOf = (id: string) => childPath(folder, id, ".json");
   const entries = new Map<string, OutboxEntry>();
   const running = new Map<string, Promise<void>>();
@@ -258,6 +267,7 @@ export function reportOutbox(options: OutboxOptions) {
       ...(entry.answer ? { answer: entry.answer } : {}),
     });
     entries.delete(slotOf(entry));
+    resumeSeen.delete(slotOf(entry));
     await rm(pathOf(slotOf(entry)), { force: true });
   };
   const warn = (message: string, error: unknown) =>
@@ -301,15 +311,22 @@ export function reportOutbox(options: OutboxOptions) {
         // Cut short by a stopped gateway (or folded by OpenClaw into a later turn). OpenClaw
         // resuming the cut-off turn itself is its one more look; else the plugin gives one,
         // and none after the first.
-        if (await openclawResumes()) {
+        const resumes = await openclawResumes();
+        const seen = resumeSeen.get(slotOf(entry)) ?? Date.now();
+        if (resumes) resumeSeen.set(slotOf(entry), seen);
+        // OpenClaw's resume trusted for a while only: a recovery it gave up on (another kill,
+        // a run it retired) can leave its entry saying so while no turn ever comes.
+        const trusted = resumes && Date.now() - seen <= resumeGraceMs;
+        if (trusted) {
           if (!entry.looked_again_at) {
             entry.looked_again_at = new Date().toISOString();
             entry.looked_by = "openclaw";
             await save(entry);
           }
           waiting = true;
-        } else if (entry.looked_again_at || standing !== "unanswered") done.push(entry);
-        else orphans.push(entry);
+        } else if ((entry.looked_again_at && !(resumes && entry.looked_by === "openclaw")) || standing !== "unanswered") {
+          done.push(entry);
+        } else orphans.push(entry);
       } else if (turnOver || !entry.run_id) {
         delete entry.posted_at;
         delete entry.run_id;
