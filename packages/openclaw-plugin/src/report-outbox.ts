@@ -324,7 +324,10 @@ export function reportOutbox(options: OutboxOptions) {
             await save(entry);
           }
           waiting = true;
-        } else if ((entry.looked_again_at && !(resumes && entry.looked_by === "openclaw")) || standing !== "unanswered") {
+        } else if (
+          (entry.looked_again_at && !(resumes && entry.looked_by === "openclaw")) ||
+          standing !== "unanswered"
+        ) {
           done.push(entry);
         } else orphans.push(entry);
       } else if (turnOver || !entry.run_id) {
