@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { TESTED_OPENCLAW_TEXT } from "@gstack/contracts";
 import {
   makeOpenClawHome,
+  type OpenClawGateway,
   type OpenClawHome,
   openclawVersion,
   relabelledOpenClaw,
@@ -13,7 +14,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../vitest.load-budget";
 import { HOST_RANGE_MARK } from "./host-range";
-import { installPlugin, packPlugin, waitFor } from "./openclaw-world";
+import { gatewayEnv, installPlugin, packPlugin, waitFor } from "./openclaw-world";
 
 const tools = [
   "gstack_answer",
@@ -77,17 +78,10 @@ describe("the plugin loaded by the real OpenClaw", { timeout: loadBudget(300_000
     expect(await load()).toEqual({ hostLines: [], status: "loaded", tools });
   });
 
-  it("says in one line that another OpenClaw was not tested, and keeps every tool", async () => {
-    const loaded = await load(await relabelled());
-    expect(loaded.status).toBe("loaded");
-    expect(loaded.tools).toEqual(tools);
-    expect(loaded.hostLines).toHaveLength(1);
-    expect(loaded.hostLines[0]).toContain(
-      `${HOST_RANGE_MARK} ${TESTED_OPENCLAW_TEXT}, not with OpenClaw 2026.10.1, which runs it now;`,
-    );
-  });
-
-  it("says it once in the gateway's log, which registers the plugin more than once, and starts its service", async () => {
+  // The untested OpenClaw is seen in its gateway alone (no `plugins inspect` of its own: that is
+  // another load of OpenClaw's whole module graph): the line once, the service started, and
+  // every tool in the gateway's own catalogue.
+  it("says in one line, once in the gateway's log, that another OpenClaw was not tested, starts its service and keeps every tool", async () => {
     const gateway = await startOpenClawGateway({
       home: home.home,
       bin: await relabelled(),
@@ -98,9 +92,32 @@ describe("the plugin loaded by the real OpenClaw", { timeout: loadBudget(300_000
       await waitFor(async () => (await gateway.output()).includes("gstack: following") || undefined, 120_000);
       const lines = (await gateway.output()).split("\n").filter((line) => line.includes(HOST_RANGE_MARK));
       expect(lines).toHaveLength(1);
-      expect(lines[0]).toContain("not with OpenClaw 2026.10.1, which runs it now;");
+      expect(lines[0]).toContain(
+        `${HOST_RANGE_MARK} ${TESTED_OPENCLAW_TEXT}, not with OpenClaw 2026.10.1, which runs it now;`,
+      );
+      expect(await catalogue(gateway)).toEqual(tools);
     } finally {
       await gateway.stop();
     }
   });
 });
+
+/**
+ * The gstack tools the running gateway offers its agent (`tools.catalog`), each one the plugin
+ * registered: a tool only named in the manifest would carry OpenClaw's stand-in description.
+ */
+async function catalogue(gateway: OpenClawGateway): Promise<string[]> {
+  const call = await runOpenClaw(
+    ["gateway", "call", "tools.catalog", "--params", "{}", "--json", "--timeout", String(loadBudget(30_000))],
+    { home: home.home, env: gatewayEnv(gateway), timeoutMs: loadBudget(60_000) },
+  );
+  expect(call.code, call.stdout + call.stderr).toBe(0);
+  const answer = JSON.parse(call.stdout) as {
+    groups: { pluginId?: string; tools: { id: string; description?: string }[] }[];
+  };
+  const offered = answer.groups
+    .filter((group) => group.pluginId === "gstack")
+    .flatMap((group) => group.tools);
+  for (const tool of offered) expect(tool.description, tool.id).not.toMatch(/^Plugin tool from /);
+  return offered.map((tool) => tool.id).sort();
+}
