@@ -14,6 +14,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 interface Esbuild {
   build(options: Record<string, unknown>): Promise<{
     outputFiles?: Array<{ path: string; contents: Uint8Array }>;
+    metafile?: { inputs: Record<string, unknown> };
   }>;
 }
 
@@ -62,10 +63,47 @@ export interface BundleRequest {
   argv1?: string;
 }
 
+const bundleFolder = (packageDir: string) =>
+  join(packageDir, "node_modules", ".cache", "gstack-source-bundles");
+
+/**
+ * What a bundle was built from: the request, and each source file that went into it with the
+ * hash of its content. Written beside the bundle, so a later test process whose request and
+ * sources are the same takes the bundle without building it again.
+ */
+interface BundleRecord {
+  request: string;
+  file: string;
+  inputs: Record<string, string>;
+}
+
+const recordPath = (request: BundleRequest) => join(bundleFolder(request.packageDir), `${request.name}.json`);
+const contentHash = (path: string) => createHash("sha256").update(readFileSync(path)).digest("hex");
+
+/** The bundle built before for the same request from the same sources, or undefined. */
+function builtBefore(request: BundleRequest, key: string): string | undefined {
+  try {
+    const record = JSON.parse(readFileSync(recordPath(request), "utf8")) as BundleRecord;
+    if (record.request !== key || !existsSync(record.file)) return undefined;
+    for (const [path, hash] of Object.entries(record.inputs))
+      if (contentHash(path) !== hash) return undefined;
+    return record.file;
+  } catch {
+    return undefined; // no record yet, or a source gone: built again
+  }
+}
+
+/** Writes `text` at `path` through a file beside it, so a reader never sees half of it. */
+function writeWhole(path: string, text: string | Uint8Array): void {
+  const partial = `${path}.${process.pid}.partial`;
+  writeFileSync(partial, text);
+  renameSync(partial, path);
+}
+
 /** Builds the bundle a request asks for (esbuild's plugins need its asynchronous API). */
 async function build(request: BundleRequest): Promise<string> {
   const esbuild = createRequire(join(request.packageDir, "package.json"))("esbuild") as Esbuild;
-  const folder = join(request.packageDir, "node_modules", ".cache", "gstack-source-bundles");
+  const folder = bundleFolder(request.packageDir);
   const output = await esbuild.build({
     ...(request.entry
       ? { entryPoints: [request.entry] }
@@ -87,19 +125,25 @@ async function build(request: BundleRequest): Promise<string> {
     ...(request.argv1 ? { banner: { js: `process.argv[1] = ${JSON.stringify(request.argv1)};` } } : {}),
     outfile: join(folder, `${request.name}.mjs`),
     write: false,
+    metafile: true,
+    absWorkingDir: request.packageDir,
     logLevel: "error",
   });
   const code = output.outputFiles?.[0]?.contents;
   if (!code) throw new Error(`bundling ${request.entry ?? request.name} gave no output`);
   const hash = createHash("sha256").update(code).digest("hex").slice(0, 16);
   const file = join(folder, `${request.name}-${hash}.mjs`);
-  if (!existsSync(file)) {
-    mkdirSync(folder, { recursive: true });
-    // Written beside it and renamed: a test file starting at the same moment never reads half of it.
-    const partial = `${file}.${process.pid}.partial`;
-    writeFileSync(partial, code);
-    renameSync(partial, file);
+  mkdirSync(folder, { recursive: true });
+  // A test file starting at the same moment never reads half of it.
+  if (!existsSync(file)) writeWhole(file, code);
+  const inputs: Record<string, string> = {};
+  for (const input of Object.keys(output.metafile?.inputs ?? {})) {
+    if (input === "<stdin>") continue; // its text is part of the request
+    const path = join(request.packageDir, input);
+    inputs[path] = contentHash(path);
   }
+  const record: BundleRecord = { request: JSON.stringify(request), file, inputs };
+  writeWhole(recordPath(request), JSON.stringify(record));
   return file;
 }
 
@@ -114,16 +158,20 @@ const built = new Map<string, string>();
  * the .ts lines. `argv1` makes `process.argv[1]` what it is when the source runs as
  * `node --import tsx <argv1>`, for a command that looks at the path it was started by.
  *
- * Built from the source as it is now (never from a stale dist/), once per test process for the
- * same request (by this file run as a script, since a test needs the path at once and esbuild's
- * plugins run only in its asynchronous API); the file is named by its content under
- * `packageDir`'s node_modules/.cache, so test files and runs of the same source share one and a
- * change of the source makes another.
+ * Built from the source as it is now (never from a stale dist/), by this file run as a script
+ * (a test needs the path at once, and esbuild's plugins run only in its asynchronous API). The
+ * file is named by its content under `packageDir`'s node_modules/.cache, with a record of the
+ * sources it was built from (each by the hash of its content): a test process asking for it
+ * again, in this run or a later one, takes it as long as those sources are unchanged, and a
+ * change of any of them builds it again.
  */
 export function sourceBundle(request: BundleRequest): string {
   const key = JSON.stringify(request);
-  const known = built.get(key);
-  if (known) return known;
+  const known = built.get(key) ?? builtBefore(request, key);
+  if (known) {
+    built.set(key, known);
+    return known;
+  }
   const file = execFileSync(process.execPath, ["--no-warnings", fileURLToPath(import.meta.url)], {
     input: key,
     encoding: "utf8",
