@@ -138,8 +138,9 @@ async function build(request: BundleRequest): Promise<string> {
   if (!existsSync(file)) writeWhole(file, code);
   const inputs: Record<string, string> = {};
   for (const input of Object.keys(output.metafile?.inputs ?? {})) {
-    if (input === "<stdin>") continue; // its text is part of the request
     const path = join(request.packageDir, input);
+    // The entry given as text is no file (its text is part of the request).
+    if (!request.entry && !existsSync(path)) continue;
     inputs[path] = contentHash(path);
   }
   const record: BundleRecord = { request: JSON.stringify(request), file, inputs };
