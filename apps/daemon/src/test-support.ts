@@ -228,7 +228,7 @@ const PACKAGE_DIR = join(import.meta.dirname, "..");
 /**
  * The arguments for Node that run the `gstack-dispatch` command from this package's source, as
  * `node --import tsx src/cli.ts` would, but from one bundle of it (vitest.source-bundle.ts):
- * `spawn(process.execPath, [...dispatchCommand(), "status", ...])`. Built once per test file.
+ * `spawn(process.execPath, [...dispatchCommand(), "status", ...])`. Built again only when a source changed.
  */
 export function dispatchCommand(): string[] {
   return sourceCommand(PACKAGE_DIR, join(import.meta.dirname, "cli.ts"));
