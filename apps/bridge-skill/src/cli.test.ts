@@ -5,14 +5,16 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { openClawLayout } from "@gstack/contracts";
 import { afterEach, describe, expect, it } from "vitest";
+import { sourceCommand } from "../../../vitest.source-bundle";
 import { BRIDGE_SKILL_NAME, bridgeSkillPath } from "./bridge-skill-path";
 
 const cli = fileURLToPath(new URL("./cli.ts", import.meta.url));
+const packageDir = fileURLToPath(new URL("..", import.meta.url)).replace(/\/$/, "");
 
-/** Runs the CLI from source in a real Node process (tsx compiles it on the fly). */
+/** Runs the CLI from source (one bundle of it, vitest.source-bundle.ts) in a real Node process. */
 function run(args: string[], env: Record<string, string> = {}) {
   return new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", cli, ...args], {
+    const child = spawn(process.execPath, [...sourceCommand(packageDir, cli), ...args], {
       env: { ...process.env, NO_COLOR: "1", ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });

@@ -2,13 +2,12 @@ import { spawn } from "node:child_process";
 import { realpathSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { readState, requestCancel, type SessionState, submitDispatch } from "@gstack/daemon-client";
 import { scripted } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget, waitUntil } from "../../../vitest.load-budget";
 import { type ClaudeWorld, makeClaudeWorld } from "./claude-world";
-import { auditOf, completionOf, waitFor } from "./test-support";
+import { auditOf, bundledModule, completionOf, waitFor } from "./test-support";
 
 /**
  * `target_agent: gemini` mapped in the settings to a real ACP agent: Zed's adapter for Claude Code
@@ -207,10 +206,10 @@ describe("the daemon with an ACP agent (claude-code-acp over the real Claude Cod
     // The first daemon runs in a process of its own, so it can be killed outright.
     await world.stopDaemon();
     const model = world.model!;
-    const script = join(world.base, "acp-child-daemon.mts");
+    const script = join(world.base, "acp-child-daemon.mjs");
     writeFileSync(
       script,
-      `import { Daemon } from ${JSON.stringify(pathToFileURL(join(import.meta.dirname, "daemon.ts")).href)};
+      `import { Daemon } from ${JSON.stringify(bundledModule("src/daemon.ts"))};
 const daemon = new Daemon(${JSON.stringify({
         root: world.root,
         claudeBinary: "/nonexistent/claude",
@@ -222,7 +221,7 @@ await daemon.start();
 console.log("daemon ready");
 `,
     );
-    const child = spawn(process.execPath, ["--import", "tsx", script], {
+    const child = spawn(process.execPath, ["--enable-source-maps", script], {
       cwd: join(import.meta.dirname, ".."),
       stdio: ["ignore", "pipe", "pipe"],
     });

@@ -5,9 +5,16 @@ import { parseValue } from "@gstack/contracts";
 import { readAllStates, readQueueFile, submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../vitest.load-budget";
-import { auditOf, completionOf, dispatchFor, makeWorld, type TestWorld, waitFor } from "./test-support";
+import {
+  auditOf,
+  completionOf,
+  dispatchCommand,
+  dispatchFor,
+  makeWorld,
+  type TestWorld,
+  waitFor,
+} from "./test-support";
 
-const cli = join(import.meta.dirname, "cli.ts");
 let world: TestWorld;
 const children: ChildProcess[] = [];
 
@@ -41,7 +48,7 @@ async function writeConfig(extra = "") {
 }
 
 function startCli(args: string[], env: Record<string, string> = {}) {
-  const child = spawn(process.execPath, ["--import", "tsx", cli, ...args, "--root", world.root], {
+  const child = spawn(process.execPath, [...dispatchCommand(), ...args, "--root", world.root], {
     cwd: join(import.meta.dirname, ".."),
     env: { ...process.env, PATH: "/usr/bin:/bin", ...env },
     stdio: ["ignore", "pipe", "pipe"],
@@ -62,7 +69,7 @@ function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr:
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ["--import", "tsx", cli, ...args],
+      [...dispatchCommand(), ...args],
       { cwd: join(import.meta.dirname, ".."), env: { ...process.env, PATH: "/usr/bin:/bin" } },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );

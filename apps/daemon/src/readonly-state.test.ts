@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { chmod, mkdir, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { makeWorld, type TestWorld } from "./test-support";
+import { dispatchCommand, makeWorld, type TestWorld } from "./test-support";
 
 /**
  * A `dispatch/` folder the daemon cannot write: as root, the real command runs as another user
@@ -10,7 +10,6 @@ import { makeWorld, type TestWorld } from "./test-support";
  */
 const asRoot = process.getuid?.() === 0;
 const OTHER_UID = 65534;
-const cli = join(import.meta.dirname, "cli.ts");
 
 let world: TestWorld;
 
@@ -27,7 +26,7 @@ function run(args: string[], uid?: number): Promise<{ code: number; stderr: stri
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ["--import", "tsx", cli, ...args],
+      [...dispatchCommand(), ...args],
       {
         cwd: join(import.meta.dirname, ".."),
         env: { ...process.env, PATH: "/usr/bin:/bin", HOME: world.base, NODE_DISABLE_COMPILE_CACHE: "1" },

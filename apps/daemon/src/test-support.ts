@@ -1,13 +1,12 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { createHash } from "node:crypto";
-import { existsSync, mkdirSync, renameSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type DispatchSettings, type GstackLayout, gstackLayout } from "@gstack/contracts";
-import { buildSync } from "esbuild";
 import { waitUntil } from "../../../vitest.load-budget";
+import { sourceBundle, sourceCommand } from "../../../vitest.source-bundle";
 import { Daemon, type DaemonOptions } from "./daemon";
 import { auditLog, type DaemonContext } from "./daemon-context";
 import { createCompletionDelivery } from "./deliver/outbox-delivery";
@@ -224,50 +223,45 @@ export async function auditOf(layout: GstackLayout): Promise<Array<Record<string
   }
 }
 
-let childBundle: string | undefined;
+const PACKAGE_DIR = join(import.meta.dirname, "..");
+
+/**
+ * The arguments for Node that run the `gstack-dispatch` command from this package's source, as
+ * `node --import tsx src/cli.ts` would, but from one bundle of it (vitest.source-bundle.ts):
+ * `spawn(process.execPath, [...dispatchCommand(), "status", ...])`. Built again only when a source changed.
+ */
+export function dispatchCommand(): string[] {
+  return sourceCommand(PACKAGE_DIR, join(import.meta.dirname, "cli.ts"));
+}
+
+/**
+ * The `file:` URL of a bundle of one source module (a path from this package's folder, such as
+ * `src/worktree/materialize.ts` or `../../packages/daemon-client/src/land/land.ts`), for a
+ * script a test writes and runs in a child process to import instead of the module's source.
+ */
+export function bundledModule(path: string): string {
+  const entry = join(PACKAGE_DIR, path);
+  const name = path
+    .replace(/\.ts$/, "")
+    .replace(/[^A-Za-z0-9]+/g, "-")
+    .replace(/^-+/, "");
+  return pathToFileURL(sourceBundle({ packageDir: PACKAGE_DIR, name, entry })).href;
+}
 
 /**
  * The daemon's source (`Daemon` and `startRunnerAgent`) bundled into one file for the child
  * daemons the crash tests start and kill: loading it takes under a third of the CPU that loading
  * the source module by module through tsx took (0.3 s against 0.9 s a start, and the kill loops
- * start dozens), and it is built from the source as it is now, never from a stale dist/. Built
- * once per test file; named by its content, so files and runs of the same source share one.
- * Dependencies stay outside the bundle, resolved from this package's node_modules as the source
- * resolves them.
+ * start dozens), and it is built from the source as it is now, never from a stale dist/.
  */
 function childDaemonBundle(): string {
-  if (childBundle) return childBundle;
-  const folder = join(import.meta.dirname, "..", "node_modules", ".cache", "gstack-child-daemon");
-  const built = buildSync({
-    stdin: {
-      contents:
-        'export { Daemon } from "./daemon.ts";\nexport { startRunnerAgent } from "./run/runner-agent.ts";\n',
-      resolveDir: import.meta.dirname,
-      sourcefile: "child-daemon-entry.ts",
-      loader: "ts",
-    },
-    bundle: true,
-    platform: "node",
-    format: "esm",
-    target: "node24",
-    packages: "external",
-    sourcemap: "inline",
-    outfile: join(folder, "daemon.mjs"),
-    write: false,
-    logLevel: "error",
+  return sourceBundle({
+    packageDir: PACKAGE_DIR,
+    name: "child-daemon",
+    contents:
+      'export { Daemon } from "./daemon.ts";\nexport { startRunnerAgent } from "./run/runner-agent.ts";\n',
+    resolveDir: import.meta.dirname,
   });
-  const code = built.outputFiles[0]?.contents;
-  if (!code) throw new Error("bundling the daemon for a child daemon gave no output");
-  const outfile = join(folder, `daemon-${createHash("sha256").update(code).digest("hex").slice(0, 16)}.mjs`);
-  if (!existsSync(outfile)) {
-    mkdirSync(folder, { recursive: true });
-    // Written beside it and renamed: a test file starting at the same moment never reads half of it.
-    const partial = `${outfile}.${process.pid}.partial`;
-    writeFileSync(partial, code);
-    renameSync(partial, outfile);
-  }
-  childBundle = outfile;
-  return outfile;
 }
 
 /**

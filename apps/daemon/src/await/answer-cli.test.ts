@@ -7,9 +7,8 @@ import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/script
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import { Daemon } from "../daemon";
-import { completionOf, makeWorld, type TestWorld, waitFor } from "../test-support";
+import { completionOf, dispatchCommand, makeWorld, type TestWorld, waitFor } from "../test-support";
 
-const cli = join(import.meta.dirname, "..", "cli.ts");
 const claude = join(import.meta.dirname, "..", "..", "node_modules", ".bin", "claude");
 
 let world: TestWorld;
@@ -37,7 +36,7 @@ function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr:
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ["--import", "tsx", cli, ...args, "--root", world.root],
+      [...dispatchCommand(), ...args, "--root", world.root],
       { cwd: join(import.meta.dirname, "..", "..") },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );
@@ -218,7 +217,7 @@ describe("gstack-dispatch answer", { timeout: loadBudget(120_000) }, () => {
     await waitFor(() => readState(world.layout, id));
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", cli, "logs", id, "--follow", "--root", world.root],
+      [...dispatchCommand(), "logs", id, "--follow", "--root", world.root],
       {
         cwd: join(import.meta.dirname, "..", ".."),
         stdio: ["ignore", "pipe", "pipe"],

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import { type ClaudeWorld, makeClaudeWorld } from "../claude-world";
 import { writeGstackRun } from "../gstack-run/gstack-run-fixture";
-import { auditOf, completionOf, waitFor } from "../test-support";
+import { auditOf, completionOf, dispatchCommand, waitFor } from "../test-support";
 
 const REPORT =
   "Planned with /autoplan.\n\n## What shipped\n- A reviewed plan\n## Needs human judgment\n- None";
@@ -43,7 +43,7 @@ function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr:
   return new Promise((done) => {
     execFile(
       process.execPath,
-      ["--import", "tsx", join(import.meta.dirname, "..", "cli.ts"), ...args, "--root", world.root],
+      [...dispatchCommand(), ...args, "--root", world.root],
       { cwd: join(import.meta.dirname, "..", "..") },
       (error, stdout, stderr) => done({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );

@@ -7,7 +7,7 @@ import { apiRequest, reachDaemonApi, submitDispatch } from "@gstack/daemon-clien
 import { type ScriptedModel, scripted, startScriptedModel } from "@gstack/scripted-model";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
-import { completionOf, makeWorld, type TestWorld, waitFor } from "../test-support";
+import { completionOf, dispatchCommand, makeWorld, type TestWorld, waitFor } from "../test-support";
 import { readAwaitingOutbox } from "./awaiting-delivery";
 import { verifiedNotice } from "./awaiting-delivery-test-support";
 import {
@@ -17,7 +17,6 @@ import {
   type TestReceiver,
 } from "./delivery-test-support";
 
-const cli = join(import.meta.dirname, "..", "cli.ts");
 const claude = join(import.meta.dirname, "..", "..", "node_modules", ".bin", "claude");
 const PLAN = "## Plan\n1. Add plan.txt.\n2. Commit it.";
 const REPORT = "Done.\n\n## What shipped\n- plan.txt\n## Needs human judgment\n- None";
@@ -96,7 +95,7 @@ afterEach(async () => {
 
 /** `gstack-dispatch run` in a process of its own, as the service manager starts it. */
 async function startDaemon(): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ["--import", "tsx", cli, "run", "--root", world.root], {
+  const child = spawn(process.execPath, [...dispatchCommand(), "run", "--root", world.root], {
     cwd: join(import.meta.dirname, "..", ".."),
     env: {
       ...process.env,

@@ -1,12 +1,10 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { readFile, rm, writeFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { resolveDispatchSettings } from "@gstack/contracts";
 import { afterEach, describe, expect, it } from "vitest";
 import { auditLog } from "../daemon-context";
-import { waitFor } from "../test-support";
+import { bundledModule, waitFor } from "../test-support";
 import { deliveredMarkerPath, readOutbox } from "./delivery-outbox";
 import {
   type DeliveryWorld,
@@ -20,12 +18,11 @@ import {
 } from "./delivery-test-support";
 import { createCompletionDelivery } from "./outbox-delivery";
 
-const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx/esm")).href;
 const here = new URL(".", import.meta.url);
 
 /** A separate process that creates the delivery, enqueues one completion and then waits forever. */
 function enqueueScript(root: string, url: string, id: string): string {
-  const source = (name: string) => JSON.stringify(new URL(name, here).href);
+  const source = (name: string) => JSON.stringify(bundledModule(`src/deliver/${name}`));
   return `
 import { gstackLayout, resolveDispatchSettings } from "@gstack/contracts";
 import { createCompletionDelivery } from ${source("outbox-delivery.ts")};
@@ -64,10 +61,10 @@ describe("completion delivery across a kill -9", () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/gstack/completion`;
     const id = "dispatch-crash-1";
-    const script = join(here.pathname, `.crash-fixture-${process.pid}.mts`);
+    const script = join(here.pathname, `.crash-fixture-${process.pid}.mjs`);
     await writeFile(script, enqueueScript(world.layout.root, url, id));
     try {
-      child = spawn(process.execPath, ["--import", tsxLoader, script], {
+      child = spawn(process.execPath, ["--enable-source-maps", script], {
         stdio: ["ignore", "pipe", "inherit"],
       });
       let output = "";

@@ -3,7 +3,7 @@ import { mkdir, utimes, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { sampleCompletion } from "../deliver/delivery-test-support";
-import { makeWorld, type TestWorld } from "../test-support";
+import { dispatchCommand, makeWorld, type TestWorld } from "../test-support";
 import { formatEndings, recentEndings } from "./recent-endings";
 
 let world: TestWorld;
@@ -66,7 +66,7 @@ describe("recent endings", () => {
     const stdout = await new Promise<string>((resolve, reject) =>
       execFile(
         process.execPath,
-        ["--import", "tsx", join(import.meta.dirname, "..", "cli.ts"), "status", "--root", world.root],
+        [...dispatchCommand(), "status", "--root", world.root],
         { cwd: join(import.meta.dirname, "..", ".."), env: { ...process.env, NO_COLOR: "1" } },
         (error, out) => (error ? reject(error) : resolve(out)),
       ),

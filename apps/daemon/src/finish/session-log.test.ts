@@ -3,10 +3,9 @@ import { appendFile, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
-import { makeWorld, type TestWorld, waitFor } from "../test-support";
+import { dispatchCommand, makeWorld, type TestWorld, waitFor } from "../test-support";
 import { describeStreamLine } from "./session-log";
 
-const cli = join(import.meta.dirname, "..", "cli.ts");
 const packageDir = join(import.meta.dirname, "..", "..");
 let world: TestWorld;
 const children: ChildProcess[] = [];
@@ -80,7 +79,7 @@ describe("gstack-dispatch logs", { timeout: loadBudget(60_000) }, () => {
     const stdout = await new Promise<string>((resolve, reject) =>
       execFile(
         process.execPath,
-        ["--import", "tsx", cli, "logs", id, "--root", world.root],
+        [...dispatchCommand(), "logs", id, "--root", world.root],
         { cwd: packageDir, env: { ...process.env, NO_COLOR: "1" } },
         (error, out) => (error ? reject(error) : resolve(out)),
       ),
@@ -95,7 +94,7 @@ describe("gstack-dispatch logs", { timeout: loadBudget(60_000) }, () => {
     await writeFile(stream, `${toolUse("Read", { file_path: "a.ts" })}\n`);
     const child = spawn(
       process.execPath,
-      ["--import", "tsx", cli, "logs", id, "--follow", "--root", world.root],
+      [...dispatchCommand(), "logs", id, "--follow", "--root", world.root],
       {
         cwd: packageDir,
         env: { ...process.env, NO_COLOR: "1" },
@@ -124,7 +123,7 @@ describe("gstack-dispatch logs", { timeout: loadBudget(60_000) }, () => {
     const failure = await new Promise<{ code: number; stderr: string }>((resolve) =>
       execFile(
         process.execPath,
-        ["--import", "tsx", cli, "logs", "dispatch-unknown", "--root", world.root],
+        [...dispatchCommand(), "logs", "dispatch-unknown", "--root", world.root],
         { cwd: packageDir },
         (error, _out, stderr) => resolve({ code: error ? Number(error.code) : 0, stderr }),
       ),

@@ -1,12 +1,10 @@
 import { execFile } from "node:child_process";
 import { readdir, readFile, writeFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { basename, join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { MAX_BUDGET_USD, parseValue } from "@gstack/contracts";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
-import { makeWorld, type TestWorld } from "../test-support";
+import { dispatchCommand, makeWorld, type TestWorld } from "../test-support";
 import {
   budgetFromFlag,
   dispatchFromFlags,
@@ -15,9 +13,6 @@ import {
   slugOf,
 } from "./dispatch-from-flags";
 
-const cli = join(import.meta.dirname, "..", "cli.ts");
-// Resolved here, since the command runs in other folders (the current folder is the default project).
-const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 let world: TestWorld;
 
 beforeEach(async () => {
@@ -32,7 +27,7 @@ function runCli(args: string[], cwd: string): Promise<{ code: number; stdout: st
   return new Promise((resolve) =>
     execFile(
       process.execPath,
-      ["--import", tsxLoader, cli, ...args],
+      [...dispatchCommand(), ...args],
       { cwd, env: { ...process.env, PATH: "/usr/bin:/bin", NO_COLOR: "1" } },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     ),

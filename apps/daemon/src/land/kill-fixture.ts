@@ -5,6 +5,7 @@ import { chmod, mkdir, readdir, rm, symlink, writeFile } from "node:fs/promises"
 import { dirname, join, relative } from "node:path";
 import { pathToFileURL } from "node:url";
 import { waitUntil } from "../../../../vitest.load-budget";
+import { bundledModule } from "../test-support";
 
 /**
  * For the landing's kill tests: a repository whose landing changes many files in every way git
@@ -267,11 +268,11 @@ export async function landingChild(
 }> {
   const module = (path: string) =>
     JSON.stringify(pathToFileURL(join(import.meta.dirname, "..", "..", path)).href);
-  // Landing lives in @gstack/daemon-client; the child loads its source, as the daemon's tests do.
-  const script = join(base, `land-${Math.random().toString(36).slice(2)}.mts`);
+  // Landing lives in @gstack/daemon-client; the child loads its source (bundled), as the daemon's tests do.
+  const script = join(base, `land-${Math.random().toString(36).slice(2)}.mjs`);
   await writeFile(
     script,
-    `import { landDispatch } from ${module("../../packages/daemon-client/src/land/land.ts")};
+    `import { landDispatch } from ${JSON.stringify(bundledModule("../../packages/daemon-client/src/land/land.ts"))};
 import { gstackLayout } from ${module("node_modules/@gstack/contracts/dist/index.js")};
 process.stdout.write("ready\\n");
 process.stdin.once("data", async () => {
@@ -296,13 +297,17 @@ process.stdin.once("data", async () => {
         process.execPath,
       ]
     : [process.execPath];
-  const child: ChildProcess = spawn(command[0] as string, [...command.slice(1), "--import", "tsx", script], {
-    cwd: join(import.meta.dirname, "..", ".."),
-    stdio: ["pipe", "pipe", "pipe"],
-    // Its own process group, so the kill takes the git it started too, as a crash of the
-    // daemon's service (or of `gstack-dispatch land`) would.
-    detached: true,
-  });
+  const child: ChildProcess = spawn(
+    command[0] as string,
+    [...command.slice(1), "--enable-source-maps", script],
+    {
+      cwd: join(import.meta.dirname, "..", ".."),
+      stdio: ["pipe", "pipe", "pipe"],
+      // Its own process group, so the kill takes the git it started too, as a crash of the
+      // daemon's service (or of `gstack-dispatch land`) would.
+      detached: true,
+    },
+  );
   let errors = "";
   child.stderr?.on("data", (chunk: Buffer) => {
     errors += chunk.toString();

@@ -8,6 +8,7 @@ import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
 import {
   auditOf,
+  bundledModule,
   completionOf,
   dispatchFor,
   makeWorld,
@@ -34,8 +35,13 @@ const exists = (path: string) =>
     () => true,
     () => false,
   );
+/** A source module (by its path from the package's folder), bundled, for a child process to import. */
 const module = (path: string) =>
-  JSON.stringify(pathToFileURL(join(import.meta.dirname, "..", "..", path)).href);
+  JSON.stringify(
+    path.startsWith("node_modules/")
+      ? pathToFileURL(join(import.meta.dirname, "..", "..", path)).href
+      : bundledModule(path),
+  );
 
 beforeEach(async () => {
   world = await makeWorld();
@@ -58,12 +64,12 @@ async function killedDuring(
   action: string,
   delayMs: number | (() => Promise<true | undefined>),
 ): Promise<void> {
-  const script = join(world.base, `crash-${Math.random().toString(36).slice(2)}.mts`);
+  const script = join(world.base, `crash-${Math.random().toString(36).slice(2)}.mjs`);
   await writeFile(
     script,
     `${imports}\nprocess.stdout.write("ready\\n");\nprocess.stdin.once("data", async () => {\n${action}\nprocess.exit(0);\n});\n`,
   );
-  const child: ChildProcess = spawn(process.execPath, ["--import", "tsx", script], {
+  const child: ChildProcess = spawn(process.execPath, ["--enable-source-maps", script], {
     cwd: join(import.meta.dirname, "..", ".."),
     stdio: ["pipe", "pipe", "inherit"],
     // Its own process group, so the kill takes the git it started too, as a crash of the
@@ -217,7 +223,7 @@ if (args[0] === "pr" && args[1] === "list") {
     await waitFor(() => completionOf(world.layout, id), 30_000);
     const tip = git("rev-parse", `gstack/${id}`);
     await writeFile(crashOnce, at);
-    const script = join(world.base, "land-pr.mts");
+    const script = join(world.base, "land-pr.mjs");
     await writeFile(
       script,
       `import { landDispatch } from ${module("../../packages/daemon-client/src/land/land.ts")};
@@ -225,7 +231,7 @@ import { gstackLayout } from ${module("node_modules/@gstack/contracts/dist/index
 await landDispatch(gstackLayout(${JSON.stringify(world.root)}), ${JSON.stringify(id)}, { pr: true, gh: ${JSON.stringify(gh)} });
 `,
     );
-    const child = spawn(process.execPath, ["--import", "tsx", script], {
+    const child = spawn(process.execPath, ["--enable-source-maps", script], {
       cwd: join(import.meta.dirname, "..", ".."),
       stdio: ["ignore", "inherit", "inherit"],
     });

@@ -15,6 +15,7 @@ import { loadBudget } from "../../../../vitest.load-budget";
 import { Daemon } from "../daemon";
 import {
   completionOf,
+  dispatchCommand,
   dispatchFor,
   initRepository,
   makeWorld,
@@ -25,7 +26,6 @@ import {
   waitFor,
 } from "../test-support";
 
-const cli = join(import.meta.dirname, "..", "cli.ts");
 let world: TestWorld;
 let base: string;
 let outside: string;
@@ -39,7 +39,7 @@ function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr:
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ["--import", "tsx", cli, ...args, "--root", world.root],
+      [...dispatchCommand(), ...args, "--root", world.root],
       { cwd: join(import.meta.dirname, "..", "..") },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );

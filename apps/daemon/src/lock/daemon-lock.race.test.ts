@@ -2,9 +2,8 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { makeWorld, type TestWorld, waitFor } from "../test-support";
+import { bundledModule, makeWorld, type TestWorld, waitFor } from "../test-support";
 
 let world: TestWorld;
 const children: ChildProcess[] = [];
@@ -24,7 +23,7 @@ afterEach(async () => {
  * "refused", and keeps what it took until killed.
  */
 function contender(script: string): { child: ChildProcess; output: () => string } {
-  const child = spawn(process.execPath, ["--import", "tsx", script], {
+  const child = spawn(process.execPath, ["--enable-source-maps", script], {
     cwd: join(import.meta.dirname, "..", ".."),
     stdio: ["pipe", "pipe", "pipe"],
   });
@@ -41,10 +40,8 @@ function contender(script: string): { child: ChildProcess; output: () => string 
 
 function writeContenderScript(): string {
   // The daemon's lock lives in @gstack/daemon-client; the contender loads its source, as the daemon's own tests do.
-  const lockModule = pathToFileURL(
-    join(import.meta.dirname, "..", "..", "..", "..", "packages", "daemon-client", "src", "daemon-lock.ts"),
-  ).href;
-  const script = join(world.base, "contender.mts");
+  const lockModule = bundledModule("../../packages/daemon-client/src/daemon-lock.ts");
+  const script = join(world.base, "contender.mjs");
   writeFileSync(
     script,
     `import { takeDaemonLock } from ${JSON.stringify(lockModule)};

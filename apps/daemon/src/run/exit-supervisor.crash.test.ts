@@ -63,7 +63,9 @@ describe("agents that finish while their daemon is dead", () => {
 const OUT = path.dirname(process.env.GSTACK_HOME);
 const id = process.env.GSTACK_DISPATCH_ID;
 const log = path.join(OUT, "agent-runs.log");
-fs.appendFileSync(log, "start " + id + " " + process.pid + "\\n");
+// Its process group: its supervisor's, which writes how it ended once it has.
+const group = fs.readFileSync("/proc/self/stat", "utf8").split(") ").pop().split(" ")[2];
+fs.appendFileSync(log, "start " + id + " " + process.pid + " " + group + "\\n");
 const go = path.join(OUT, "go-" + id.split("-")[2]);
 const wait = () => {
   if (!fs.existsSync(go)) return setTimeout(wait, 20);
@@ -76,8 +78,8 @@ wait();
     const runsLog = join(world.base, "agent-runs.log");
     const runs = async () =>
       (await lines(runsLog)).map((line) => {
-        const [what, id, pid] = line.split(" ");
-        return { what, id: String(id), pid: Number(pid) };
+        const [what, id, pid, group] = line.split(" ");
+        return { what, id: String(id), pid: Number(pid), group: Number(group ?? 0) };
       });
     const alive = (pid: number) => {
       try {
@@ -136,11 +138,15 @@ wait();
       if (step.mode === "dead") deadIds.push(...roundIds);
       await writeFile(go, "");
       // Every agent started so far has ended (by itself: nothing stops them while no daemon
-      // runs) before the next daemon starts: those it finds ended, it must finish, not rerun.
+      // runs), and its supervisor with it, having written how it ended, before the next daemon
+      // starts: those it finds ended, it must finish, not rerun. (A supervisor still alive is
+      // one the next daemon must take for a run cut short, and stop.)
       let living: string[] = [];
       await waitUntil(
         async () => {
-          living = (await runs()).filter((run) => alive(run.pid)).map((run) => `${run.id} pid ${run.pid}`);
+          living = (await runs())
+            .filter((run) => alive(run.pid) || (run.group > 0 && alive(-run.group)))
+            .map((run) => `${run.id} pid ${run.pid} (group ${run.group})`);
           return living.length > 0 ? undefined : true;
         },
         {

@@ -6,10 +6,16 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it, onTestFailed } 
 import { parse } from "yaml";
 import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
-import { dispatchFor, makeWorld, type TestWorld, testDaemon, waitFor } from "../test-support";
+import {
+  dispatchCommand,
+  dispatchFor,
+  makeWorld,
+  type TestWorld,
+  testDaemon,
+  waitFor,
+} from "../test-support";
 import { ClawvisorLocal, type ServiceManifest } from "./clawvisor-local.test-support";
 
-const cli = join(import.meta.dirname, "..", "cli.ts");
 const builtCli = join(import.meta.dirname, "..", "..", "dist", "cli.js");
 let world: TestWorld;
 let daemon: Daemon | undefined;
@@ -19,7 +25,7 @@ function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr:
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ["--import", "tsx", cli, ...args],
+      [...dispatchCommand(), ...args],
       { cwd: join(import.meta.dirname, "..", ".."), env: { ...process.env, HOME: world.base } },
       (error, stdout, stderr) => resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),
     );

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { parseValue } from "@gstack/contracts";
 import { type ApiResponse, type ApiTarget, apiRequest } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { loadBudget } from "../../../../vitest.load-budget";
 import type { Daemon } from "../daemon";
 import { useDaemonWorld } from "../daemon-test-world";
 import { startRunnerAgent } from "../run/runner-agent";
@@ -27,7 +28,8 @@ afterEach(async () => {
   daemon = undefined;
 });
 
-const BURST_TIMEOUT_MS = 120_000;
+// What a burst may take on an idle machine, grown with the load (its waits grow the same way).
+const BURST_TIMEOUT_MS = loadBudget(120_000);
 const CLIENTS = 8;
 const PER_CLIENT = 25;
 

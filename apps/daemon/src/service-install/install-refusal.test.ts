@@ -4,8 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
+import { dispatchCommand } from "../test-support";
 
-const cli = join(import.meta.dirname, "..", "cli.ts");
 let base: string;
 
 beforeEach(async () => {
@@ -28,7 +28,7 @@ function installWithoutBus(): Promise<{ code: number; stdout: string; stderr: st
   return new Promise((resolve) =>
     execFile(
       process.execPath,
-      ["--import", "tsx", cli, "install", "--platform", "linux", "--root", join(base, "gstack")],
+      [...dispatchCommand(), "install", "--platform", "linux", "--root", join(base, "gstack")],
       {
         cwd: join(import.meta.dirname, "..", ".."),
         env: {
