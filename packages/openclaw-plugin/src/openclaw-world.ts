@@ -170,13 +170,7 @@ async function copyRunInstall(home: OpenClawHome, tarball: string): Promise<bool
     recursive: true,
     verbatimSymlinks: true,
   });
-  const config = JSON.parse(await readFile(home.configPath, "utf8")) as {
-    plugins?: { entries?: Record<string, Record<string, unknown>> };
-  };
-  const plugins = config.plugins ?? {};
-  const entries = plugins.entries ?? {};
-  config.plugins = { ...plugins, entries: { ...entries, gstack: { ...entries.gstack, enabled: true } } };
-  await writeFile(home.configPath, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+  await updateConfig(home, (entries) => ({ ...entries, gstack: { ...entries.gstack, enabled: true } }));
   return true;
 }
 
@@ -680,21 +674,90 @@ export default {
   );
 }
 
-/** Installs and enables the recording channel in an OpenClaw home; it records to `file`. */
+/**
+ * Set by the test run's global set-up to the recording channel's folder that one real
+ * `openclaw plugins install` wrote (`<state>/extensions/recording-chat`), once it saw that the
+ * install copies the channel's folder byte for byte.
+ */
+export const INSTALLED_RECORDING_CHANNEL_ENV = "GSTACK_TEST_RECORDING_CHANNEL_INSTALLED";
+
+/**
+ * Installs and enables the recording channel in an OpenClaw home; it records to `file`. In a test
+ * run whose global set-up installed the channel once (INSTALLED_RECORDING_CHANNEL_ENV), that
+ * install's folder is copied into the home, with this home's channel files written over it as the
+ * install would have copied them, and the channel enabled in its openclaw.json, which is all the
+ * install writes there: `openclaw plugins install` and `enable` take 7-9 s of CPU each, and
+ * several test files need the channel. Otherwise the real commands run.
+ */
 export async function installRecordingChannel(
   home: OpenClawHome,
   folder: string,
   file: string,
 ): Promise<void> {
   await writeRecordingChannel(folder, file);
+  const installed = process.env[INSTALLED_RECORDING_CHANNEL_ENV];
+  if (installed) {
+    const target = join(home.stateDir, "extensions", "recording-chat");
+    await cp(installed, target, { recursive: true });
+    await writeRecordingChannel(target, file);
+    await updateConfig(home, (entries) => ({
+      ...entries,
+      "recording-chat": { ...entries["recording-chat"], enabled: true },
+    }));
+    return;
+  }
   const install = await runOpenClaw(["plugins", "install", folder, "--force", "--accept-capabilities"], {
     home: home.home,
+    timeoutMs: loadBudget(120_000),
   });
   if (install.code !== 0)
     throw new Error(`installing the recording channel failed:\n${install.stdout}\n${install.stderr}`);
-  const enable = await runOpenClaw(["plugins", "enable", "recording-chat"], { home: home.home });
+  const enable = await runOpenClaw(["plugins", "enable", "recording-chat"], {
+    home: home.home,
+    timeoutMs: loadBudget(120_000),
+  });
   if (enable.code !== 0)
     throw new Error(`enabling the recording channel failed:\n${enable.stdout}\n${enable.stderr}`);
+}
+
+/**
+ * The global set-up's one real install of the recording channel into `home`, from `folder`: the
+ * installed folder when the install copied the channel's files byte for byte, and nothing more
+ * (so a copy of it with another home's files written over it is what an install there writes).
+ */
+export async function installRecordingChannelOnce(home: OpenClawHome, folder: string): Promise<string> {
+  await installRecordingChannel(home, folder, join(folder, "..", "recorded.jsonl"));
+  const installed = join(home.stateDir, "extensions", "recording-chat");
+  if (!(await sameFiles(installed, folder)))
+    throw new Error(`openclaw plugins install did not copy ${folder} as it is into ${installed}`);
+  return installed;
+}
+
+/** True when `installed` holds exactly the files of `folder`, with the same bytes. */
+async function sameFiles(installed: string, folder: string): Promise<boolean> {
+  const names = (await readdir(folder)).sort();
+  if (names.join("\n") !== (await readdir(installed)).sort().join("\n")) return false;
+  for (const name of names) {
+    const [a, b] = await Promise.all([readFile(join(installed, name)), readFile(join(folder, name))]);
+    if (!a.equals(b)) return false;
+  }
+  return true;
+}
+
+/** The part of openclaw.json that names plugins. */
+interface PluginsConfig {
+  plugins?: { entries?: Record<string, Record<string, unknown>> };
+}
+
+/** Rewrites the home's `plugins.entries` (openclaw.json, 0600) with what `change` makes of them. */
+async function updateConfig(
+  home: OpenClawHome,
+  change: (entries: Record<string, Record<string, unknown>>) => Record<string, Record<string, unknown>>,
+): Promise<void> {
+  const config = JSON.parse(await readFile(home.configPath, "utf8")) as PluginsConfig;
+  const plugins = config.plugins ?? {};
+  config.plugins = { ...plugins, entries: change(plugins.entries ?? {}) };
+  await writeFile(home.configPath, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
 }
 
 /** The session's person is on the recording channel: their messages arrive from `to`. */
