@@ -15,10 +15,10 @@ import { join } from "node:path";
 import { startScriptedModel } from "@gstack/scripted-model";
 import { newestUserText, openclawAgentResponder } from "../src/openclaw-scripts";
 import {
-  agentTurn,
   installPlugin,
   makeGstackWorld,
   makeOpenClawHome,
+  openclawAgentCli,
   packPlugin,
   scriptedOpenClawConfig,
   startOpenClawGateway,
@@ -95,7 +95,7 @@ async function baseline(round: number): Promise<number> {
   const needle = `BENCH-CLI-${round}`;
   const start = performance.now();
   // The CLI returns once its turn ended, so the next round starts from an idle gateway.
-  const turn = agentTurn(home, gateway, "agent:main:bench", `A note ${needle}`);
+  const turn = openclawAgentCli(home, gateway, "agent:main:bench", `A note ${needle}`);
   const took = (await arrival(needle)) - start;
   const finished = await turn;
   if (finished.code !== 0) throw new Error(`openclaw agent failed: ${finished.stderr}`);

@@ -185,13 +185,19 @@ async function installScriptedCalendar(target: OpenClawHome, folder: string): Pr
 };
 `,
   );
-  for (const args of [
-    ["plugins", "install", folder, "--force", "--accept-capabilities"],
-    ["plugins", "enable", "scripted-calendar"],
-  ]) {
-    const done = await runOpenClaw(args, { home: target.home });
-    if (done.code !== 0) throw new Error(`${args.join(" ")} failed:\n${done.stdout}\n${done.stderr}`);
-  }
+  const install = ["plugins", "install", folder, "--force", "--accept-capabilities"];
+  const installed = await runOpenClaw(install, { home: target.home });
+  if (installed.code !== 0)
+    throw new Error(`${install.join(" ")} failed:\n${installed.stdout}\n${installed.stderr}`);
+  // The install enables what it installs; `plugins enable` (seconds of CPU) only if it did not.
+  const config = JSON.parse(await readFile(target.configPath, "utf8")) as {
+    plugins?: { entries?: Record<string, { enabled?: unknown }> };
+  };
+  if (config.plugins?.entries?.["scripted-calendar"]?.enabled === true) return;
+  const enable = ["plugins", "enable", "scripted-calendar"];
+  const enabled = await runOpenClaw(enable, { home: target.home });
+  if (enabled.code !== 0)
+    throw new Error(`${enable.join(" ")} failed:\n${enabled.stdout}\n${enabled.stderr}`);
 }
 
 async function sentMessages(): Promise<{ to: string; text: string }[]> {

@@ -3,7 +3,7 @@ import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
-import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
+import type { OpenClawGateway, OpenClawHome } from "@gstack/openclaw-testbed";
 import {
   type RecordedRequest,
   type ScriptedModel,
@@ -12,7 +12,7 @@ import {
 } from "@gstack/scripted-model";
 import { afterEach, beforeAll, expect, it } from "vitest";
 import { DISPATCH_MARKER, newestUserText, openclawAgentResponder } from "./openclaw-scripts";
-import { agentTurn, type GstackWorld, pluginPackageDir, waitFor } from "./openclaw-world";
+import { agentTurn, type GstackWorld, pluginPackageDir, sessionHistory, waitFor } from "./openclaw-world";
 import { useRealGateway } from "./real-gateway-world";
 import { reportMarker } from "./report-outbox";
 
@@ -149,24 +149,10 @@ async function expectShownOnce(session: string, id: string): Promise<void> {
   // A later turn would carry a report still queued twice; it must not.
   const later = await agentTurn(home, gateway, session, "Anything new?");
   expect(later.code, later.stderr).toBe(0);
-  const history = await runOpenClaw(
-    [
-      "gateway",
-      "call",
-      "chat.history",
-      "--params",
-      JSON.stringify({ sessionKey: session, limit: 200 }),
-      "--json",
-    ],
-    {
-      home: home.home,
-      env: { OPENCLAW_GATEWAY_URL: `ws://127.0.0.1:${gateway.port}`, OPENCLAW_GATEWAY_TOKEN: gateway.token },
-      timeoutMs: 60_000,
-    },
-  );
-  expect(history.code, history.stderr).toBe(0);
-  const messages =
-    (JSON.parse(history.stdout) as { messages?: { role?: string; content?: unknown }[] }).messages ?? [];
+  const messages = ((await sessionHistory(gateway, session, 200)).messages ?? []) as {
+    role?: string;
+    content?: unknown;
+  }[];
   // Any report of this dispatch, whatever its outcome or attempt (a run started over after the
   // crash is attempt 2, keyed `gstack:<id>:completed:2`): exactly one may reach the session.
   const marker = reportMarker(`gstack:${id}:`).slice(0, -1);

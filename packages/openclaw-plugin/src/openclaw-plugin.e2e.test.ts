@@ -16,10 +16,12 @@ import {
   installPlugin,
   makeGstackWorld,
   makeOpenClawHome,
+  openclawAgentCli,
   packPlugin,
   pluginPackageDir,
   runCodingDaemonUntilDone,
   scriptedOpenClawConfig,
+  sessionHistory,
   startCodingDaemon,
   startOpenClawGateway,
   waitFor,
@@ -136,23 +138,7 @@ function turnsAbout(needle: string) {
 
 /** The session's history as OpenClaw shows it to the person (`chat.history`), as JSON text. */
 async function transcriptText(session = SESSION): Promise<string> {
-  const call = await runOpenClaw(
-    [
-      "gateway",
-      "call",
-      "chat.history",
-      "--params",
-      JSON.stringify({ sessionKey: session, limit: 500 }),
-      "--json",
-    ],
-    {
-      home: home.home,
-      env: { OPENCLAW_GATEWAY_URL: `ws://127.0.0.1:${gateway.port}`, OPENCLAW_GATEWAY_TOKEN: gateway.token },
-      timeoutMs: 60_000,
-    },
-  );
-  expect(call.code, call.stderr).toBe(0);
-  return call.stdout;
+  return JSON.stringify(await sessionHistory(gateway, session), undefined, 2);
 }
 
 /** How often `needle` occurs in `text`. */
@@ -257,7 +243,11 @@ describe("the gstack plugin in the real OpenClaw gateway", { timeout: loadBudget
     await gateway.stop();
     gateway = await startGateway();
     startups.push(gateway.startupMs);
-    await agentTurn(home, gateway, SESSION, "Anything new?");
+    // This turn is the real `openclaw agent` command, as a person runs it (the others go over the
+    // test's kept gateway connection): it exits 0 and prints the final answer as JSON.
+    const asked = await openclawAgentCli(home, gateway, SESSION, "Anything new?");
+    expect(asked.code, asked.stderr).toBe(0);
+    expect(["ok", "completed"]).toContain((JSON.parse(asked.stdout) as { status?: string }).status);
     expect(turnsAbout("SHIPPED-WHILE-DOWN")).toHaveLength(1);
   });
 

@@ -1,15 +1,19 @@
 import { execFile } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { copyFile, cp, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { basename, join } from "node:path";
 import { promisify } from "node:util";
 import { type GstackLayout, gstackLayout } from "@gstack/contracts";
 import {
+  connectGateway,
+  type GatewayConnection,
+  type GatewayRequestOptions,
   makeOpenClawHome,
   type OpenClawGateway,
   type OpenClawGatewayOptions,
   type OpenClawHome,
+  type OpenClawRun,
   runOpenClaw,
   startOpenClawGateway as startTestbedGateway,
 } from "@gstack/openclaw-testbed";
@@ -166,33 +170,122 @@ async function copyRunInstall(home: OpenClawHome, tarball: string): Promise<bool
     recursive: true,
     verbatimSymlinks: true,
   });
-  const config = JSON.parse(await readFile(home.configPath, "utf8")) as {
-    plugins?: { entries?: Record<string, Record<string, unknown>> };
-  };
-  const plugins = config.plugins ?? {};
-  const entries = plugins.entries ?? {};
-  config.plugins = { ...plugins, entries: { ...entries, gstack: { ...entries.gstack, enabled: true } } };
-  await writeFile(home.configPath, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+  await updateConfig(home, (entries) => ({ ...entries, gstack: { ...entries.gstack, enabled: true } }));
   return true;
 }
 
-/** Runs one agent turn in a session through the gateway (`openclaw agent`). */
+/**
+ * Runs one agent turn in a session through the gateway, as `openclaw agent --session-key <key>
+ * --message <text> --json --timeout <s>` does, and answers as that command's run would: `code` 0
+ * when the turn ended ok (1 when it ended in error or timed out, or the call failed: a gateway
+ * stopped or killed mid-turn, say), `stdout` the JSON the command prints, `stderr` why it failed.
+ * It goes over the gateway's kept connection (gatewayConnection) instead of starting a CLI process
+ * per turn; `openclawAgentCli` is the command itself.
+ */
 export async function agentTurn(
+  _home: OpenClawHome,
+  gateway: OpenClawGateway,
+  sessionKey: string,
+  message: string,
+): Promise<OpenClawRun> {
+  // The turn's own limit grows with the load; the wait for it outlasts it by the command's 30 s.
+  const turnSeconds = Math.ceil(loadBudget(120_000) / 1000);
+  try {
+    // What the command sends (OpenClaw's agent-via-gateway): a fresh idempotency key as the run's
+    // id, no delivery to a channel, and a wait for the final answer, not the "accepted" one.
+    const response = await gatewayCall<AgentResponse>(
+      gateway,
+      "agent",
+      { message, sessionKey, deliver: false, timeout: turnSeconds, idempotencyKey: randomUUID() },
+      { expectFinal: true, timeoutMs: (turnSeconds + 30) * 1000 },
+    );
+    const deliveryStatus = response.result?.deliveryStatus;
+    const printed = deliveryStatus === undefined ? response : { ...response, deliveryStatus };
+    return {
+      code: agentExitCode(response.status),
+      signal: null,
+      stdout: `${JSON.stringify(printed, undefined, 2)}\n`,
+      stderr: "",
+    };
+  } catch (error) {
+    return { code: 1, signal: null, stdout: "", stderr: `${(error as Error).message}\n` };
+  }
+}
+
+/** The final answer of the gateway's `agent` method, as far as the command reads it. */
+interface AgentResponse {
+  status?: string;
+  result?: { deliveryStatus?: unknown };
+}
+
+/** The exit code `openclaw agent` gives a turn that ended with `status` (none: left at 0). */
+function agentExitCode(status: string | undefined): number {
+  if (status === undefined || status === "") return 0;
+  return status === "ok" || status === "completed" ? 0 : 1;
+}
+
+/**
+ * One turn by the real `openclaw agent` command, for the tests that prove the command a person
+ * runs; every other turn goes through agentTurn.
+ */
+export async function openclawAgentCli(
   home: OpenClawHome,
   gateway: OpenClawGateway,
   sessionKey: string,
   message: string,
-) {
+): Promise<OpenClawRun> {
   // The turn's own limit and the command's grow with the load, the command's outlasting the turn's.
   const turnSeconds = Math.ceil(loadBudget(120_000) / 1000);
   return await runOpenClaw(
     ["agent", "--session-key", sessionKey, "--message", message, "--json", "--timeout", String(turnSeconds)],
     {
       home: home.home,
-      env: { OPENCLAW_GATEWAY_URL: `ws://127.0.0.1:${gateway.port}`, OPENCLAW_GATEWAY_TOKEN: gateway.token },
+      env: gatewayEnv(gateway),
       timeoutMs: turnSeconds * 1000 + loadBudget(60_000),
     },
   );
+}
+
+/** The kept connection to each gateway; a restarted gateway is another object, so another connection. */
+const connections = new Map<OpenClawGateway, Promise<GatewayConnection>>();
+
+/**
+ * The test's one connection to `gateway` (OpenClaw's own client, in this process), made on first
+ * use and made again only if the gateway closed it while still running. It is closed when the
+ * gateway is stopped or killed through this module (startOpenClawGateway) and by
+ * closeGatewayConnections.
+ */
+export async function gatewayConnection(gateway: OpenClawGateway): Promise<GatewayConnection> {
+  const kept = await connections.get(gateway)?.catch(() => undefined);
+  if (kept && !kept.closed) return kept;
+  const connecting = connectGateway(gateway, {
+    connectTimeoutMs: loadBudget(60_000),
+    requestTimeoutMs: loadBudget(60_000),
+  });
+  connections.set(gateway, connecting);
+  return await connecting;
+}
+
+/** Calls a method of the running gateway over its kept connection (see gatewayConnection). */
+export async function gatewayCall<T = unknown>(
+  gateway: OpenClawGateway,
+  method: string,
+  params: unknown,
+  options: GatewayRequestOptions = {},
+): Promise<T> {
+  return await (await gatewayConnection(gateway)).request<T>(method, params, options);
+}
+
+/** Closes the kept connection to `gateway`, if there is one. */
+export async function closeGatewayConnection(gateway: OpenClawGateway): Promise<void> {
+  const kept = connections.get(gateway);
+  connections.delete(gateway);
+  await (await kept?.catch(() => undefined))?.close();
+}
+
+/** Closes every kept gateway connection of this test file. */
+export async function closeGatewayConnections(): Promise<void> {
+  for (const gateway of [...connections.keys()]) await closeGatewayConnection(gateway);
 }
 
 /** The environment that points `openclaw` commands at a running gateway. */
@@ -220,28 +313,36 @@ export async function waitFor<T>(
 
 /** The session's messages as OpenClaw shows them to the person (`chat.history`), role and text. */
 export async function chatHistory(
-  home: OpenClawHome,
+  _home: OpenClawHome,
   gateway: OpenClawGateway,
   sessionKey: string,
 ): Promise<HistoryMessage[]> {
-  const call = await runOpenClaw(
-    // The CLI's own wait for the gateway's answer (10 s unless told) grows with the load too.
-    [
-      "gateway",
-      "call",
-      "chat.history",
-      "--params",
-      JSON.stringify({ sessionKey, limit: 500 }),
-      "--json",
-      "--timeout",
-      String(loadBudget(10_000)),
-    ],
-    { home: home.home, env: gatewayEnv(gateway), timeoutMs: loadBudget(60_000) },
-  );
-  if (call.code !== 0) throw new Error(`chat.history failed:\n${call.stdout}\n${call.stderr}`);
-  const answer = JSON.parse(call.stdout) as { messages?: unknown[] };
+  const answer = await sessionHistory(gateway, sessionKey);
   return (answer.messages ?? []).map(historyMessage);
 }
+
+/**
+ * The gateway's `chat.history` answer for a session (its last `limit` messages, 500 unless told),
+ * as `openclaw gateway call chat.history --json` prints it.
+ */
+export async function sessionHistory(
+  gateway: OpenClawGateway,
+  sessionKey: string,
+  limit = 500,
+): Promise<{ messages?: unknown[] }> {
+  // Polled (waitFor asks again 50 ms after an answer), each ask costs the gateway a read of the
+  // session; so one gateway is asked at most every HISTORY_POLL_MS, about as often as a CLI
+  // process per ask managed, without the process.
+  const since = Date.now() - (historyAskedAt.get(gateway) ?? 0);
+  if (since < HISTORY_POLL_MS) await new Promise((resolve) => setTimeout(resolve, HISTORY_POLL_MS - since));
+  historyAskedAt.set(gateway, Date.now());
+  return await gatewayCall<{ messages?: unknown[] }>(gateway, "chat.history", { sessionKey, limit });
+}
+
+/** The least time between two asks of one gateway for a session's history. */
+const HISTORY_POLL_MS = 250;
+/** When each gateway was last asked for a session's history. */
+const historyAskedAt = new WeakMap<OpenClawGateway, number>();
 
 /**
  * Asks the scripted OpenClaw agent, as the user, to call `gstack_dispatch` with `args`, and
@@ -460,10 +561,28 @@ export async function runCodingDaemonUntilDone(
  * on a busy two-core machine its start alone can pass the testbed's fixed two minutes.
  */
 export async function startOpenClawGateway(options: OpenClawGatewayOptions): Promise<OpenClawGateway> {
-  const gateway = await startTestbedGateway({ startTimeoutMs: loadBudget(120_000), ...options });
-  const started = gatewaysStarted.get(options.home) ?? [];
-  started.push(gateway);
-  gatewaysStarted.set(options.home, started);
+  const started = await startTestbedGateway({ startTimeoutMs: loadBudget(120_000), ...options });
+  // The test's kept connection to it (gatewayConnection) goes with it.
+  const gateway: OpenClawGateway = {
+    ...started,
+    async stop(graceMs) {
+      try {
+        await started.stop(graceMs);
+      } finally {
+        await closeGatewayConnection(gateway);
+      }
+    },
+    async kill() {
+      try {
+        await started.kill();
+      } finally {
+        await closeGatewayConnection(gateway);
+      }
+    },
+  };
+  const list = gatewaysStarted.get(options.home) ?? [];
+  list.push(gateway);
+  gatewaysStarted.set(options.home, list);
   return gateway;
 }
 
@@ -555,45 +674,100 @@ export default {
   );
 }
 
-/** Installs and enables the recording channel in an OpenClaw home; it records to `file`. */
+/**
+ * Set by the test run's global set-up to the recording channel's folder that one real
+ * `openclaw plugins install` wrote (`<state>/extensions/recording-chat`), once it saw that the
+ * install copies the channel's folder byte for byte.
+ */
+export const INSTALLED_RECORDING_CHANNEL_ENV = "GSTACK_TEST_RECORDING_CHANNEL_INSTALLED";
+
+/**
+ * Installs and enables the recording channel in an OpenClaw home; it records to `file`. In a test
+ * run whose global set-up installed the channel once (INSTALLED_RECORDING_CHANNEL_ENV), that
+ * install's folder is copied into the home, with this home's channel files written over it as the
+ * install would have copied them, and the channel enabled in its openclaw.json, which is all the
+ * install writes there: `openclaw plugins install` and `enable` take 7-9 s of CPU each, and
+ * several test files need the channel. Otherwise the real commands run.
+ */
 export async function installRecordingChannel(
   home: OpenClawHome,
   folder: string,
   file: string,
 ): Promise<void> {
   await writeRecordingChannel(folder, file);
+  const installed = process.env[INSTALLED_RECORDING_CHANNEL_ENV];
+  if (installed) {
+    const target = join(home.stateDir, "extensions", "recording-chat");
+    await cp(installed, target, { recursive: true });
+    await writeRecordingChannel(target, file);
+    await updateConfig(home, (entries) => ({
+      ...entries,
+      "recording-chat": { ...entries["recording-chat"], enabled: true },
+    }));
+    return;
+  }
   const install = await runOpenClaw(["plugins", "install", folder, "--force", "--accept-capabilities"], {
     home: home.home,
+    timeoutMs: loadBudget(120_000),
   });
   if (install.code !== 0)
     throw new Error(`installing the recording channel failed:\n${install.stdout}\n${install.stderr}`);
-  const enable = await runOpenClaw(["plugins", "enable", "recording-chat"], { home: home.home });
+  const enable = await runOpenClaw(["plugins", "enable", "recording-chat"], {
+    home: home.home,
+    timeoutMs: loadBudget(120_000),
+  });
   if (enable.code !== 0)
     throw new Error(`enabling the recording channel failed:\n${enable.stdout}\n${enable.stderr}`);
 }
 
+/**
+ * The global set-up's one real install of the recording channel into `home`, from `folder`: the
+ * installed folder when the install copied the channel's files byte for byte, and nothing more
+ * (so a copy of it with another home's files written over it is what an install there writes).
+ */
+export async function installRecordingChannelOnce(home: OpenClawHome, folder: string): Promise<string> {
+  await installRecordingChannel(home, folder, join(folder, "..", "recorded.jsonl"));
+  const installed = join(home.stateDir, "extensions", "recording-chat");
+  if (!(await sameFiles(installed, folder)))
+    throw new Error(`openclaw plugins install did not copy ${folder} as it is into ${installed}`);
+  return installed;
+}
+
+/** True when `installed` holds exactly the files of `folder`, with the same bytes. */
+async function sameFiles(installed: string, folder: string): Promise<boolean> {
+  const names = (await readdir(folder)).sort();
+  if (names.join("\n") !== (await readdir(installed)).sort().join("\n")) return false;
+  for (const name of names) {
+    const [a, b] = await Promise.all([readFile(join(installed, name)), readFile(join(folder, name))]);
+    if (!a.equals(b)) return false;
+  }
+  return true;
+}
+
+/** The part of openclaw.json that names plugins. */
+interface PluginsConfig {
+  plugins?: { entries?: Record<string, Record<string, unknown>> };
+}
+
+/** Rewrites the home's `plugins.entries` (openclaw.json, 0600) with what `change` makes of them. */
+async function updateConfig(
+  home: OpenClawHome,
+  change: (entries: Record<string, Record<string, unknown>>) => Record<string, Record<string, unknown>>,
+): Promise<void> {
+  const config = JSON.parse(await readFile(home.configPath, "utf8")) as PluginsConfig;
+  const plugins = config.plugins ?? {};
+  config.plugins = { ...plugins, entries: change(plugins.entries ?? {}) };
+  await writeFile(home.configPath, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
+}
+
 /** The session's person is on the recording channel: their messages arrive from `to`. */
 export async function bindRecordingPerson(
-  home: OpenClawHome,
+  _home: OpenClawHome,
   gateway: OpenClawGateway,
   session: string,
   to: string,
 ): Promise<void> {
-  const bind = await runOpenClaw(
-    [
-      "gateway",
-      "call",
-      "recording-chat.inbound",
-      "--params",
-      JSON.stringify({ sessionKey: session, from: to }),
-      "--json",
-      // OpenClaw's 10 s default is too short for a gateway on a loaded two-core machine.
-      "--timeout",
-      String(loadBudget(30_000)),
-    ],
-    { home: home.home, env: gatewayEnv(gateway), timeoutMs: loadBudget(60_000) },
-  );
-  if (bind.code !== 0) throw new Error(`binding the person failed:\n${bind.stdout}\n${bind.stderr}`);
+  await gatewayCall(gateway, "recording-chat.inbound", { sessionKey: session, from: to });
 }
 
 export { makeOpenClawHome };

@@ -6,6 +6,7 @@ import { type ScriptedModel, type ScriptedResponder, startScriptedModel } from "
 import { afterAll, beforeAll, beforeEach } from "vitest";
 import { openclawAgentResponder } from "./openclaw-scripts";
 import {
+  closeGatewayConnections,
   failureReport,
   type GstackWorld,
   gatewaysOn,
@@ -62,6 +63,8 @@ export async function startRealGateway(options: RealGatewayOptions): Promise<Rea
   const close = async () => {
     for (const step of cleanup.splice(0).reverse()) await step();
   };
+  // Last of all, once the gateways are stopped: any connection to one still kept (see gatewayConnection).
+  cleanup.push(() => closeGatewayConnections());
   try {
     const scratch = await mkdtemp(join(tmpdir(), `gstack-${options.name}-`));
     cleanup.push(() => rm(scratch, { recursive: true, force: true }));

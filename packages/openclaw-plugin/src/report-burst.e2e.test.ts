@@ -1,11 +1,11 @@
 import { stat } from "node:fs/promises";
 import { join } from "node:path";
 import { submitDispatch } from "@gstack/daemon-client";
-import { type OpenClawGateway, type OpenClawHome, runOpenClaw } from "@gstack/openclaw-testbed";
+import type { OpenClawGateway, OpenClawHome } from "@gstack/openclaw-testbed";
 import { type ScriptedModel, scripted } from "@gstack/scripted-model";
 import { beforeAll, expect, it } from "vitest";
 import { newestUserText } from "./openclaw-scripts";
-import { type GstackWorld, gatewayEnv, startCodingDaemon, waitFor } from "./openclaw-world";
+import { type GstackWorld, sessionHistory, startCodingDaemon, waitFor } from "./openclaw-world";
 import { useRealGateway } from "./real-gateway-world";
 import { reportMarker } from "./report-outbox";
 
@@ -52,24 +52,10 @@ it(`shows ${COUNT} reports from one session, each once, in turns of at most ten`
     await coding.stop();
   }
 
-  const history = await runOpenClaw(
-    [
-      "gateway",
-      "call",
-      "chat.history",
-      "--params",
-      JSON.stringify({ sessionKey: SESSION, limit: 500 }),
-      "--json",
-    ],
-    {
-      home: home.home,
-      env: gatewayEnv(gateway),
-      timeoutMs: 60_000,
-    },
-  );
-  expect(history.code, history.stderr).toBe(0);
-  const messages =
-    (JSON.parse(history.stdout) as { messages?: { role?: string; content?: unknown }[] }).messages ?? [];
+  const messages = ((await sessionHistory(gateway, SESSION)).messages ?? []) as {
+    role?: string;
+    content?: unknown;
+  }[];
   const userTexts = messages
     .filter((message) => message.role === "user")
     .map((message) => JSON.stringify(message.content));

@@ -1,3 +1,10 @@
+export type {
+  GatewayAddress,
+  GatewayConnection,
+  GatewayConnectOptions,
+  GatewayRequestOptions,
+} from "./gateway-client";
+export { connectGateway, GatewayRequestError } from "./gateway-client";
 export type { OpenClawGateway, OpenClawGatewayOptions } from "./openclaw-gateway";
 export { freePort, startOpenClawGateway } from "./openclaw-gateway";
 export type { OpenClawHome } from "./openclaw-home";
