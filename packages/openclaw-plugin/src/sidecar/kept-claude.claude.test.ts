@@ -59,14 +59,21 @@ async function sidecarWith(name: string, idleTimeoutMs: number) {
 /** The kept-process records in a lock folder, as written. */
 async function keptRecords(folder: string): Promise<{ record: TurnLockRecord; mode: number }[]> {
   const names = await readdir(folder).catch(() => [] as string[]);
-  return await Promise.all(
+  const records = await Promise.all(
     names
       .filter((name) => name.endsWith(".kept.json"))
-      .map(async (name) => ({
-        record: JSON.parse(await readFile(join(folder, name), "utf8")) as TurnLockRecord,
-        mode: (await stat(join(folder, name))).mode & 0o777,
-      })),
+      .map(async (name) => {
+        // A record removed between the listing and the read (a process stopping now) is gone.
+        try {
+          const mode = (await stat(join(folder, name))).mode & 0o777;
+          return { record: JSON.parse(await readFile(join(folder, name), "utf8")) as TurnLockRecord, mode };
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+          throw error;
+        }
+      }),
   );
+  return records.filter((entry) => entry !== undefined);
 }
 
 const wait = (what: () => boolean | Promise<boolean>, ms = 60_000) =>
