@@ -1,6 +1,7 @@
+import { readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { readState, submitDispatch } from "@gstack/daemon-client";
+import { osLockHolder, readState, submitDispatch } from "@gstack/daemon-client";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, onTestFailed } from "vitest";
 import { waitUntil } from "../../../../vitest.load-budget";
@@ -153,6 +154,28 @@ wait();
           idleMs: 30_000,
           what: `round ${round} (${step.mode}): every agent started so far ended`,
           lastSeen: () => `still alive: ${living.join(", ")}`,
+        },
+      );
+      // And the killed daemon's lock is free: a process it was starting as it died holds the
+      // lock's socket until that process runs its program (the descriptor closes on exec). One
+      // that keeps it is named here, with its command line.
+      let holder = "";
+      await waitUntil(
+        async () => {
+          const held = await osLockHolder(world.layout.root, world.layout.dispatch.lock);
+          if (!held) return true;
+          const pid = held.pid;
+          let command = "(gone since)";
+          try {
+            command = readFileSync(`/proc/${pid}/cmdline`, "utf8").replaceAll("\0", " ").slice(0, 300);
+          } catch {}
+          holder = pid === undefined ? "a process this test cannot see" : `pid ${pid}: ${command}`;
+          return undefined;
+        },
+        {
+          idleMs: 30_000,
+          what: `round ${round} (${step.mode}): the killed daemon's lock free`,
+          lastSeen: () => `held by ${holder}`,
         },
       );
     }
