@@ -1,19 +1,8 @@
-import { execFile } from "node:child_process";
 import { access, constants, mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { delimiter, isAbsolute, join } from "node:path";
+import { join } from "node:path";
 import { defaultAcpCommands, defaultAgentCommands, probeAcpAgent } from "@gstack/agent-runner";
-import {
-  type DispatchSettings,
-  expandHome,
-  type GstackLayout,
-  judgeOpenClaw,
-  NEWEST_TESTED_OPENCLAW,
-  OLDEST_TESTED_OPENCLAW,
-  openclawVersionIn,
-  TESTED_OPENCLAW_TEXT,
-  targetAgents,
-} from "@gstack/contracts";
+import { type DispatchSettings, expandHome, targetAgents } from "@gstack/contracts";
 import { isSupportedNode, SUPPORTED_NODE_RANGE } from "@gstack/contracts/node-support";
 import {
   checkTrust,
@@ -25,40 +14,10 @@ import {
 } from "@gstack/daemon-client";
 import { serviceFiles } from "../service-install/service-files";
 import type { DoctorCheck } from "./doctor-check";
+import { type DoctorContext, findOnPath, present } from "./doctor-context";
+import { checkGstack, checkOpenClaw, checkPlugin } from "./openclaw-checks";
 
-/** What the checks read: the state root, the environment and the home folder. */
-export interface DoctorContext {
-  layout: GstackLayout;
-  env: NodeJS.ProcessEnv;
-  home: string;
-  platform: "darwin" | "linux";
-}
-
-async function findOnPath(program: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  const candidates = isAbsolute(program)
-    ? [program]
-    : (env.PATH ?? "").split(delimiter).map((dir) => join(dir, program));
-  for (const candidate of candidates) {
-    try {
-      await access(candidate, constants.X_OK);
-      return candidate;
-    } catch {}
-  }
-  return undefined;
-}
-
-async function present(path: string): Promise<boolean> {
-  return access(path).then(
-    () => true,
-    () => false,
-  );
-}
-
-function output(program: string, args: string[], env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  return new Promise((done) =>
-    execFile(program, args, { env, timeout: 30_000 }, (error, stdout) => done(error ? undefined : stdout)),
-  );
-}
+export type { DoctorContext } from "./doctor-context";
 
 export function checkNode(): DoctorCheck {
   const version = process.versions.node;
@@ -358,117 +317,6 @@ export async function checkService(context: DoctorContext): Promise<DoctorCheck>
 }
 
 /**
- * The OpenClaw on PATH against the versions the gstack plugin is tested with (the only ones it
- * declares): one of them is fine; a newer or other one loads the plugin on an untried plugin
- * API (OpenClaw documents them all as experimental); one older than the oldest does not load it.
- */
-export async function checkOpenClaw(context: DoctorContext): Promise<DoctorCheck> {
-  const supported = `the gstack plugin supports OpenClaw ${TESTED_OPENCLAW_TEXT}, the versions it is tested with`;
-  const install = `npm install -g openclaw@${NEWEST_TESTED_OPENCLAW}, then restart the gateway`;
-  const found = await findOnPath("openclaw", context.env);
-  if (!found) return { name: "openclaw", status: "skip", detail: `openclaw is not on PATH; ${supported}` };
-  const printed = await output(found, ["--version"], context.env);
-  const { standing, version } = judgeOpenClaw(openclawVersionIn(printed ?? ""));
-  switch (standing) {
-    case "tested":
-      return { name: "openclaw", status: "ok", detail: `OpenClaw ${version} (${found}); ${supported}` };
-    case "untested":
-      return {
-        name: "openclaw",
-        status: "warn",
-        detail: `OpenClaw ${version} (${found}) is outside the versions the gstack plugin is tested with (${TESTED_OPENCLAW_TEXT}): the plugin loads, on a plugin API it was not tried with`,
-        fix: `${install} (or, once there is one, install a gstack plugin tested with ${version})`,
-      };
-    case "older":
-      return {
-        name: "openclaw",
-        status: "fail",
-        detail: `OpenClaw ${version} (${found}) is older than ${OLDEST_TESTED_OPENCLAW}, the oldest the gstack plugin supports (${TESTED_OPENCLAW_TEXT}): OpenClaw does not load it`,
-        fix: install,
-      };
-    default:
-      return {
-        name: "openclaw",
-        status: "warn",
-        detail: `\`${found} --version\` ${printed?.trim() ? `printed no version (${printed.trim().split("\n")[0]})` : "failed"}; ${supported}`,
-        fix: `reinstall OpenClaw: ${install}`,
-      };
-  }
-}
-
-/** The gstack plugin, as OpenClaw lists it (only when `openclaw` is on PATH). */
-export async function checkPlugin(context: DoctorContext): Promise<DoctorCheck> {
-  if (!(await findOnPath("openclaw", context.env))) {
-    return { name: "openclaw-plugin", status: "skip", detail: "openclaw is not on PATH" };
-  }
-  const listed = await output("openclaw", ["plugins", "list", "--json"], context.env);
-  const entry = (() => {
-    try {
-      const stack: unknown[] = [JSON.parse(listed ?? "null")];
-      while (stack.length > 0) {
-        const value = stack.pop();
-        if (Array.isArray(value)) stack.push(...value);
-        else if (value && typeof value === "object") {
-          const record = value as Record<string, unknown>;
-          if (record.id === "gstack") return record;
-          stack.push(...Object.values(record));
-        }
-      }
-    } catch {}
-    return undefined;
-  })();
-  if (!entry) {
-    return {
-      name: "openclaw-plugin",
-      status: "fail",
-      detail: "OpenClaw has no gstack plugin",
-      fix: "openclaw plugins install ~/.local/share/gstack/gstack-openclaw-plugin-*.tgz --accept-capabilities && openclaw plugins enable gstack",
-    };
-  }
-  const enabled = entry.enabled !== false && entry.status !== "disabled";
-  return enabled
-    ? { name: "openclaw-plugin", status: "ok", detail: "installed and enabled in OpenClaw" }
-    : {
-        name: "openclaw-plugin",
-        status: "fail",
-        detail: "installed but disabled",
-        fix: "openclaw plugins enable gstack, then restart the gateway",
-      };
-}
-
-/** The installed gstack skills: their version and whether they know the unattended session kind. */
-export async function checkGstack(context: DoctorContext): Promise<DoctorCheck> {
-  const folder = join(context.home, ".claude", "skills", "gstack");
-  const version = (await readFile(join(folder, "VERSION"), "utf8").catch(() => undefined))?.trim();
-  if (!version) {
-    return {
-      name: "gstack",
-      status: "warn",
-      detail: `no gstack at ${folder}`,
-      fix: "install gstack into ~/.claude/skills/gstack (see its README) for the skills agents run",
-    };
-  }
-  let knowsUnattended = false;
-  for (const script of ["gstack-skill-start", "gstack-session-kind"]) {
-    const text = await readFile(join(folder, "bin", script), "utf8").catch(() => "");
-    if (text.includes("unattended")) knowsUnattended = true;
-  }
-  return knowsUnattended
-    ? {
-        name: "gstack",
-        status: "ok",
-        detail: `gstack ${version} at ${folder}, with the unattended session kind`,
-      }
-    : {
-        name: "gstack",
-        status: "warn",
-        detail: `gstack ${version} at ${folder} does not know the unattended session kind: its skills may stop to ask`,
-        fix: `update gstack (cd ${folder} && git pull && ./setup)`,
-      };
-}
-
-/** Every check, in the order a person would fix them. */
-/**
  * Each agent run over the Agent Client Protocol (a configured command with `protocol: acp`, or
  * Gemini CLI's default ACP mode when `gemini` is installed) is started in a scratch folder with
  * its configured environment and must answer `initialize`.
@@ -517,6 +365,7 @@ export async function checkAcpAgents(
   return checks;
 }
 
+/** Every check, in the order a person would fix them. */
 export async function runDoctor(context: DoctorContext): Promise<DoctorCheck[]> {
   const config = await checkConfig(context);
   return [

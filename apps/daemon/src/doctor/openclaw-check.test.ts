@@ -18,7 +18,8 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
 import { formatDoctor } from "./doctor-check";
-import { checkOpenClaw, type DoctorContext } from "./doctor-checks";
+import type { DoctorContext } from "./doctor-context";
+import { checkOpenClaw } from "./openclaw-checks";
 
 let folder: string;
 let openclaw: OpenClawHome;

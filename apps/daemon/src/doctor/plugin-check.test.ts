@@ -15,7 +15,8 @@ import {
 } from "@gstack/openclaw-testbed";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
-import { checkPlugin, type DoctorContext } from "./doctor-checks";
+import type { DoctorContext } from "./doctor-context";
+import { checkPlugin } from "./openclaw-checks";
 
 const run = promisify(execFile);
 const cli = join(import.meta.dirname, "..", "cli.ts");
