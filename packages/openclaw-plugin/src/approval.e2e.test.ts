@@ -54,7 +54,7 @@ const turnsAbout = (needle: string) =>
 
 /** User-side messages of the session's history holding `needle`: a report shows once. */
 async function inHistory(needle: string): Promise<number> {
-  const history = await chatHistory(home, gateway, SESSION);
+  const history = await chatHistory(gateway, SESSION);
   return history.filter((message) => message.role !== "assistant" && message.text.includes(needle)).length;
 }
 
@@ -77,7 +77,7 @@ async function initOf(id: string, attempt: number) {
 /** The user's word to the OpenClaw agent that makes it approve with the plugin's tool. */
 async function approveFromChat(id: string, round: number) {
   const args = { id: "gstack_answer", args: { dispatch_id: id, answer: "approve", round } };
-  const turn = await agentTurn(home, gateway, SESSION, `Yes, do it. ${TOOL_MARKER}${JSON.stringify(args)}`);
+  const turn = await agentTurn(gateway, SESSION, `Yes, do it. ${TOOL_MARKER}${JSON.stringify(args)}`);
   expect(turn.code, turn.stderr).toBe(0);
   // The tool's own answer, as the agent was given it: the daemon took the approval.
   const result = openclawModel
@@ -125,7 +125,6 @@ async function expectFinalReportOnce(id: string, shippedNeedle: string) {
 describe("a plan-first dispatch approved from the OpenClaw session", { timeout: loadBudget(600_000) }, () => {
   it("shows the plan in the session, takes the approval by gstack_answer, resumes and reports once", async () => {
     const dispatch = await dispatchFromChat(
-      home,
       gateway,
       world,
       {
@@ -164,7 +163,6 @@ describe("a plan-first dispatch approved from the OpenClaw session", { timeout: 
 
   it("keeps the plan once across a gateway killed mid-turn while the dispatch waits, and the answer still works", async () => {
     const dispatch = await dispatchFromChat(
-      home,
       gateway,
       world,
       {
@@ -215,7 +213,6 @@ describe("a plan-first dispatch approved from the OpenClaw session", { timeout: 
 
   it("ends an unanswered plan at its expiry with a clear report in the session", async () => {
     const dispatch = await dispatchFromChat(
-      home,
       gateway,
       world,
       {

@@ -231,7 +231,7 @@ beforeAll(() => {
 });
 
 async function assistantSays(needle: string): Promise<string[]> {
-  return (await chatHistory(home, gateway, SESSION))
+  return (await chatHistory(gateway, SESSION))
     .filter((message) => message.role === "assistant" && (message.reply ?? "").includes(needle))
     .map((message) => message.reply ?? "");
 }
@@ -246,7 +246,7 @@ async function incomingDispatches(): Promise<Record<string, unknown>[]> {
 }
 
 it("'going to code on baku' brings the brief into the session; 'yes' sends the draft as one ordinary dispatch", async () => {
-  const turn = await agentTurn(home, gateway, SESSION, "going to code on baku this morning");
+  const turn = await agentTurn(gateway, SESSION, "going to code on baku this morning");
   expect(turn.code, turn.stderr).toBe(0);
   const [brief] = await assistantSays("Brief for acme-baku");
   expect(brief).toBeDefined();
@@ -270,7 +270,7 @@ it("'going to code on baku' brings the brief into the session; 'yes' sends the d
   // The brief sent nothing.
   expect(await incomingDispatches()).toEqual([]);
 
-  const yes = await agentTurn(home, gateway, SESSION, "yes");
+  const yes = await agentTurn(gateway, SESSION, "yes");
   expect(yes.code, yes.stderr).toBe(0);
   const dispatches = await incomingDispatches();
   expect(dispatches).toHaveLength(1);
@@ -292,14 +292,14 @@ it("'going to code on baku' brings the brief into the session; 'yes' sends the d
   expect(await assistantSays(`Dispatched ${draft.dispatch_id} (acme-baku)`)).toHaveLength(1);
 
   // A second yes sends nothing more.
-  const again = await agentTurn(home, gateway, SESSION, "yes");
+  const again = await agentTurn(gateway, SESSION, "yes");
   expect(again.code, again.stderr).toBe(0);
   expect(await incomingDispatches()).toHaveLength(1);
   expect(await assistantSays(`${draftId} was already sent as ${draft.dispatch_id}`)).toHaveLength(1);
 });
 
 it("a project with nothing recorded gets one honest sentence and no draft", async () => {
-  const turn = await agentTurn(home, gateway, SESSION, "going to code on zanzibar");
+  const turn = await agentTurn(gateway, SESSION, "going to code on zanzibar");
   expect(turn.code, turn.stderr).toBe(0);
   const said = await assistantSays("zanzibar");
   expect(said).toEqual([
@@ -333,12 +333,12 @@ async function keptDraft(draftId: string): Promise<Record<string, unknown>> {
 }
 
 async function personSays(text: string): Promise<void> {
-  const turn = await agentTurn(home, gateway, PERSON_SESSION, text);
+  const turn = await agentTurn(gateway, PERSON_SESSION, text);
   expect(turn.code, turn.stderr).toBe(0);
 }
 
 async function personSessionHears(needle: string): Promise<string[]> {
-  return (await chatHistory(home, gateway, PERSON_SESSION))
+  return (await chatHistory(gateway, PERSON_SESSION))
     .filter((message) => message.role === "assistant" && (message.reply ?? "").includes(needle))
     .map((message) => message.reply ?? "");
 }
@@ -346,7 +346,7 @@ async function personSessionHears(needle: string): Promise<string[]> {
 let jobId: string;
 
 it("a scheduled brief, from today's calendar, reaches the person's channel once; their yes in their chat sends its draft once", async () => {
-  await bindRecordingPerson(home, gateway, PERSON_SESSION, PERSON);
+  await bindRecordingPerson(gateway, PERSON_SESSION, PERSON);
   // New work since the first test's dispatch: a checkpoint from an hour ago.
   await seedCheckpoint("Add the expired-token test", 1);
   // Set up with the bundled command, which runs `openclaw automations create` for the person.

@@ -125,12 +125,7 @@ async function startCoder(file: string, hold: (request: RecordedRequest) => bool
 async function dispatchFromSession(session: string, task: string): Promise<string> {
   const before = new Set(await readdir(world.layout.dispatch.incoming).catch(() => []));
   const args = { task, project: "acme-widget", project_dir: world.repo };
-  const turn = await agentTurn(
-    home,
-    gateway,
-    session,
-    `Please do this. ${DISPATCH_MARKER}${JSON.stringify(args)}`,
-  );
+  const turn = await agentTurn(gateway, session, `Please do this. ${DISPATCH_MARKER}${JSON.stringify(args)}`);
   expect(turn.code, turn.stderr).toBe(0);
   const added = (await readdir(world.layout.dispatch.incoming)).filter(
     (name) => name.endsWith(".json") && !name.startsWith(".") && !before.has(name),
@@ -147,7 +142,7 @@ async function expectShownOnce(session: string, id: string): Promise<void> {
   const delivered = join(home.stateDir, "gstack", "delivered", `${id}.json`);
   await waitFor(() => stat(delivered).catch(() => undefined), 150_000, `the report of ${id} to be delivered`);
   // A later turn would carry a report still queued twice; it must not.
-  const later = await agentTurn(home, gateway, session, "Anything new?");
+  const later = await agentTurn(gateway, session, "Anything new?");
   expect(later.code, later.stderr).toBe(0);
   const messages = ((await sessionHistory(gateway, session, 200)).messages ?? []) as {
     role?: string;

@@ -91,12 +91,7 @@ async function main(): Promise<void> {
       mode: "plan",
     };
     say(`4. User to OpenClaw: "${args.task}; show me the plan first"`);
-    await agentTurn(
-      home,
-      gateway,
-      "agent:main:main",
-      `${args.task}. ${DISPATCH_MARKER}${JSON.stringify(args)}`,
-    );
+    await agentTurn(gateway, "agent:main:main", `${args.task}. ${DISPATCH_MARKER}${JSON.stringify(args)}`);
     const dispatched = (await readdir(world.layout.dispatch.incoming).catch(() => [] as string[])).filter(
       (name) => name.endsWith(".json") && !name.startsWith("."),
     ).length;
@@ -113,7 +108,6 @@ async function main(): Promise<void> {
     const id = /gstack dispatch (\S+)/.exec(plan)?.[1] ?? "";
     say(`6. User to OpenClaw: "Good plan, go ahead."`);
     await agentTurn(
-      home,
       gateway,
       "agent:main:main",
       `Good plan, go ahead. ${TOOL_MARKER}${JSON.stringify({ id: "gstack_answer", args: { dispatch_id: id, answer: "approve", round: 1 } })}`,
@@ -135,7 +129,6 @@ async function main(): Promise<void> {
     );
     say(`8. User to OpenClaw: "Looks good, land it."`);
     await agentTurn(
-      home,
       gateway,
       "agent:main:main",
       `Looks good, land it. ${TOOL_MARKER}${JSON.stringify({ id: "gstack_land", args: { dispatch_id: id, action: "land" } })}`,

@@ -38,7 +38,7 @@ const turnsAbout = (needle: string) =>
 
 /** User-side messages of the session's history (what the person sees) holding `needle`. */
 async function historyHolding(needle: string) {
-  const history = await chatHistory(home, gateway, SESSION);
+  const history = await chatHistory(gateway, SESSION);
   return history.filter((message) => message.role !== "assistant" && message.text.includes(needle));
 }
 
@@ -79,7 +79,6 @@ function toolResultText(content: unknown): string {
 async function answerFromChat(words: string, args: Record<string, unknown>): Promise<string> {
   const before = openclawModel.agentRequests().length;
   const turn = await agentTurn(
-    home,
     gateway,
     SESSION,
     `${words} ${TOOL_MARKER}${JSON.stringify({ id: "gstack_answer", args })}`,
@@ -178,7 +177,6 @@ function gatedAutoplanScript(worktree: string) {
 describe("a gstack gate answered from the OpenClaw session", { timeout: loadBudget(600_000) }, () => {
   it("shows the numbered gate once, refuses a bare yes, resumes the agent with the reply and reports once", async () => {
     const dispatch = await dispatchFromChat(
-      home,
       gateway,
       world,
       { task: "Plan the search fix with /autoplan", project: "acme-widget", project_dir: world.repo },

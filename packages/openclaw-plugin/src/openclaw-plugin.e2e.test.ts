@@ -116,12 +116,7 @@ afterAll(async () => {
 async function dispatchFromChat(task: string, session = SESSION): Promise<Record<string, unknown>> {
   const before = new Set(await readdir(world.layout.dispatch.incoming).catch(() => []));
   const args = { task, project: "acme-widget", project_dir: world.repo };
-  const turn = await agentTurn(
-    home,
-    gateway,
-    session,
-    `Please do this. ${DISPATCH_MARKER}${JSON.stringify(args)}`,
-  );
+  const turn = await agentTurn(gateway, session, `Please do this. ${DISPATCH_MARKER}${JSON.stringify(args)}`);
   if (turn.code !== 0) console.error((await gateway.output()).slice(-6000));
   expect(turn.code, turn.stderr).toBe(0);
   const added = (await readdir(world.layout.dispatch.incoming)).filter(
@@ -299,7 +294,7 @@ describe("the gstack plugin in the real OpenClaw gateway", { timeout: loadBudget
     const dispatch = await dispatchFromChat("Add queued.txt and commit it");
     const id = dispatch.id as string;
     holds.add("HOLD-THIS-TURN");
-    const held = agentTurn(home, gateway, SESSION, "Think about this for a long time. HOLD-THIS-TURN");
+    const held = agentTurn(gateway, SESSION, "Think about this for a long time. HOLD-THIS-TURN");
     await waitFor(() => turnsAbout("HOLD-THIS-TURN")[0], 60_000);
     await runDaemonUntilDone(id, "queued.txt", "queued.txt SHIPPED-WHILE-QUEUED");
     const outboxFile = join(home.stateDir, "gstack", "outbox", `${id}.json`);
@@ -467,12 +462,7 @@ describe("the gstack plugin in the real OpenClaw gateway", { timeout: loadBudget
     // The first dispatch's report logged "Commits here need no hooks" for acme-widget.
     const before = openclawModel.agentRequests().length;
     const call = { id: "memory_search", args: { query: "commits hooks", corpus: "all" } };
-    const turn = await agentTurn(
-      home,
-      gateway,
-      SESSION,
-      `Search memory. ${TOOL_MARKER}${JSON.stringify(call)}`,
-    );
+    const turn = await agentTurn(gateway, SESSION, `Search memory. ${TOOL_MARKER}${JSON.stringify(call)}`);
     expect(turn.code, turn.stderr).toBe(0);
     const answered = openclawModel
       .agentRequests()

@@ -183,7 +183,6 @@ async function copyRunInstall(home: OpenClawHome, tarball: string): Promise<bool
  * per turn; `openclawAgentCli` is the command itself.
  */
 export async function agentTurn(
-  _home: OpenClawHome,
   gateway: OpenClawGateway,
   sessionKey: string,
   message: string,
@@ -312,11 +311,7 @@ export async function waitFor<T>(
 }
 
 /** The session's messages as OpenClaw shows them to the person (`chat.history`), role and text. */
-export async function chatHistory(
-  _home: OpenClawHome,
-  gateway: OpenClawGateway,
-  sessionKey: string,
-): Promise<HistoryMessage[]> {
+export async function chatHistory(gateway: OpenClawGateway, sessionKey: string): Promise<HistoryMessage[]> {
   const answer = await sessionHistory(gateway, sessionKey);
   return (answer.messages ?? []).map(historyMessage);
 }
@@ -350,7 +345,6 @@ const historyAskedAt = new WeakMap<OpenClawGateway, number>();
  * daemon takes it: start the daemon after this).
  */
 export async function dispatchFromChat(
-  home: OpenClawHome,
   gateway: OpenClawGateway,
   world: GstackWorld,
   args: Record<string, unknown>,
@@ -358,7 +352,6 @@ export async function dispatchFromChat(
 ): Promise<Record<string, unknown>> {
   const before = new Set(await readdir(world.layout.dispatch.incoming).catch(() => []));
   const turn = await agentTurn(
-    home,
     gateway,
     sessionKey,
     `Please do this. ${DISPATCH_MARKER}${JSON.stringify(args)}`,
@@ -694,7 +687,6 @@ export async function installRecordingChannel(
   folder: string,
   file: string,
 ): Promise<void> {
-  await writeRecordingChannel(folder, file);
   const installed = process.env[INSTALLED_RECORDING_CHANNEL_ENV];
   if (installed) {
     const target = join(home.stateDir, "extensions", "recording-chat");
@@ -706,6 +698,7 @@ export async function installRecordingChannel(
     }));
     return;
   }
+  await writeRecordingChannel(folder, file);
   const install = await runOpenClaw(["plugins", "install", folder, "--force", "--accept-capabilities"], {
     home: home.home,
     timeoutMs: loadBudget(120_000),
@@ -762,7 +755,6 @@ async function updateConfig(
 
 /** The session's person is on the recording channel: their messages arrive from `to`. */
 export async function bindRecordingPerson(
-  _home: OpenClawHome,
   gateway: OpenClawGateway,
   session: string,
   to: string,

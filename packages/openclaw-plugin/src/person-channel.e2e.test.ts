@@ -59,7 +59,7 @@ function shipScript(file: string, needle: string): Script {
 
 /** The session's person is on the recording channel: their messages arrive from `to`. */
 async function bindPerson(session: string, to: string): Promise<void> {
-  await bindRecordingPerson(home, gateway, session, to);
+  await bindRecordingPerson(gateway, session, to);
 }
 
 /** What a person must never be sent: the agent's tools, report keys, JSON, OpenClaw's errors. */
@@ -117,7 +117,6 @@ it("a plain dispatch: one message, in the person's words, though the agent answe
   const session = "agent:main:person";
   await bindPerson(session, "person-1");
   const dispatch = await dispatchFromChat(
-    home,
     gateway,
     world,
     { task: "Add quiet.txt and commit it", project: "acme-widget", project_dir: world.repo },
@@ -144,7 +143,7 @@ it("a plain dispatch: one message, in the person's words, though the agent answe
   // A restart of the gateway sends nothing again.
   await gateway.stop();
   gateway = await startOpenClawGateway({ home: home.home });
-  await agentTurn(home, gateway, session, "Anything new?");
+  await agentTurn(gateway, session, "Anything new?");
   expect(await sentTo("person-1")).toHaveLength(1);
 }, 600_000);
 
@@ -152,7 +151,6 @@ it("a plan approved by a plain reply: the plan once, 'approve' resumes it, the f
   const session = "agent:main:person-plan";
   await bindPerson(session, "person-2");
   const dispatch = await dispatchFromChat(
-    home,
     gateway,
     world,
     { task: "Add told.txt and commit it", project: "acme-widget", project_dir: world.repo, mode: "plan" },
@@ -176,7 +174,7 @@ it("a plan approved by a plain reply: the plan once, 'approve' resumes it, the f
     expectForAPerson(plan, id);
 
     // The person's own words, in their session: the agent finds the call in the plan's message.
-    const turn = await agentTurn(home, gateway, session, "approve");
+    const turn = await agentTurn(gateway, session, "approve");
     expect(turn.code, turn.stderr).toBe(0);
     const approvals = model
       .agentRequests()
@@ -200,7 +198,7 @@ it("a plan approved by a plain reply: the plan once, 'approve' resumes it, the f
     expect(answered).toHaveLength(1);
 
     // "land it": the branch comes into the person's checkout, once.
-    const land = await agentTurn(home, gateway, session, "land it");
+    const land = await agentTurn(gateway, session, "land it");
     expect(land.code, land.stderr).toBe(0);
     await waitFor(
       async () =>
@@ -221,7 +219,6 @@ it("a failed dispatch: one message that says Failed and why, once, with one piec
   const session = "agent:main:person-failed";
   await bindPerson(session, "person-3");
   const dispatch = await dispatchFromChat(
-    home,
     gateway,
     world,
     { task: "Summarise the whole monorepo history", project: "acme-widget", project_dir: world.repo },
@@ -249,7 +246,6 @@ it("the agent's answer reaches the person only when it adds something, once", as
   await bindPerson(session, "person-4");
   answers.set("ADDS-SHIPPED", "Heads up: NOTE-FROM-MEMORY, you froze this module last week.");
   const dispatch = await dispatchFromChat(
-    home,
     gateway,
     world,
     { task: "Add adds.txt and commit it", project: "acme-widget", project_dir: world.repo },
@@ -267,7 +263,6 @@ it("a gateway killed in the report's turn, and again in the look it gets after t
   const session = "agent:main:person-killed";
   await bindPerson(session, "person-5");
   const dispatch = await dispatchFromChat(
-    home,
     gateway,
     world,
     { task: "Add killed.txt and commit it", project: "acme-widget", project_dir: world.repo },
@@ -307,7 +302,7 @@ it("a gateway killed in the report's turn, and again in the look it gets after t
   expect(sent[0]?.text).toContain("KILLED-SHIPPED");
   for (const message of all) expectForAPerson(message.text, id);
   // The session holds the report once; no turn of the agent ever held it twice.
-  const history = await chatHistory(home, gateway, session);
+  const history = await chatHistory(gateway, session);
   const copies = history.filter((message) => message.role !== "assistant" && message.text.includes(marker));
   expect(copies.length).toBeLessThanOrEqual(1);
   expect(

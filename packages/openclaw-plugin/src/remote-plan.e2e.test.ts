@@ -63,7 +63,7 @@ const turnsAbout = (needle: string) =>
 
 /** User-side messages of the session's history holding `needle`: a report shows once. */
 async function inHistory(needle: string): Promise<number> {
-  const history = await chatHistory(home, gateway, SESSION);
+  const history = await chatHistory(gateway, SESSION);
   return history.filter((message) => message.role !== "assistant" && message.text.includes(needle)).length;
 }
 
@@ -104,12 +104,7 @@ describe("a plan from a daemon on another host", { timeout: loadBudget(600_000) 
 
       // gstack_answer from this host cannot reach that daemon, and says where to answer instead.
       const call = { id: "gstack_answer", args: { dispatch_id: id, answer: "approve", round: 1 } };
-      const turn = await agentTurn(
-        home,
-        gateway,
-        SESSION,
-        `Yes, do it. ${TOOL_MARKER}${JSON.stringify(call)}`,
-      );
+      const turn = await agentTurn(gateway, SESSION, `Yes, do it. ${TOOL_MARKER}${JSON.stringify(call)}`);
       expect(turn.code, turn.stderr).toBe(0);
       const refusal = openclawModel
         .agentRequests()

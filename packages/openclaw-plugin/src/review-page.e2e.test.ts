@@ -117,9 +117,8 @@ const git = (...args: string[]) => run("git", ["-C", world.repo, ...args]).then(
 
 it("from the plan's message: read the plan and approve it on the page; from the report's: read the diff and land it once, though tapped twice", async () => {
   const session = "agent:main:review-plan";
-  await bindRecordingPerson(home, gateway, session, "person-plan");
+  await bindRecordingPerson(gateway, session, "person-plan");
   const dispatch = await dispatchFromChat(
-    home,
     gateway,
     world,
     { task: "Add page.txt and commit it", project: "acme-widget", project_dir: world.repo, mode: "plan" },
@@ -200,9 +199,8 @@ it("from the plan's message: read the plan and approve it on the page; from the 
 
 it("forged and expired links get 401 and nothing else; a conflicting land says why and changes nothing", async () => {
   const session = "agent:main:review-conflict";
-  await bindRecordingPerson(home, gateway, session, "person-conflict");
+  await bindRecordingPerson(gateway, session, "person-conflict");
   const dispatch = await dispatchFromChat(
-    home,
     gateway,
     world,
     { task: "Rewrite the README", project: "acme-widget", project_dir: world.repo },
@@ -278,9 +276,8 @@ it("forged and expired links get 401 and nothing else; a conflicting land says w
 
 it("while the agent runs, the page shows the live tail of its progress and follows it without a reload", async () => {
   const session = "agent:main:review-live";
-  await bindRecordingPerson(home, gateway, session, "person-live");
+  await bindRecordingPerson(gateway, session, "person-live");
   const dispatch = await dispatchFromChat(
-    home,
     gateway,
     world,
     { task: "Run the tests twice", project: "acme-widget", project_dir: world.repo },

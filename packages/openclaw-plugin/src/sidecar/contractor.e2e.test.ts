@@ -144,7 +144,7 @@ afterAll(async () => {
 
 describe("an OpenClaw agent whose model is Claude Code (the real gateway and the real CLI)", () => {
   it("carries turn 1 and turn 2 through one Claude Code session, and OpenClaw keeps both answers", async () => {
-    const first = await agentTurn(home, gateway, SESSION, "Hello MARK-e1");
+    const first = await agentTurn(gateway, SESSION, "Hello MARK-e1");
     expect(first.code, first.stderr).toBe(0);
     expect(first.stdout).toContain("ANSWER e1 from Claude Code.");
     const claudeSession = await claudeSessionOf(SESSION);
@@ -153,7 +153,7 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
     expect(bootstrap).toContain(`OpenClaw session: ${SESSION}`);
     expect(bootstrap).toContain(`Project folder: ${world.repo}`);
 
-    const second = await agentTurn(home, gateway, SESSION, "And then MARK-e2");
+    const second = await agentTurn(gateway, SESSION, "And then MARK-e2");
     expect(second.code, second.stderr).toBe(0);
     expect(second.stdout).toContain("ANSWER e2 from Claude Code.");
     const request = claudeRequestAbout("MARK-e2")!;
@@ -198,7 +198,7 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
     const before = await claudeSessionOf(SESSION);
     await gateway.stop();
     gateway = await startOpenClawGateway({ home: home.home, startTimeoutMs: loadBudget(300_000) });
-    const third = await agentTurn(home, gateway, SESSION, "After the restart MARK-e3");
+    const third = await agentTurn(gateway, SESSION, "After the restart MARK-e3");
     expect(third.code, third.stderr).toBe(0);
     expect(third.stdout).toContain("ANSWER e3 from Claude Code.");
     const request = claudeRequestAbout("MARK-e3")!;
@@ -225,7 +225,7 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
     );
     expect(reset.code, `${reset.stdout}\n${reset.stderr}`).toBe(0);
 
-    const asked = await agentTurn(home, gateway, SESSION, "What did I say before? MARK-e6");
+    const asked = await agentTurn(gateway, SESSION, "What did I say before? MARK-e6");
     expect(asked.code, asked.stderr).toBe(0);
     expect(asked.stdout).toContain("ANSWER e6 from Claude Code.");
     // The reply says a new Claude Code session began and how to reach the earlier one.
@@ -248,7 +248,7 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
       }),
     );
     // A later turn continues the new session rather than resetting again.
-    const again = await agentTurn(home, gateway, SESSION, "And again MARK-e7");
+    const again = await agentTurn(gateway, SESSION, "And again MARK-e7");
     expect(again.stdout).toContain("ANSWER e7 from Claude Code.");
     expect(again.stdout).not.toContain("claude --resume");
     expect(await claudeSessionOf(SESSION)).toBe(fresh);
@@ -264,7 +264,7 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
           (found) => found.values.GSTACK_AGENT_RUN,
         ),
       );
-    const pending = agentTurn(home, gateway, key, "Work on this HANGONCE-k1 MARK-k1").catch(() => undefined);
+    const pending = agentTurn(gateway, key, "Work on this HANGONCE-k1 MARK-k1").catch(() => undefined);
     await waitFor(() => claudeModel.hangingCount() > 0 && runs().size === 1, 120_000, "the turn to be held");
     const [leftover] = [...runs()];
     await gateway.kill();
@@ -295,7 +295,7 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
       // OpenClaw recovers the interrupted turn after its restart; until it has, it refuses a new one.
       const next = await waitFor(
         async () => {
-          const attempt = await agentTurn(home, gateway, key, "And now MARK-k2");
+          const attempt = await agentTurn(gateway, key, "And now MARK-k2");
           if (attempt.stdout.includes("ANSWER k2 from Claude Code.")) return attempt;
           if (/restart recovery|session_busy|still working/.test(`${attempt.stdout}\n${attempt.stderr}`))
             return undefined;
@@ -345,7 +345,7 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
         release = resolve;
       }),
     );
-    const pending = agentTurn(home, gateway, key, "A slow one HOLD-r1 MARK-r1");
+    const pending = agentTurn(gateway, key, "A slow one HOLD-r1 MARK-r1");
     await waitFor(
       () => claudeModel.hangingCount() > 0 && markedRunProcesses({ OPENCLAW_SESSION: key }).length > 0,
       120_000,
@@ -367,7 +367,7 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
     const done = await pending;
     expect(done.code, done.stderr).toBe(0);
     expect(done.stdout).toContain("ANSWER r1 from Claude Code.");
-    const next = await agentTurn(home, gateway, key, "After the edit MARK-r2");
+    const next = await agentTurn(gateway, key, "After the edit MARK-r2");
     expect(next.code, next.stderr).toBe(0);
     expect(next.stdout).toContain("ANSWER r2 from Claude Code.");
     // The same Claude Code session goes on: the turn after the reload resumes the one that ran through it.
@@ -428,7 +428,7 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
     );
     expect(gateway.running()).toBe(true);
     expect((await fetch(`${gateway.url}/health`)).status).toBeLessThan(500);
-    const after = await agentTurn(home, gateway, SESSION, "Still there? MARK-e4");
+    const after = await agentTurn(gateway, SESSION, "Still there? MARK-e4");
     expect(after.stdout).toContain("ANSWER e4 from Claude Code.");
   });
 
@@ -460,7 +460,7 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
       expect(otherGateway.running()).toBe(true);
       expect(await logged()).not.toContain("gstack contractor: serving");
       await expect(stat(join(otherHome.stateDir, "gstack", "contractor-sidecar.lock"))).rejects.toThrow();
-      const again = await agentTurn(home, gateway, SESSION, "With a neighbour MARK-e5");
+      const again = await agentTurn(gateway, SESSION, "With a neighbour MARK-e5");
       expect(again.stdout).toContain("ANSWER e5 from Claude Code.");
     } finally {
       await other?.stop();
