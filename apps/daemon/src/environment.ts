@@ -28,7 +28,8 @@ export interface AgentEnvironment {
 
 const AGENT_NAMES = ["claude", "codex", "cursor", "gemini"] as const;
 
-async function findOnPath(program: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
+/** The program as found on PATH (or the absolute path given), when it can be run. */
+export async function findOnPath(program: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
   const candidates = isAbsolute(program)
     ? [program]
     : (env.PATH ?? "").split(delimiter).map((dir) => join(dir, program));

@@ -12,9 +12,10 @@ import {
   readStatus,
   repositoryName,
 } from "@gstack/daemon-client";
+import { findOnPath } from "../environment";
 import { serviceFiles } from "../service-install/service-files";
 import type { DoctorCheck } from "./doctor-check";
-import { type DoctorContext, findOnPath, present } from "./doctor-context";
+import { type DoctorContext, present } from "./doctor-context";
 import { checkGstack, checkOpenClaw, checkPlugin } from "./openclaw-checks";
 
 export type { DoctorContext } from "./doctor-context";

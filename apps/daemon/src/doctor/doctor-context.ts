@@ -1,6 +1,5 @@
 import { execFile } from "node:child_process";
-import { access, constants } from "node:fs/promises";
-import { delimiter, isAbsolute, join } from "node:path";
+import { access } from "node:fs/promises";
 import type { GstackLayout } from "@gstack/contracts";
 
 /** What the checks read: the state root, the environment and the home folder. */
@@ -9,20 +8,6 @@ export interface DoctorContext {
   env: NodeJS.ProcessEnv;
   home: string;
   platform: "darwin" | "linux";
-}
-
-/** The program as found on PATH (or the absolute path given, when it can be run). */
-export async function findOnPath(program: string, env: NodeJS.ProcessEnv): Promise<string | undefined> {
-  const candidates = isAbsolute(program)
-    ? [program]
-    : (env.PATH ?? "").split(delimiter).map((dir) => join(dir, program));
-  for (const candidate of candidates) {
-    try {
-      await access(candidate, constants.X_OK);
-      return candidate;
-    } catch {}
-  }
-  return undefined;
 }
 
 /** Whether the path exists. */

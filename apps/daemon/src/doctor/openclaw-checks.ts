@@ -7,8 +7,9 @@ import {
   openclawVersionIn,
   TESTED_OPENCLAW_TEXT,
 } from "@gstack/contracts";
+import { findOnPath } from "../environment";
 import type { DoctorCheck } from "./doctor-check";
-import { type DoctorContext, findOnPath, output } from "./doctor-context";
+import { type DoctorContext, output } from "./doctor-context";
 
 // The checks of what the daemon works with beside itself: the OpenClaw on PATH, the gstack
 // plugin in it, and the gstack skills its agents run.
