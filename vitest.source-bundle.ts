@@ -2,7 +2,7 @@ import { execFileSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { dirname, join, relative } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
 // Tests that start a package's command or a script of its source in a real Node process load
@@ -187,11 +187,18 @@ export function sourceBundle(request: BundleRequest): string {
  * `node --import tsx <entry>` would, from its bundle: `spawn(process.execPath, [...nodeArgs, ...args])`.
  */
 export function sourceCommand(packageDir: string, entry: string): string[] {
-  const name = entry
-    .slice(packageDir.length + 1)
+  return [
+    "--enable-source-maps",
+    sourceBundle({ packageDir, name: bundleName(packageDir, entry), entry, argv1: entry }),
+  ];
+}
+
+/** A bundle's name for a source file: its path from `packageDir`, in letters, digits and dashes. */
+export function bundleName(packageDir: string, entry: string): string {
+  return relative(packageDir, entry)
     .replace(/\.[cm]?ts$/, "")
-    .replace(/[^A-Za-z0-9]+/g, "-");
-  return ["--enable-source-maps", sourceBundle({ packageDir, name, entry, argv1: entry })];
+    .replace(/[^A-Za-z0-9]+/g, "-")
+    .replace(/^-+/, "");
 }
 
 // Run as a script (`node vitest.source-bundle.ts`, Node strips the types): builds the bundle the

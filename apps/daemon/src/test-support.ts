@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { type DispatchSettings, type GstackLayout, gstackLayout } from "@gstack/contracts";
 import { waitUntil } from "../../../vitest.load-budget";
-import { sourceBundle, sourceCommand } from "../../../vitest.source-bundle";
+import { bundleName, sourceBundle, sourceCommand } from "../../../vitest.source-bundle";
 import { Daemon, type DaemonOptions } from "./daemon";
 import { auditLog, type DaemonContext } from "./daemon-context";
 import { createCompletionDelivery } from "./deliver/outbox-delivery";
@@ -241,11 +241,8 @@ export function dispatchCommand(): string[] {
  */
 export function bundledModule(path: string): string {
   const entry = join(PACKAGE_DIR, path);
-  const name = path
-    .replace(/\.ts$/, "")
-    .replace(/[^A-Za-z0-9]+/g, "-")
-    .replace(/^-+/, "");
-  return pathToFileURL(sourceBundle({ packageDir: PACKAGE_DIR, name, entry })).href;
+  return pathToFileURL(sourceBundle({ packageDir: PACKAGE_DIR, name: bundleName(PACKAGE_DIR, entry), entry }))
+    .href;
 }
 
 /**
