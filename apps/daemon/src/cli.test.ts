@@ -1,7 +1,7 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { parseValue } from "@gstack/contracts";
+import { parseValue, processAlive } from "@gstack/contracts";
 import { readAllStates, readQueueFile, submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../vitest.load-budget";
@@ -185,13 +185,13 @@ describe("gstack-dispatch run", () => {
     first.child.kill("SIGKILL");
     await first.exited;
     const orphan = Number(spawned.pid);
-    expect(() => process.kill(orphan, 0)).not.toThrow();
+    expect(processAlive(orphan)).toBe(true);
     const second = startCli(["run"]);
     expect(await waitFor(() => completionOf(world.layout, "dispatch-orphan"))).toMatchObject({
       status: "completed",
     });
     expect(await waitForEvent("orphan_killed", "dispatch-orphan")).toMatchObject({ pid: orphan });
-    expect(() => process.kill(orphan, 0)).toThrow();
+    expect(processAlive(orphan)).toBe(false);
     second.child.kill("SIGTERM");
     await second.exited;
   });

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { processAlive } from "@gstack/contracts";
 import { afterEach, describe, expect, it } from "vitest";
 import { waitUntil } from "../../../vitest.load-budget";
 import { readSupervisedExit, SUPERVISOR_SOURCE } from "./exit-supervisor";
@@ -173,7 +174,7 @@ describe("an agent run under its exit supervisor", () => {
     const result = await agent.done;
     expect(result.cancelled).toBe(true);
     expect(processGroupAlive(agent.pid!)).toBe(false);
-    expect(() => process.kill(agentPid, 0)).toThrow();
+    expect(processAlive(agentPid)).toBe(false);
     expect(readSupervisedExit(exitFile)).toMatchObject({ stopped: "SIGTERM", signal: "SIGTERM" });
   });
 

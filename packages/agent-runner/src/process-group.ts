@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from "node:fs";
+import { processAlive } from "@gstack/contracts";
 
 /**
  * Process ids still alive (not zombies) in a process group. On Linux this reads /proc, so
@@ -246,22 +247,6 @@ export async function stopRunLeftovers(
     poll,
   );
   return { signalled, remaining: leftovers };
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
-  if (process.platform !== "linux") return true;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const state = stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
-    return state !== "Z" && state !== "X";
-  } catch {
-    return false;
-  }
 }
 
 function signalZero(processGroupId: number): boolean {

@@ -1,10 +1,12 @@
 import { spawn, spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { access, mkdtemp, readFile, rm, stat, utimes, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { LockTimeoutError, withFileLock } from "./file-lock";
+import { waitUntil } from "../../../vitest.load-budget";
+import { LockTimeoutError, processAlive, withFileLock } from "./file-lock";
 
 const moduleUrl = pathToFileURL(join(import.meta.dirname, "file-lock.ts")).href;
 
@@ -225,5 +227,61 @@ describe("withFileLock", () => {
       { staleMs: 60 },
     );
     expect(await exists(lock)).toBe(false);
+  });
+});
+
+/**
+ * A zombie: `sh` starts `true` in the background and then becomes `sleep`, which never collects
+ * its child's exit status, so the ended `true` stays a zombie until the sleep is killed.
+ */
+async function withZombie(use: (zombie: number) => Promise<void>): Promise<void> {
+  const parent = spawn("sh", ["-c", 'true & echo "$!"; exec sleep 600'], {
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  try {
+    let out = "";
+    parent.stdout.setEncoding("utf8");
+    const zombie = Number(
+      await new Promise<string>((resolve) =>
+        parent.stdout.on("data", (chunk: string) => {
+          out += chunk;
+          if (out.includes("\n")) resolve(out.trim());
+        }),
+      ),
+    );
+    const state = () => {
+      try {
+        const stat = readFileSync(`/proc/${zombie}/stat`, "latin1");
+        return stat.slice(stat.lastIndexOf(")") + 2)[0];
+      } catch {
+        return undefined;
+      }
+    };
+    await waitUntil(() => (state() === "Z" ? true : undefined), { idleMs: 10_000, what: "the zombie" });
+    await use(zombie);
+  } finally {
+    parent.kill("SIGKILL");
+  }
+}
+
+describe.runIf(process.platform === "linux")("processAlive", () => {
+  it("counts a running process, and neither a dead pid nor a zombie", async () => {
+    expect(processAlive(process.pid)).toBe(true);
+    expect(processAlive(process.ppid)).toBe(true);
+    expect(processAlive(deadPid())).toBe(false);
+    await withZombie(async (zombie) => {
+      // The kernel still answers for the pid; only its state says it has ended.
+      expect(() => process.kill(zombie, 0)).not.toThrow();
+      expect(processAlive(zombie)).toBe(false);
+    });
+  });
+
+  it("lets a lock whose holder is a zombie be taken over at once", async () => {
+    await withZombie(async (zombie) => {
+      const lock = join(folder, "x.lock");
+      await writeFile(lock, `${zombie} ${new Date().toISOString()}\n`);
+      const seen = await withFileLock(lock, async () => readFile(lock, "utf8"), { timeoutMs: 5_000 });
+      expect(seen.startsWith(`${process.pid} `)).toBe(true);
+    });
   });
 });

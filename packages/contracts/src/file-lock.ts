@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { mkdir, open, stat, unlink } from "node:fs/promises";
 import { dirname } from "node:path";
 
@@ -240,15 +241,34 @@ function pidOf(content: string | undefined): number | undefined {
   return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
 }
 
-/** True when a process with this pid exists (one owned by another user counts too). */
+/**
+ * True when a process with this pid is running: one owned by another user counts, a zombie
+ * does not. A zombie has ended and only waits for its parent to collect its exit status, which an
+ * orphan's new parent (pid 1) may take seconds to do; it holds no lock and runs nothing more.
+ * Zombies are told apart on Linux (by /proc); elsewhere every pid the kernel knows counts.
+ */
 export function processAlive(pid: number): boolean {
   if (pid === process.pid) return true;
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
-    return errorCode(error) === "EPERM";
+    if (errorCode(error) !== "EPERM") return false;
   }
+  return !isZombie(pid);
+}
+
+function isZombie(pid: number): boolean {
+  if (process.platform !== "linux") return false;
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+  } catch {
+    // Gone since the signal, or /proc is not there to ask: the signal's answer stands.
+    return false;
+  }
+  // The state is the first field after the command name, which may itself hold ") ".
+  const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+  return state === "Z" || state === "X";
 }
 
 function errorCode(error: unknown): string | undefined {

@@ -1,6 +1,5 @@
 import { execFile } from "node:child_process";
-import { readdirSync, readFileSync } from "node:fs";
-import { markedRunProcesses } from "@gstack/agent-runner";
+import { markedRunProcesses, processGroupAlive } from "@gstack/agent-runner";
 import { processAlive } from "@gstack/contracts";
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -16,34 +15,6 @@ function processGroupOf(pid: number): Promise<number | undefined> {
 
 /** How long recovery waits for a killed orphan to be gone before it gives up on that dispatch. */
 export const CONFIRM_DEAD_MS = 30_000;
-
-/**
- * True while a process of group `group` is alive. Zombies do not count (they can do nothing
- * more, and are reaped when their parent gets to it); without /proc, kill(0) is asked.
- */
-function groupAlive(group: number): boolean {
-  let entries: string[];
-  try {
-    entries = readdirSync("/proc").filter((entry) => /^\d+$/.test(entry));
-  } catch {
-    try {
-      process.kill(-group, 0);
-      return true;
-    } catch (error) {
-      return (error as NodeJS.ErrnoException).code === "EPERM";
-    }
-  }
-  return entries.some((entry) => {
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-    } catch {
-      return false;
-    }
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return Number(fields[2]) === group && fields[0] !== "Z" && fields[0] !== "X";
-  });
-}
 
 /**
  * Stops the agent a crashed daemon left running, by the pid and process group its session
@@ -68,8 +39,8 @@ export async function stopRecordedAgent(recorded: {
   try {
     process.kill(-group, "SIGKILL");
   } catch {}
-  for (let waited = 0; waited < CONFIRM_DEAD_MS && groupAlive(group); waited += 20) await sleep(20);
-  return { group, gone: !groupAlive(group) };
+  for (let waited = 0; waited < CONFIRM_DEAD_MS && processGroupAlive(group); waited += 20) await sleep(20);
+  return { group, gone: !processGroupAlive(group) };
 }
 
 /**

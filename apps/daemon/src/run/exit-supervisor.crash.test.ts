@@ -1,6 +1,8 @@
 import { readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { processGroupAlive } from "@gstack/agent-runner";
+import { processAlive } from "@gstack/contracts";
 import { osLockHolder, readState, submitDispatch } from "@gstack/daemon-client";
 import fc from "fast-check";
 import { afterEach, beforeEach, describe, expect, it, onTestFailed } from "vitest";
@@ -82,14 +84,6 @@ wait();
         const [what, id, pid, group] = line.split(" ");
         return { what, id: String(id), pid: Number(pid), group: Number(group ?? 0) };
       });
-    const alive = (pid: number) => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
     const ids: string[] = [];
     const deadIds: string[] = [];
     const daemonLogs: string[] = [];
@@ -146,7 +140,7 @@ wait();
       await waitUntil(
         async () => {
           living = (await runs())
-            .filter((run) => alive(run.pid) || (run.group > 0 && alive(-run.group)))
+            .filter((run) => processAlive(run.pid) || (run.group > 0 && processGroupAlive(run.group)))
             .map((run) => `${run.id} pid ${run.pid} (group ${run.group})`);
           return living.length > 0 ? undefined : true;
         },

@@ -1,5 +1,6 @@
 import { readFile, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
+import { processAlive } from "@gstack/contracts";
 import { writeJsonAtomic } from "../atomic-json";
 import type { ContractorSettings } from "./contractor-settings";
 import {
@@ -54,15 +55,6 @@ function registry(): Map<number, Entry> {
   const holder = globalThis as { [registryKey]?: Map<number, Entry> };
   holder[registryKey] ??= new Map();
   return holder[registryKey];
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 async function lockHolder(lockFile: string): Promise<{ pid: number; port: number } | undefined> {
