@@ -19,7 +19,14 @@ beforeEach(async () => {
   world = await makeWorld();
 });
 
-afterEach(async () => {
+afterEach(async ({ task }) => {
+  // A failure names what each daemon said and what was audited, run by run.
+  if (task.result?.state === "fail") {
+    const said = started.map((daemon, index) => `--- daemon ${index + 1}:\n${daemon.output()}`);
+    const audit = (await auditOf(world.layout)).map((event) => JSON.stringify(event));
+    const runs = await readFile(join(world.base, "runs.log"), "utf8").catch(() => "(none)");
+    console.error([...said, "--- audit:", ...audit, "--- runs.log:", runs].join("\n"));
+  }
   for (const daemon of started.splice(0)) {
     daemon.child.kill("SIGKILL");
     await daemon.exited;
