@@ -1,9 +1,7 @@
 import { execFile } from "node:child_process";
 import { chmod, mkdir, mkdtemp, readdir, rm, writeFile } from "node:fs/promises";
-import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { delimiter, join } from "node:path";
-import { pathToFileURL } from "node:url";
 import { promisify } from "node:util";
 import { gstackLayout } from "@gstack/contracts";
 import {
@@ -15,12 +13,11 @@ import {
 } from "@gstack/openclaw-testbed";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { loadBudget } from "../../../../vitest.load-budget";
+import { dispatchCommand } from "../test-support";
 import type { DoctorContext } from "./doctor-context";
 import { checkPlugin } from "./openclaw-checks";
 
 const run = promisify(execFile);
-const cli = join(import.meta.dirname, "..", "cli.ts");
-const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve("tsx")).href;
 const pluginPackageDir = join(import.meta.dirname, "..", "..", "..", "..", "packages", "openclaw-plugin");
 let folder: string;
 let tarball: string;
@@ -90,9 +87,7 @@ describe("the OpenClaw plugin in doctor and uninstall, with the real openclaw", 
     const uninstall = await run(
       process.execPath,
       [
-        "--import",
-        tsxLoader,
-        cli,
+        ...dispatchCommand(),
         "uninstall",
         "--platform",
         "linux",

@@ -77,7 +77,8 @@ export async function awaitingLanding(
     }
     const tips = tipsOf.get(tree.repo);
     const commits =
-      (tips ? measuredCommits(tree, state.worktree_measure, tips) : undefined) ?? (await commitsToLand(tree));
+      (tips ? measuredCommits(tree, state.worktree_measure, tips) : undefined) ??
+      (await commitsToLand(tree, tips));
     const measured = state.worktree_measure;
     const bytes = measured ? (present ? measured.disk_bytes : 0) : undefined;
     waiting.push({

@@ -20,18 +20,35 @@ export interface MeasuredTree {
  * How many commits the dispatch's branch holds that the branch it lands into does not (its base
  * commit when the base is not a branch, or that branch is gone): 0 means there is nothing to land,
  * as when the branch no longer exists. Undefined when git cannot tell. Finishing (the completion's
- * `landing`), `status`, `land` and `discard` all judge by this one count.
+ * `landing`), `status`, `land` and `discard` all judge by this one count. `tips`, when given,
+ * are the repository's branch tips just read ({@link branchTips}), which spares a git call.
  */
-export async function commitsToLand(tree: MeasuredTree): Promise<number | undefined> {
-  const tip = await runGit(tree.repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${tree.branch}`]);
-  // git says 1 for a ref that does not exist; anything else (no repository) is not an answer.
-  if (!tip.ok) return tip.code === 1 ? 0 : undefined;
+export async function commitsToLand(
+  tree: MeasuredTree,
+  tips?: ReadonlyMap<string, string>,
+): Promise<number | undefined> {
+  let tip: string | undefined;
+  if (tips) {
+    // The branch tips read a moment ago (branchTips): a branch not among them does not exist.
+    tip = tips.get(`refs/heads/${tree.branch}`);
+    if (tip === undefined) return 0;
+  } else {
+    const found = await runGit(tree.repo, ["rev-parse", "--verify", "--quiet", `refs/heads/${tree.branch}`]);
+    // git says 1 for a ref that does not exist; anything else (no repository) is not an answer.
+    if (!found.ok) return found.code === 1 ? 0 : undefined;
+    tip = found.stdout.trim();
+  }
   const count = async (against: string) => {
-    const out = await runGit(tree.repo, ["rev-list", "--count", `${against}..${tip.stdout.trim()}`]);
+    const out = await runGit(tree.repo, ["rev-list", "--count", `${against}..${tip}`]);
     const value = Number(out.stdout.trim());
     return out.ok && Number.isInteger(value) ? value : undefined;
   };
-  return (tree.land_into ? await count(`refs/heads/${tree.land_into}`) : undefined) ?? count(tree.base_sha);
+  const into = tree.land_into
+    ? tips
+      ? tips.get(`refs/heads/${tree.land_into}`)
+      : `refs/heads/${tree.land_into}`
+    : undefined;
+  return (into ? await count(into) : undefined) ?? count(tree.base_sha);
 }
 
 /** A finished worktree's size and commits to land, measured once when its dispatch finishes. */
@@ -62,8 +79,10 @@ export async function branchTips(repo: string): Promise<Map<string, string> | un
  */
 export async function measureWorktree(tree: MeasuredTree): Promise<WorktreeMeasure | undefined> {
   const tips = await branchTips(tree.repo);
-  const commits = await commitsToLand(tree);
-  if (!tips || commits === undefined) return undefined;
+  if (!tips) return undefined;
+  // Counted from the same tips the measure records, so the count and its tips always agree.
+  const commits = await commitsToLand(tree, tips);
+  if (commits === undefined) return undefined;
   const tip = tips.get(`refs/heads/${tree.branch}`);
   const into = tree.land_into ? tips.get(`refs/heads/${tree.land_into}`) : undefined;
   return {
