@@ -231,13 +231,17 @@ describe("withFileLock", () => {
 });
 
 /**
- * A zombie: `sh` starts `true` in the background and then becomes `sleep`, which never collects
- * its child's exit status, so the ended `true` stays a zombie until the sleep is killed.
+ * A zombie: `sh` starts a child in the background and then becomes `sleep`, which never collects
+ * its child's exit status. The child ends only once its parent is `sleep` (a shell may collect a
+ * child that ended before it execs), so it stays a zombie until the sleep is killed. (It gives up
+ * waiting after a minute or so, should its parent never get that far.)
  */
+const ZOMBIE_PARENT =
+  "sh -c 'i=0; while [ \"$(cat /proc/$PPID/comm)\" != sleep ] && [ $i -lt 6000 ]; do i=$((i+1)); sleep 0.01; done' " +
+  '& echo "$!"; exec sleep 600';
+
 async function withZombie(use: (zombie: number) => Promise<void>): Promise<void> {
-  const parent = spawn("sh", ["-c", 'true & echo "$!"; exec sleep 600'], {
-    stdio: ["ignore", "pipe", "ignore"],
-  });
+  const parent = spawn("sh", ["-c", ZOMBIE_PARENT], { stdio: ["ignore", "pipe", "ignore"] });
   try {
     let out = "";
     parent.stdout.setEncoding("utf8");
@@ -257,7 +261,11 @@ async function withZombie(use: (zombie: number) => Promise<void>): Promise<void>
         return undefined;
       }
     };
-    await waitUntil(() => (state() === "Z" ? true : undefined), { idleMs: 10_000, what: "the zombie" });
+    await waitUntil(() => (state() === "Z" ? true : undefined), {
+      idleMs: 10_000,
+      what: `pid ${zombie} a zombie`,
+      lastSeen: () => `state ${state() ?? "(no such process)"}`,
+    });
     await use(zombie);
   } finally {
     parent.kill("SIGKILL");
