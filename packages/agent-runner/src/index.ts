@@ -42,7 +42,7 @@ export { JsonLinesTracker } from "./json-lines-tracker";
 export type { LineSplitterOptions, LineSplitterStats } from "./line-splitter";
 export { LineSplitter } from "./line-splitter";
 export type { OutputTracker } from "./output-tracker";
-export type { RunTrace, StopGroupOptions } from "./process-group";
+export type { MarkedProcess, RunTrace, StopGroupOptions } from "./process-group";
 export {
   markedRunProcesses,
   processGroupAlive,

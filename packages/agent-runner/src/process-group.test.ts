@@ -87,12 +87,39 @@ describe.runIf(process.platform === "linux")("markedRunProcesses", () => {
         },
         { idleMs: 5_000, what: "a marked run process" },
       );
-      expect(found).toEqual([{ pid: ours.pid, values: { GSTACK_DISPATCH_ID: "dispatch-ours" } }]);
+      expect(found).toEqual([
+        { pid: ours.pid, processGroupId: ours.pid, values: { GSTACK_DISPATCH_ID: "dispatch-ours" } },
+      ]);
       expect(
         markedRunProcesses({ GSTACK_HOME: base.GSTACK_HOME, GSTACK_DISPATCH_ID: "dispatch-other" }),
       ).toEqual([]);
     } finally {
       for (const child of [ours, unmarked, elsewhere]) child.kill("SIGKILL");
+    }
+  });
+
+  it("lists a process before what it started, with the group each is in", async () => {
+    const env = { ...process.env, GSTACK_HOME: `/tmp/marked-tree-${process.pid}`, GSTACK_AGENT_RUN: "run-3" };
+    // A leader that starts a child in its own group, as a supervisor starts its agent.
+    // The child starts a moment later: start times are counted in hundredths of a second.
+    const leader = spawn("sh", ["-c", "sleep 0.1; sleep 60 & wait"], {
+      detached: true,
+      stdio: ["ignore", "pipe", "ignore"],
+      env: env as Record<string, string>,
+    });
+    try {
+      const found = await waitUntil(
+        () => {
+          const marked = markedRunProcesses({ GSTACK_HOME: env.GSTACK_HOME });
+          return marked.length === 2 ? marked : undefined;
+        },
+        { idleMs: 5_000, what: "the leader and its child" },
+      );
+      expect(found[0]).toMatchObject({ pid: leader.pid, processGroupId: leader.pid });
+      expect(found[1]?.pid).not.toBe(leader.pid);
+      expect(found[1]?.processGroupId).toBe(leader.pid);
+    } finally {
+      process.kill(-(leader.pid as number), "SIGKILL");
     }
   });
 });

@@ -170,21 +170,31 @@ export function runLeftovers(trace: RunTrace): number[] {
  */
 export const RUN_MARKER_VARIABLE = "GSTACK_AGENT_RUN";
 
+/** A process of an agent run, found by its run marker. */
+export interface MarkedProcess {
+  pid: number;
+  /** Its process group: its own pid when it leads one (a supervisor, or an agent started alone). */
+  processGroupId: number;
+  /** The values of the variables asked for, from its environment. */
+  values: Record<string, string>;
+}
+
 /**
  * Live processes (Linux; elsewhere none are found) started by an agent run, which every one of
  * them carries in its environment as `GSTACK_AGENT_RUN`, whose environment also holds each
  * `NAME=value` of `match`. This finds what a run left when the program that started it is gone
  * and never learnt its pid: a caller that gave its runs identifying variables (a state folder, a
  * task id) passes them here. `report` names variables whose values are returned with each
- * process. Only processes whose environment this user may read are seen.
+ * process. Only processes whose environment this user may read are seen. Oldest first (by start
+ * time, not pid, which wraps): a process comes before anything it started.
  */
 export function markedRunProcesses(
   match: Record<string, string>,
   report: readonly string[] = [],
-): { pid: number; values: Record<string, string> }[] {
+): MarkedProcess[] {
   if (process.platform !== "linux") return [];
   const wanted = Object.entries(match).map(([name, value]) => `${name}=${value}`);
-  const found: { pid: number; values: Record<string, string> }[] = [];
+  const found: (MarkedProcess & { startTime: number })[] = [];
   for (const entry of processTable() ?? []) {
     if (!entry.live || entry.pid === process.pid) continue;
     let environ: string;
@@ -201,9 +211,10 @@ export function markedRunProcesses(
       const variable = variables.find((candidate) => candidate.startsWith(`${name}=`));
       if (variable !== undefined) values[name] = variable.slice(name.length + 1);
     }
-    found.push({ pid: entry.pid, values });
+    found.push({ pid: entry.pid, processGroupId: entry.processGroupId, values, startTime: entry.startTime });
   }
-  return found;
+  found.sort((a, b) => a.startTime - b.startTime || a.pid - b.pid);
+  return found.map(({ startTime: _, ...process }) => process);
 }
 
 /**

@@ -1,9 +1,11 @@
 import { readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { readSupervisedExit } from "@gstack/agent-runner";
 import { readState, submitDispatch } from "@gstack/daemon-client";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Daemon } from "../daemon";
+import { supervisedExitPath } from "../run/exit-record";
 import {
   auditOf,
   completionOf,
@@ -111,6 +113,12 @@ describe.runIf(process.platform === "linux")(
       expect([...((killed?.detail as { pids?: number[] } | undefined)?.pids ?? [])].sort()).toEqual(
         // The agent's exit supervisor (its parent) carries the marker too.
         [first.supervisor, first.agent, first.helper].sort(),
+      );
+      // The supervisor was signalled with its agent, not after it: what it wrote (unless it was
+      // killed outright first) says the run was stopped, so it is run again, not finished from it.
+      const firstExit = readSupervisedExit(supervisedExitPath(world.layout, "dispatch-unrecorded", 1));
+      expect(firstExit === undefined || firstExit.stopped !== undefined, JSON.stringify(firstExit)).toBe(
+        true,
       );
       expect(await waitFor(() => completionOf(world.layout, "dispatch-unrecorded"))).toMatchObject({
         status: "completed",

@@ -63,14 +63,20 @@ export async function stopMarkedAgents(
       ids.has(found.values.GSTACK_DISPATCH_ID ?? ""),
     );
   const stopped = new Map<string, number[]>();
+  // Group leaders first (an agent's supervisor), each with its whole group in one call: a
+  // supervisor must get the signal no later than its agent, or, on a busy machine, it can see its
+  // agent end first and record that end as the agent's own, and the run would be finished from
+  // that record instead of run again.
   const signal = (found: ReturnType<typeof find>, name: NodeJS.Signals) => {
-    for (const { pid, values } of found) {
+    const leaders = found.filter((process) => process.processGroupId === process.pid);
+    const others = found.filter((process) => process.processGroupId !== process.pid);
+    for (const { pid, processGroupId, values } of [...leaders, ...others]) {
       const id = values.GSTACK_DISPATCH_ID as string;
       const pids = stopped.get(id) ?? [];
       if (!pids.includes(pid)) pids.push(pid);
       stopped.set(id, pids);
       try {
-        process.kill(pid, name);
+        process.kill(processGroupId === pid ? -pid : pid, name);
       } catch {}
     }
   };
