@@ -185,8 +185,10 @@ export interface MarkedProcess {
  * `NAME=value` of `match`. This finds what a run left when the program that started it is gone
  * and never learnt its pid: a caller that gave its runs identifying variables (a state folder, a
  * task id) passes them here. `report` names variables whose values are returned with each
- * process. Only processes whose environment this user may read are seen. Oldest first (by start
- * time, not pid, which wraps): a process comes before anything it started.
+ * process. Only processes whose environment this user may read are seen. Oldest first, by start
+ * time (pids wrap); start times count hundredths of a second, so a process and one it started
+ * within the same hundredth are in pid order, and a caller that must reach a parent first goes
+ * by the group instead (a leader's `processGroupId` is its own pid).
  */
 export function markedRunProcesses(
   match: Record<string, string>,

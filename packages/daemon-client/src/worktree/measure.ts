@@ -43,11 +43,8 @@ export async function commitsToLand(
     const value = Number(out.stdout.trim());
     return out.ok && Number.isInteger(value) ? value : undefined;
   };
-  const into = tree.land_into
-    ? tips
-      ? tips.get(`refs/heads/${tree.land_into}`)
-      : `refs/heads/${tree.land_into}`
-    : undefined;
+  const intoRef = tree.land_into ? `refs/heads/${tree.land_into}` : undefined;
+  const into = intoRef && tips ? tips.get(intoRef) : intoRef;
   return (into ? await count(into) : undefined) ?? count(tree.base_sha);
 }
 
