@@ -12,7 +12,7 @@ import {
 } from "@agentclientprotocol/sdk";
 import { type AcpPermissionPolicy, decidePermission } from "./acp-permissions";
 import type { AcpTracker } from "./acp-tracker";
-import { stopProcessGroup } from "./process-group";
+import { signalProcessGroup, stopProcessGroup } from "./process-group";
 
 /** One ACP prompt turn over an agent's stdio. */
 export interface AcpTurnOptions {
@@ -209,7 +209,16 @@ export async function probeAcpAgent(options: {
     child.once("error", (error) =>
       resolve({ ok: false, error: `could not start ${program}: ${error.message}` }),
     );
-    child.once("exit", (code, signal) => {
+    // "exit" can come before the last of stderr is read; "close" comes after both pipes closed.
+    // Whatever the program left in its group would hold them open, and goes at once.
+    child.once("exit", () => {
+      try {
+        if (child.pid !== undefined) signalProcessGroup(child.pid, "SIGKILL");
+      } catch {
+        // a group member this user may not signal keeps the pipes; the time limit still holds
+      }
+    });
+    child.once("close", (code, signal) => {
       const why = signal ? `signal ${signal}` : `code ${code}`;
       const said = stderr.trim().split("\n").at(-1);
       resolve({

@@ -266,6 +266,18 @@ describe("probeAcpAgent", () => {
       cwd: scratch.folder("agent-runner-acp-probe-"),
     });
     expect(exits).toEqual({ ok: false, error: "sh exited with code 3 before answering: nope" });
+    // The last line comes after a pipe's worth of output, and a process left behind keeps the
+    // pipe open: the reason is still the last line, and the probe does not wait for the leftover.
+    const leftover = await probeAcpAgent({
+      command: [
+        "sh",
+        "-c",
+        "sleep 60 & head -c 300000 /dev/zero | tr '\\0' x >&2; echo >&2; echo late >&2; exit 4",
+      ],
+      cwd: scratch.folder("agent-runner-acp-probe-"),
+      timeoutMs: 60_000,
+    });
+    expect(leftover).toEqual({ ok: false, error: "sh exited with code 4 before answering: late" });
     const missing = await probeAcpAgent({
       command: ["/nonexistent/agent"],
       cwd: scratch.folder("agent-runner-acp-probe-"),
