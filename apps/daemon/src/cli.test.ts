@@ -61,7 +61,8 @@ function startCli(args: string[], env: Record<string, string> = {}) {
   child.stderr?.on("data", (chunk: Buffer) => {
     output += chunk.toString();
   });
-  const exited = new Promise<number | null>((resolve) => child.on("exit", (code) => resolve(code)));
+  // "close", not "exit": the output is read whole only once the pipes closed.
+  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
   return { child, exited, output: () => output };
 }
 

@@ -341,8 +341,9 @@ process.kill(process.pid, "SIGKILL");`
   child.stderr?.on("data", (chunk: Buffer) => {
     output += chunk.toString();
   });
+  // "close", not "exit": the output is whole only once the pipes closed, and exit can come first.
   const exited = new Promise<NodeJS.Signals | number | null>((resolve) =>
-    child.on("exit", (code, signal) => resolve(signal ?? code)),
+    child.on("close", (code, signal) => resolve(signal ?? code)),
   );
   return { child, exited, output: () => output };
 }

@@ -36,7 +36,7 @@ function runClaude(cwd: string, env: Record<string, string>, prompt: string) {
       stdout += chunk.toString("utf8");
     });
     child.on("error", reject);
-    child.on("exit", (code) => resolve({ code, stdout }));
+    child.on("close", (code) => resolve({ code, stdout }));
   });
 }
 
