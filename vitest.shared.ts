@@ -24,7 +24,7 @@ export default defineConfig({
     testTimeout: loadBudget(60_000),
     hookTimeout: loadBudget(120_000),
     globalSetup: [here("./vitest.seed-banner.ts")],
-    setupFiles: [here("./vitest.fast-check.ts")],
+    setupFiles: [here("./vitest.fast-check.ts"), here("./vitest.cpu-accounting.ts")],
     ...(reportDir ? { reporters: ["default", ["json", { outputFile: jsonReport(reportDir) }]] } : {}),
   },
 });

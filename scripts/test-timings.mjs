@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Reads the vitest JSON reports one `./dev test` run leaves in a folder (one file per package)
 // and prints where the time went: each package's wall time, the slowest test files and the
-// slowest tests. With --failures it prints every failed test with its first error lines instead.
+// slowest tests, and the test files that took the most CPU (from the cpu.jsonl the shared setup
+// writes beside the reports). With --failures it prints every failed test with its first error lines instead.
 //   node scripts/test-timings.mjs DIR [--top N] [--failures]
 import { readdirSync, readFileSync } from "node:fs";
 import { join, relative } from "node:path";
@@ -80,3 +81,25 @@ for (const f of files.sort((a, b) => b.ms - a.ms).slice(0, top)) console.log(`${
 console.log(`slowest ${top} tests:`);
 for (const t of tests.sort((a, b) => b.ms - a.ms).slice(0, top))
   console.log(`${seconds(t.ms)}  ${t.path} > ${t.name}`);
+
+// CPU by test file: the file's own process and the children it collected.
+let cpu = [];
+try {
+  cpu = readFileSync(join(dir, "cpu.jsonl"), "utf8")
+    .split("\n")
+    .filter((line) => line.trim() !== "")
+    .map((line) => JSON.parse(line))
+    .map((entry) => ({ path: relative(root, entry.file ?? "?"), own: entry.own, children: entry.children }));
+} catch {
+  cpu = [];
+}
+if (cpu.length > 0) {
+  const total = cpu.reduce((sum, entry) => sum + entry.own + entry.children, 0);
+  console.log(
+    `most CPU, ${top} test files (own + child processes; ${total.toFixed(0)} s in all ${cpu.length} files):`,
+  );
+  for (const entry of cpu.sort((a, b) => b.own + b.children - (a.own + a.children)).slice(0, top))
+    console.log(
+      `${seconds((entry.own + entry.children) * 1000)}  ${entry.path} (own ${entry.own.toFixed(1)} s)`,
+    );
+}
