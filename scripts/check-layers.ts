@@ -38,9 +38,12 @@ export const TOP_FILES = [
   "demo.ts",
 ] as const;
 
-/** Test files and the worlds and fixtures they build on compose any parts, so no rule holds them. */
+/**
+ * Test files (and the suites one runs), the worlds and fixtures they build on compose any parts,
+ * so no rule holds them.
+ */
 export function isTestOnly(file: string): boolean {
-  return /\.test\.ts$|test-support|-world\.ts$|fixture\.ts$/.test(file);
+  return /\.test\.ts$|\.e2e-suite\.ts$|test-support|-world\.ts$|fixture\.ts$/.test(file);
 }
 
 type Place =

@@ -149,3 +149,27 @@ export function useRealGateway(options: RealGatewayOptions): RealGateway {
     close: () => world().close(),
   };
 }
+
+/**
+ * One {@link RealGateway} for several suites of one test file: the suites that need nothing of
+ * the world beyond the default (the plugin's default config, a trusted repository) share its
+ * gateway, so each does not pay for a gateway of its own. Each suite keeps to its own sessions
+ * and dispatch ids, and says in its `beforeAll` how the OpenClaw agent answers.
+ */
+export interface SharedGateway {
+  readonly real: RealGateway;
+  /** How the OpenClaw agent's scripted model answers from now on (default: openclawAgentResponder). */
+  respondWith(respond?: ScriptedResponder): void;
+}
+
+/** The test file's {@link SharedGateway}, built before its first suite and closed after its last. */
+export function useSharedGateway(name: string): SharedGateway {
+  let current: ScriptedResponder = openclawAgentResponder;
+  const real = useRealGateway({ name, respond: (request, index) => current(request, index) });
+  return {
+    real,
+    respondWith(respond = openclawAgentResponder) {
+      current = respond;
+    },
+  };
+}

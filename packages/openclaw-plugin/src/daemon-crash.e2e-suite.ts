@@ -10,10 +10,10 @@ import {
   scripted,
   startScriptedModel,
 } from "@gstack/scripted-model";
-import { afterEach, beforeAll, expect, it } from "vitest";
-import { DISPATCH_MARKER, newestUserText, openclawAgentResponder } from "./openclaw-scripts";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { DISPATCH_MARKER, newestUserText } from "./openclaw-scripts";
 import { agentTurn, type GstackWorld, pluginPackageDir, sessionHistory, waitFor } from "./openclaw-world";
-import { useRealGateway } from "./real-gateway-world";
+import type { SharedGateway } from "./real-gateway-world";
 import { reportMarker } from "./report-outbox";
 
 const repoRoot = join(pluginPackageDir, "..", "..");
@@ -26,14 +26,6 @@ let world: GstackWorld;
 let model: ScriptedModel;
 let home: OpenClawHome;
 let gateway: OpenClawGateway;
-const real = useRealGateway({
-  name: "daemon-crash",
-  respond: (request) => openclawAgentResponder(request),
-  onFailure: false,
-});
-beforeAll(() => {
-  ({ world, model, home, gateway } = real);
-});
 const children: ChildProcess[] = [];
 
 interface ChildDaemon {
@@ -161,76 +153,86 @@ async function expectShownOnce(session: string, id: string): Promise<void> {
   expect(turns, "agent turns given the report").toHaveLength(1);
 }
 
-afterEach(async () => {
-  for (const child of children.splice(0)) {
-    if (child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise((resolve) => child.once("exit", resolve));
-      child.kill("SIGKILL");
-      await exited;
-    }
-  }
-});
-
-it("shows the report once when the daemon is killed with -9 while the agent runs", async () => {
-  const session = "agent:main:crash-mid-run";
-  let holding = true;
-  // The first run's first turn is held open until the daemon has been killed.
-  const coder = await startCoder("midrun.txt", (request) => holding && toolResultsOf(request) === 0);
-  const coderHome = await mkdtemp(join(tmpdir(), "gstack-coder-home-"));
-  try {
-    const id = await dispatchFromSession(session, "Add midrun.txt and commit it");
-    const first = await startChildDaemon(coder.claudeEnv(coderHome));
-    await waitFor(() => coder.hangingCount() > 0 || undefined, 120_000, "the agent's turn to be held");
-    await first.kill9();
-    holding = false;
-    const second = await startChildDaemon(coder.claudeEnv(coderHome));
-    await waitFor(
-      () => stat(world.layout.dispatch.completedJson(id)).catch(() => undefined),
-      240_000,
-      `${id} to complete after the restart`,
-    ).catch((error) => {
-      console.error(second.output());
-      throw error;
+/** The daemon-crash tests, on the gateway the suites share; the OpenClaw agent answers as scripted. */
+export function daemonCrashSuite(shared: SharedGateway): void {
+  describe("a daemon killed with -9 while a report is on its way", () => {
+    beforeAll(() => {
+      shared.respondWith();
+      ({ world, model, home, gateway } = shared.real);
     });
-    await expectShownOnce(session, id);
-    await second.stop();
-  } finally {
-    await coder.close();
-    await rm(coderHome, { recursive: true, force: true });
-  }
-}, 900_000);
 
-it("shows the report once when the daemon is killed with -9 right after the agent's commit", async () => {
-  const session = "agent:main:crash-after-commit";
-  let holding = true;
-  // The turn after the commit (the agent's closing words) is held until the daemon has been killed.
-  const coder = await startCoder("aftercommit.txt", (request) => holding && toolResultsOf(request) >= 3);
-  const coderHome = await mkdtemp(join(tmpdir(), "gstack-coder-home-"));
-  try {
-    const id = await dispatchFromSession(session, "Add aftercommit.txt and commit it");
-    const first = await startChildDaemon(coder.claudeEnv(coderHome));
-    await waitFor(
-      () => coder.hangingCount() > 0 || undefined,
-      120_000,
-      "the turn after the commit to be held",
-    );
-    // The commit is made: git's answer to it is what the held turn was given.
-    expect(coder.agentRequests().at(-1)?.promptText).toMatch(/1 file changed/);
-    await first.kill9();
-    holding = false;
-    const second = await startChildDaemon(coder.claudeEnv(coderHome));
-    await waitFor(
-      () => stat(world.layout.dispatch.completedJson(id)).catch(() => undefined),
-      240_000,
-      `${id} to complete after the restart`,
-    ).catch((error) => {
-      console.error(second.output());
-      throw error;
+    afterEach(async () => {
+      for (const child of children.splice(0)) {
+        if (child.exitCode === null && child.signalCode === null) {
+          const exited = new Promise((resolve) => child.once("exit", resolve));
+          child.kill("SIGKILL");
+          await exited;
+        }
+      }
     });
-    await expectShownOnce(session, id);
-    await second.stop();
-  } finally {
-    await coder.close();
-    await rm(coderHome, { recursive: true, force: true });
-  }
-}, 900_000);
+
+    it("shows the report once when the daemon is killed with -9 while the agent runs", async () => {
+      const session = "agent:main:crash-mid-run";
+      let holding = true;
+      // The first run's first turn is held open until the daemon has been killed.
+      const coder = await startCoder("midrun.txt", (request) => holding && toolResultsOf(request) === 0);
+      const coderHome = await mkdtemp(join(tmpdir(), "gstack-coder-home-"));
+      try {
+        const id = await dispatchFromSession(session, "Add midrun.txt and commit it");
+        const first = await startChildDaemon(coder.claudeEnv(coderHome));
+        await waitFor(() => coder.hangingCount() > 0 || undefined, 120_000, "the agent's turn to be held");
+        await first.kill9();
+        holding = false;
+        const second = await startChildDaemon(coder.claudeEnv(coderHome));
+        await waitFor(
+          () => stat(world.layout.dispatch.completedJson(id)).catch(() => undefined),
+          240_000,
+          `${id} to complete after the restart`,
+        ).catch((error) => {
+          console.error(second.output());
+          throw error;
+        });
+        await expectShownOnce(session, id);
+        await second.stop();
+      } finally {
+        await coder.close();
+        await rm(coderHome, { recursive: true, force: true });
+      }
+    }, 900_000);
+
+    it("shows the report once when the daemon is killed with -9 right after the agent's commit", async () => {
+      const session = "agent:main:crash-after-commit";
+      let holding = true;
+      // The turn after the commit (the agent's closing words) is held until the daemon has been killed.
+      const coder = await startCoder("aftercommit.txt", (request) => holding && toolResultsOf(request) >= 3);
+      const coderHome = await mkdtemp(join(tmpdir(), "gstack-coder-home-"));
+      try {
+        const id = await dispatchFromSession(session, "Add aftercommit.txt and commit it");
+        const first = await startChildDaemon(coder.claudeEnv(coderHome));
+        await waitFor(
+          () => coder.hangingCount() > 0 || undefined,
+          120_000,
+          "the turn after the commit to be held",
+        );
+        // The commit is made: git's answer to it is what the held turn was given.
+        expect(coder.agentRequests().at(-1)?.promptText).toMatch(/1 file changed/);
+        await first.kill9();
+        holding = false;
+        const second = await startChildDaemon(coder.claudeEnv(coderHome));
+        await waitFor(
+          () => stat(world.layout.dispatch.completedJson(id)).catch(() => undefined),
+          240_000,
+          `${id} to complete after the restart`,
+        ).catch((error) => {
+          console.error(second.output());
+          throw error;
+        });
+        await expectShownOnce(session, id);
+        await second.stop();
+      } finally {
+        await coder.close();
+        await rm(coderHome, { recursive: true, force: true });
+      }
+    }, 900_000);
+  });
+}
