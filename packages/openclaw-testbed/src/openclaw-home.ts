@@ -30,6 +30,8 @@ export async function makeOpenClawHome(config: Record<string, unknown> = {}): Pr
     stateDir,
     workspace,
     configPath,
-    remove: () => rm(home, { recursive: true, force: true }),
+    // A stopped gateway's helpers (its cron and sqlite workers) can outlive it by a moment and
+    // still write here: a folder that gains a file while it is removed (ENOTEMPTY) is tried again.
+    remove: () => rm(home, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 }),
   };
 }
