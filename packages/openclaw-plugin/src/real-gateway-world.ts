@@ -1,4 +1,4 @@
-import { mkdtemp, rm, stat } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, type OpenClawGateway, type OpenClawHome } from "@gstack/openclaw-testbed";
@@ -11,6 +11,7 @@ import {
   type GstackWorld,
   gatewaysOn,
   installPlugin,
+  installRecordingChannel,
   makeGstackWorld,
   makeOpenClawHome,
   packPlugin,
@@ -151,10 +152,10 @@ export function useRealGateway(options: RealGatewayOptions): RealGateway {
 }
 
 /**
- * One {@link RealGateway} for several suites of one test file: the suites that need nothing of
- * the world beyond the default (the plugin's default config, a trusted repository) share its
- * gateway, so each does not pay for a gateway of its own. Each suite keeps to its own sessions
- * and dispatch ids, and says in its `beforeAll` how the OpenClaw agent answers.
+ * One {@link RealGateway} for several suites of one test file: suites whose world is the same
+ * (the default one, or the person's with a chat channel) share its gateway, so each does not pay
+ * for a gateway of its own. Each suite keeps to its own sessions, dispatch ids and people, and
+ * says in its `beforeAll` how the OpenClaw agent answers.
  */
 export interface SharedGateway {
   readonly real: RealGateway;
@@ -163,9 +164,12 @@ export interface SharedGateway {
 }
 
 /** The test file's {@link SharedGateway}, built before its first suite and closed after its last. */
-export function useSharedGateway(name: string): SharedGateway {
+export function useSharedGateway(
+  name: string,
+  world: Omit<RealGatewayOptions, "name" | "respond"> = {},
+): SharedGateway {
   let current: ScriptedResponder = openclawAgentResponder;
-  const real = useRealGateway({ name, respond: (request, index) => current(request, index) });
+  const real = useRealGateway({ ...world, name, respond: (request, index) => current(request, index) });
   return {
     real,
     respondWith(respond = openclawAgentResponder) {
@@ -173,3 +177,24 @@ export function useSharedGateway(name: string): SharedGateway {
     },
   };
 }
+
+/** Where the recording chat channel of a world's home writes what it sends people (JSON lines). */
+export function recordedMessagesFile(scratch: string): string {
+  return join(scratch, "sent.jsonl");
+}
+
+/**
+ * The person's world: the recording chat channel installed (people are bound to sessions on it),
+ * and the review page's links on the gateway's own address, where the person reaches it.
+ */
+export const personWorld: Omit<RealGatewayOptions, "name" | "respond"> = {
+  pluginConfig: (world, { port }) => ({
+    gstackHome: world.root,
+    review: { publicBaseUrl: `http://127.0.0.1:${port}` },
+  }),
+  prepareHome: async (home, scratch) => {
+    await installRecordingChannel(home, join(scratch, "recording-chat"), recordedMessagesFile(scratch));
+  },
+  onFailure: async ({ gateway, world, scratch }) =>
+    `${await failureReport(gateway, world)}\nsent to people: ${await readFile(recordedMessagesFile(scratch), "utf8").catch(() => "(nothing)")}`,
+};
