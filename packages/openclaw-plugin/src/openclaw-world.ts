@@ -753,6 +753,64 @@ async function updateConfig(
   await writeFile(home.configPath, `${JSON.stringify(config, null, 2)}\n`, { mode: 0o600 });
 }
 
+/** A calendar tool, as a person's OpenClaw may have one: today's events, here one scripted event. */
+export async function installScriptedCalendar(target: OpenClawHome, folder: string): Promise<void> {
+  await mkdir(folder, { recursive: true });
+  await writeFile(
+    join(folder, "package.json"),
+    JSON.stringify({
+      name: "scripted-calendar",
+      version: "1.0.0",
+      type: "module",
+      openclaw: { extensions: ["./index.js"] },
+    }),
+  );
+  await writeFile(
+    join(folder, "openclaw.plugin.json"),
+    JSON.stringify({
+      id: "scripted-calendar",
+      name: "Scripted calendar",
+      description: "Today's calendar events, scripted.",
+      activation: { onStartup: true },
+      contracts: { tools: ["calendar_today"] },
+      configSchema: { type: "object", additionalProperties: true, properties: {} },
+    }),
+  );
+  await writeFile(
+    join(folder, "index.js"),
+    `export default {
+  id: "scripted-calendar",
+  name: "Scripted calendar",
+  register(api) {
+    api.registerTool({
+      name: "calendar_today",
+      label: "Calendar today",
+      description: "Today's calendar events.",
+      parameters: { type: "object", additionalProperties: false, properties: {} },
+      async execute() {
+        const events = [{ start: "09:30", end: "12:00", title: "Baku coding session" }, { start: "14:00", title: "Dentist" }];
+        return { content: [{ type: "text", text: JSON.stringify({ events }) }], details: { count: events.length } };
+      },
+    }, { name: "calendar_today" });
+  },
+};
+`,
+  );
+  const install = ["plugins", "install", folder, "--force", "--accept-capabilities"];
+  const installed = await runOpenClaw(install, { home: target.home });
+  if (installed.code !== 0)
+    throw new Error(`${install.join(" ")} failed:\n${installed.stdout}\n${installed.stderr}`);
+  // The install enables what it installs; `plugins enable` (seconds of CPU) only if it did not.
+  const config = JSON.parse(await readFile(target.configPath, "utf8")) as {
+    plugins?: { entries?: Record<string, { enabled?: unknown }> };
+  };
+  if (config.plugins?.entries?.["scripted-calendar"]?.enabled === true) return;
+  const enable = ["plugins", "enable", "scripted-calendar"];
+  const enabled = await runOpenClaw(enable, { home: target.home });
+  if (enabled.code !== 0)
+    throw new Error(`${enable.join(" ")} failed:\n${enabled.stdout}\n${enabled.stderr}`);
+}
+
 /** The session's person is on the recording channel: their messages arrive from `to`. */
 export async function bindRecordingPerson(
   gateway: OpenClawGateway,

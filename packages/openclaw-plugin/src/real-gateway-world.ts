@@ -12,6 +12,7 @@ import {
   gatewaysOn,
   installPlugin,
   installRecordingChannel,
+  installScriptedCalendar,
   makeGstackWorld,
   makeOpenClawHome,
   packPlugin,
@@ -185,7 +186,8 @@ export function recordedMessagesFile(scratch: string): string {
 
 /**
  * The person's world: the recording chat channel installed (people are bound to sessions on it),
- * and the review page's links on the gateway's own address, where the person reaches it.
+ * a scripted calendar (the morning brief reads today's events), and the review page's links on
+ * the gateway's own address, where the person reaches it.
  */
 export const personWorld: Omit<RealGatewayOptions, "name" | "respond"> = {
   pluginConfig: (world, { port }) => ({
@@ -194,6 +196,7 @@ export const personWorld: Omit<RealGatewayOptions, "name" | "respond"> = {
   }),
   prepareHome: async (home, scratch) => {
     await installRecordingChannel(home, join(scratch, "recording-chat"), recordedMessagesFile(scratch));
+    await installScriptedCalendar(home, join(scratch, "scripted-calendar"));
   },
   onFailure: async ({ gateway, world, scratch }) =>
     `${await failureReport(gateway, world)}\nsent to people: ${await readFile(recordedMessagesFile(scratch), "utf8").catch(() => "(nothing)")}`,
