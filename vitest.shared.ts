@@ -23,9 +23,9 @@ export default defineConfig({
     // on two cores), so work that takes a fixed amount of CPU is not cut short on a busy machine.
     testTimeout: loadBudget(60_000),
     // A package's test files run one after another in one worker process that keeps its loaded
-    // modules, instead of a fresh process per file: each fresh one cost about half a second of
-    // CPU (Node, vitest and the package's imports again), 100 s over a run of 248 files. Every
-    // file sets up and removes its own world; none mocks modules or leaves env or timers changed.
+    // modules, instead of a fresh process per file: each fresh one cost a third to half a second
+    // of CPU (Node, vitest and the package's imports again). Every file sets up and removes its
+    // own world; none mocks modules, and a stubbed env or PATH is put back by the file itself.
     isolate: false,
     hookTimeout: loadBudget(120_000),
     globalSetup: [here("./vitest.seed-banner.ts")],
