@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { processGroupAlive } from "@gstack/agent-runner";
+import { markedRunProcesses, processGroupAlive } from "@gstack/agent-runner";
 import { processAlive } from "@gstack/contracts";
 import { osLockHolder, readState, submitDispatch } from "@gstack/daemon-client";
 import fc from "fast-check";
@@ -136,12 +136,20 @@ wait();
       // runs), and its supervisor with it, having written how it ended, before the next daemon
       // starts: those it finds ended, it must finish, not rerun. (A supervisor still alive is
       // one the next daemon must take for a run cut short, and stop.)
+      // That includes a supervisor or agent the killed daemon had spawned whose program has not
+      // yet logged its start (on a loaded machine Node takes seconds to get there): every process
+      // carrying this world's run marker, as the next daemon's own start-up looks for them.
       let living: string[] = [];
       await waitUntil(
         async () => {
-          living = (await runs())
-            .filter((run) => processAlive(run.pid) || (run.group > 0 && processGroupAlive(run.group)))
-            .map((run) => `${run.id} pid ${run.pid} (group ${run.group})`);
+          living = [
+            ...(await runs())
+              .filter((run) => processAlive(run.pid) || (run.group > 0 && processGroupAlive(run.group)))
+              .map((run) => `${run.id} pid ${run.pid} (group ${run.group})`),
+            ...markedRunProcesses({ GSTACK_HOME: world.layout.root }, ["GSTACK_DISPATCH_ID"]).map(
+              (found) => `${found.values.GSTACK_DISPATCH_ID} pid ${found.pid} (marked, not yet logged)`,
+            ),
+          ];
           return living.length > 0 ? undefined : true;
         },
         {
