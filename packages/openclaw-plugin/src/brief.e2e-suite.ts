@@ -20,7 +20,7 @@ import {
   gatewayEnv,
   pluginPackageDir,
 } from "./openclaw-world";
-import { recordedMessagesFile, type SharedGateway } from "./real-gateway-world";
+import { recordedMessages, recordedMessagesFile, type SharedGateway } from "./real-gateway-world";
 
 const SESSION = "agent:main:main";
 const PERSON = "person-brief";
@@ -141,13 +141,7 @@ function briefAgent(request: RecordedRequest): ScriptedStep {
   return scripted.text("OK.");
 }
 
-async function sentMessages(): Promise<{ to: string; text: string }[]> {
-  const text = await readFile(sentFile, "utf8").catch(() => "");
-  return text
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line));
-}
+const sentMessages = () => recordedMessages(sentFile);
 
 async function assistantSays(needle: string): Promise<string[]> {
   return (await chatHistory(gateway, SESSION))

@@ -22,7 +22,7 @@ import {
   startOpenClawGateway,
   waitFor,
 } from "./openclaw-world";
-import { recordedMessagesFile, type SharedGateway } from "./real-gateway-world";
+import { recordedMessages, recordedMessagesFile, type SharedGateway } from "./real-gateway-world";
 import { reportMarker } from "./report-outbox";
 
 let world: GstackWorld;
@@ -36,13 +36,7 @@ const answers = new Map<string, string>();
 /** Needles whose turns hang, so the gateway can be killed inside them (once each). */
 const holds = new Set<string>();
 
-async function sentMessages(): Promise<{ to: string; text: string }[]> {
-  const text = await readFile(sentFile, "utf8").catch(() => "");
-  return text
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line));
-}
+const sentMessages = () => recordedMessages(sentFile);
 
 type Script = Parameters<typeof startCodingDaemon>[1];
 

@@ -184,6 +184,15 @@ export function recordedMessagesFile(scratch: string): string {
   return join(scratch, "sent.jsonl");
 }
 
+/** What the recording chat channel has sent people so far, oldest first (none before the first). */
+export async function recordedMessages(file: string): Promise<{ to: string; text: string }[]> {
+  const text = await readFile(file, "utf8").catch(() => "");
+  return text
+    .split("\n")
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { to: string; text: string });
+}
+
 /**
  * The person's world: the recording chat channel installed (people are bound to sessions on it),
  * a scripted calendar (the morning brief reads today's events), and the review page's links on

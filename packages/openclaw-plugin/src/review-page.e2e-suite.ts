@@ -18,7 +18,7 @@ import {
   startCodingDaemon,
   waitFor,
 } from "./openclaw-world";
-import { recordedMessagesFile, type SharedGateway } from "./real-gateway-world";
+import { recordedMessages, recordedMessagesFile, type SharedGateway } from "./real-gateway-world";
 import { signCapability } from "./review/capability";
 
 const run = promisify(execFile);
@@ -43,11 +43,7 @@ let home: OpenClawHome;
 let gateway: OpenClawGateway;
 
 async function sentTo(person: string): Promise<string[]> {
-  const text = await readFile(sentFile, "utf8").catch(() => "");
-  return text
-    .split("\n")
-    .filter(Boolean)
-    .map((line) => JSON.parse(line) as { to: string; text: string })
+  return (await recordedMessages(sentFile))
     .filter((message) => message.to === person)
     .map((message) => message.text);
 }
