@@ -136,23 +136,23 @@ export const INSTALLED_PLUGIN_ENV = "GSTACK_TEST_PLUGIN_INSTALLED";
  */
 export async function installPlugin(home: OpenClawHome, tarball: string): Promise<void> {
   if (await copyRunInstall(home, tarball)) return;
-  const install = await runOpenClaw(["plugins", "install", tarball, "--force", "--accept-capabilities"], {
-    home: home.home,
-    timeoutMs: loadBudget(120_000),
-  });
-  if (install.code !== 0)
-    throw new Error(`openclaw plugins install failed:\n${install.stdout}\n${install.stderr}`);
-  if (pluginEnabled(JSON.parse(await readFile(home.configPath, "utf8")))) return;
-  const enable = await runOpenClaw(["plugins", "enable", "gstack"], {
-    home: home.home,
-    timeoutMs: loadBudget(120_000),
-  });
-  if (enable.code !== 0)
-    throw new Error(`openclaw plugins enable failed:\n${enable.stdout}\n${enable.stderr}`);
+  await installAndEnable(home, tarball, "gstack");
 }
 
-function pluginEnabled(config: { plugins?: { entries?: { gstack?: { enabled?: unknown } } } }): boolean {
-  return config.plugins?.entries?.gstack?.enabled === true;
+/**
+ * `openclaw plugins install <source>` into the home, as a person runs it, then `plugins enable
+ * <id>` only if the install did not enable it (the install enables what it installs; `enable`
+ * costs seconds of CPU). Throws with the command's output when either fails.
+ */
+async function installAndEnable(home: OpenClawHome, source: string, id: string): Promise<void> {
+  const run = async (args: string[]) => {
+    const ran = await runOpenClaw(args, { home: home.home, timeoutMs: loadBudget(120_000) });
+    if (ran.code !== 0) throw new Error(`openclaw ${args.join(" ")} failed:\n${ran.stdout}\n${ran.stderr}`);
+  };
+  await run(["plugins", "install", source, "--force", "--accept-capabilities"]);
+  const config = JSON.parse(await readFile(home.configPath, "utf8")) as PluginsConfig;
+  if (config.plugins?.entries?.[id]?.enabled === true) return;
+  await run(["plugins", "enable", id]);
 }
 
 async function sha256(file: string): Promise<string> {
@@ -699,18 +699,7 @@ export async function installRecordingChannel(
     return;
   }
   await writeRecordingChannel(folder, file);
-  const install = await runOpenClaw(["plugins", "install", folder, "--force", "--accept-capabilities"], {
-    home: home.home,
-    timeoutMs: loadBudget(120_000),
-  });
-  if (install.code !== 0)
-    throw new Error(`installing the recording channel failed:\n${install.stdout}\n${install.stderr}`);
-  const enable = await runOpenClaw(["plugins", "enable", "recording-chat"], {
-    home: home.home,
-    timeoutMs: loadBudget(120_000),
-  });
-  if (enable.code !== 0)
-    throw new Error(`enabling the recording channel failed:\n${enable.stdout}\n${enable.stderr}`);
+  await installAndEnable(home, folder, "recording-chat");
 }
 
 /**
@@ -796,19 +785,7 @@ export async function installScriptedCalendar(target: OpenClawHome, folder: stri
 };
 `,
   );
-  const install = ["plugins", "install", folder, "--force", "--accept-capabilities"];
-  const installed = await runOpenClaw(install, { home: target.home });
-  if (installed.code !== 0)
-    throw new Error(`${install.join(" ")} failed:\n${installed.stdout}\n${installed.stderr}`);
-  // The install enables what it installs; `plugins enable` (seconds of CPU) only if it did not.
-  const config = JSON.parse(await readFile(target.configPath, "utf8")) as {
-    plugins?: { entries?: Record<string, { enabled?: unknown }> };
-  };
-  if (config.plugins?.entries?.["scripted-calendar"]?.enabled === true) return;
-  const enable = ["plugins", "enable", "scripted-calendar"];
-  const enabled = await runOpenClaw(enable, { home: target.home });
-  if (enabled.code !== 0)
-    throw new Error(`${enable.join(" ")} failed:\n${enabled.stdout}\n${enabled.stderr}`);
+  await installAndEnable(target, folder, "scripted-calendar");
 }
 
 /** The session's person is on the recording channel: their messages arrive from `to`. */

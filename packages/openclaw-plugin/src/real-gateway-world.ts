@@ -208,5 +208,5 @@ export const personWorld: Omit<RealGatewayOptions, "name" | "respond"> = {
     await installScriptedCalendar(home, join(scratch, "scripted-calendar"));
   },
   onFailure: async ({ gateway, world, scratch }) =>
-    `${await failureReport(gateway, world)}\nsent to people: ${await readFile(recordedMessagesFile(scratch), "utf8").catch(() => "(nothing)")}`,
+    `${await failureReport(gateway, world)}\nsent to people: ${JSON.stringify(await recordedMessages(recordedMessagesFile(scratch)))}`,
 };
