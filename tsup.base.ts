@@ -1,8 +1,10 @@
 import type { Options } from "tsup";
 
 /**
- * The one build configuration every package shares: ESM only, type declarations,
- * Node 24 (the oldest supported line) as the target. A package passes its entry points, and CLIs get a shebang.
+ * The one build configuration every package shares: ESM only, Node 24 (the oldest supported
+ * line) as the target. A package passes its entry points, and CLIs get a shebang. Type
+ * declarations are not written here: scripts/types.ts writes every package's from one
+ * TypeScript program over the whole workspace (`pnpm run build` runs it after this).
  */
 export function packageBuild(entry: Record<string, string>, overrides: Partial<Options> = {}): Options {
   return {
@@ -10,7 +12,7 @@ export function packageBuild(entry: Record<string, string>, overrides: Partial<O
     format: ["esm"],
     target: "node24",
     platform: "node",
-    dts: true,
+    dts: false,
     sourcemap: true,
     clean: true,
     splitting: true,

@@ -41,7 +41,6 @@ export default defineConfig(
         options.ignoreAnnotations = true;
         options.conditions = ["node"];
       },
-      dts: { entry: { index: "src/index.ts" } },
       // The published JSON Schemas travel with the commands, for anyone writing a dispatch by hand.
       // The bridge skill's files sit beside dist/, where its bundled installer looks for them
       // (`../skill/gstack-bridge` from a chunk); the folder is a build output, not committed.
