@@ -9,11 +9,13 @@ import { loadBudget } from "../../../../vitest.load-budget";
 import {
   agentTurn,
   type GstackWorld,
+  gatewayCall,
   installPlugin,
   makeGstackWorld,
   makeOpenClawHome,
   packPlugin,
   pluginPackageDir,
+  sessionHistory,
   startOpenClawGateway,
   waitFor,
 } from "../openclaw-world";
@@ -40,10 +42,6 @@ let claudeHome: string;
 let port: number;
 let tarball: string;
 
-const gatewayEnv = () => ({
-  OPENCLAW_GATEWAY_URL: `ws://127.0.0.1:${gateway.port}`,
-  OPENCLAW_GATEWAY_TOKEN: gateway.token,
-});
 const sessionsFile = () => join(home.stateDir, "gstack", "contractor-sessions.json");
 interface MapFile {
   sessions: Record<string, { claudeSessionId: string; turns: number }>;
@@ -62,17 +60,10 @@ async function filesUnder(folder: string): Promise<string[]> {
   return entries.filter((entry) => entry.isFile()).map((entry) => join(entry.parentPath, entry.name));
 }
 
+/** The session's messages as the gateway keeps them (`chat.history`, over the test's own connection). */
 async function history(key: string): Promise<{ role: string; content: unknown }[]> {
-  const answer = await runOpenClaw(
-    ["gateway", "call", "chat.history", "--params", JSON.stringify({ sessionKey: key }), "--json"],
-    {
-      home: home.home,
-      env: gatewayEnv(),
-      timeoutMs: 120_000,
-    },
-  );
-  expect(answer.code, answer.stderr).toBe(0);
-  return (JSON.parse(answer.stdout) as { messages: { role: string; content: unknown }[] }).messages;
+  const answer = await sessionHistory(gateway, key);
+  return (answer.messages ?? []) as { role: string; content: unknown }[];
 }
 
 beforeAll(async () => {
@@ -212,18 +203,12 @@ describe("an OpenClaw agent whose model is Claude Code (the real gateway and the
     expect(before).toMatch(/^[0-9a-f-]{36}$/);
     // The person resets the chat: OpenClaw's own chat client (the TUI's /new and /reset) sends
     // sessions.reset, the same reset the in-chat command makes. OpenClaw keeps the session's id.
-    const reset = await runOpenClaw(
-      [
-        "gateway",
-        "call",
-        "sessions.reset",
-        "--params",
-        JSON.stringify({ key: SESSION, reason: "new" }),
-        "--json",
-      ],
-      { home: home.home, env: gatewayEnv(), timeoutMs: 120_000 },
-    );
-    expect(reset.code, `${reset.stdout}\n${reset.stderr}`).toBe(0);
+    // Over the test's own connection to the gateway, as that client's connection sends it.
+    const reset = await gatewayCall<{ ok?: boolean; key?: string }>(gateway, "sessions.reset", {
+      key: SESSION,
+      reason: "new",
+    });
+    expect(reset, JSON.stringify(reset)).toMatchObject({ ok: true });
 
     const asked = await agentTurn(gateway, SESSION, "What did I say before? MARK-e6");
     expect(asked.code, asked.stderr).toBe(0);
