@@ -1,4 +1,4 @@
-import { readdir, readFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { isoWeekOf } from "@gstack/contracts";
 import { readState, submitDispatch } from "@gstack/daemon-client";
@@ -50,6 +50,8 @@ describe("a daemon killed with SIGKILL inside finishing", () => {
       daemon = undefined;
 
       expect(completion).toMatchObject({ status: "completed", commits: 1 });
+      // The worktree's measure (taken as the plan was made) is kept, whichever plan finished it.
+      expect((await readState(world.layout, id))?.worktree_measure).toMatchObject({ commits: 1 });
       // The agent's exit is recorded before finishing begins: the run is never made again.
       const runs = await linesWith(join(world.base, "prompts.log"), `"id":"${id}"`);
       expect(runs).toBe(1);
@@ -81,4 +83,28 @@ describe("a daemon killed with SIGKILL inside finishing", () => {
       ).toEqual([`${id}.json`]);
     });
   }
+
+  it("finishes from a plan an older daemon wrote, without the worktree's measure, by measuring then", async () => {
+    const id = "dispatch-crash-older-plan";
+    const crashing = startChildDaemon(world, { crashAt: "completion-json" });
+    await waitFor(() => (crashing.output().includes("daemon ready") ? true : undefined));
+    await submitDispatch(world.layout, dispatchFor(world, id, "commit older-plan.txt"));
+    expect(await crashing.exited).toBe("SIGKILL");
+    const planFile = join(world.layout.dispatch.sessionDir(id), "finishing.json");
+    const plan = JSON.parse(await readFile(planFile, "utf8")) as { measure?: { commits: number } };
+    expect(plan.measure).toMatchObject({ commits: 1 });
+    delete plan.measure;
+    await writeFile(planFile, JSON.stringify(plan));
+
+    daemon = await daemonWorld.start();
+    await waitFor(async () =>
+      (await readState(world.layout, id))?.status === "finished" ? true : undefined,
+    );
+    await daemon.stop(0);
+    daemon = undefined;
+    expect(await completionOf(world.layout, id)).toMatchObject({ status: "completed", commits: 1 });
+    const measure = (await readState(world.layout, id))?.worktree_measure;
+    expect(measure).toMatchObject({ commits: 1 });
+    expect(measure?.disk_bytes).toBeGreaterThan(0);
+  });
 });

@@ -144,9 +144,10 @@ export async function carryOutCompletion(
     } catch {}
     state.claimed_file = archived;
   }
-  // Measured once, now that nothing writes the worktree any more, so `status` walks no files;
-  // before the report appears, so the state is finished soon after it.
-  const measure = state.worktree ? await measureWorktree(state.worktree) : undefined;
+  // Measured once, now that nothing writes the worktree any more, so `status` walks no files:
+  // as the plan was made (see CompletionPlan.measure), else now, before the report appears, so
+  // the state is finished soon after it.
+  const measure = plan.measure ?? (state.worktree ? await measureWorktree(state.worktree) : undefined);
   await step("completion-json");
   await writeFileAtomic(
     layout.dispatch.completedJson(id),

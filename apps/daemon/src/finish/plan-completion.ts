@@ -17,12 +17,14 @@ import {
   commitsSince,
   commitsToLand,
   filesChanged,
+  measureWorktree,
   parseReportSections,
   runBaseSha,
   type SessionState,
   spawnNumber,
   submodulesNote,
   totalSpent,
+  type WorktreeMeasure,
   workDir,
 } from "@gstack/daemon-client";
 import { parse as parseYaml } from "yaml";
@@ -46,6 +48,12 @@ export interface CompletionPlan {
   audit: { event: AuditEventName; reason?: string; detail: Record<string, unknown> };
   /** One line for the daemon's log. */
   summary: string;
+  /**
+   * The worktree's size and commits to land, measured as the plan was made (the run has ended:
+   * nothing writes the worktree any more). Absent when there is no worktree or git could not
+   * tell; a plan written before it was kept here has none either, and finishing measures then.
+   */
+  measure?: WorktreeMeasure;
 }
 
 /** The plan file of a session. */
@@ -99,8 +107,11 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
         ? await commitsSince(workDir(state), runBase.sha)
         : undefined;
   const tree = state.worktree;
+  // Measured once here (one read of the branch tips, one count) and kept with the plan, so
+  // finishing records it without asking git again.
+  const measure = tree ? await measureWorktree(tree) : undefined;
   // A branch with no commits beyond its base has nothing to land: it is never offered for it.
-  const toLand = tree ? await commitsToLand(tree) : undefined;
+  const toLand = tree ? (measure?.commits ?? (await commitsToLand(tree))) : undefined;
   const changed =
     tree && state.started_at && input.countCommits !== false && commits.length > 0
       ? await filesChanged(tree.cwd, tree.base_sha)
@@ -215,7 +226,8 @@ export async function planCompletion(input: CompletionInput): Promise<Completion
     .filter(Boolean)
     .join(" ");
   const reportMarkdown = renderReport(completion, sections, dispatch.task, notes || undefined);
-  return assemblePlan(state, dispatch, completion, reportMarkdown, learnings);
+  const plan = assemblePlan(state, dispatch, completion, reportMarkdown, learnings);
+  return measure ? { ...plan, measure } : plan;
 }
 
 /**
