@@ -14,7 +14,9 @@ export function packageBuild(entry: Record<string, string>, overrides: Partial<O
     platform: "node",
     dts: false,
     sourcemap: true,
-    clean: true,
+    // Everything in dist/ but the type declarations, which scripts/types.ts writes and may be
+    // writing while a package builds (`./dev test` runs both at once).
+    clean: ["!**/*.d.ts"],
     splitting: true,
     treeshake: true,
     ...overrides,

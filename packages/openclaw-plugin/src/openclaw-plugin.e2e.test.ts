@@ -161,7 +161,7 @@ function runDaemonUntilDone(id: string, file: string, shipped: string): Promise<
   return runCodingDaemonUntilDone(world, coderScript(file, shipped), id);
 }
 
-// Each test runs real gateways, daemons and Claude Code CLIs, and some wait 45 s on purpose.
+// Each test runs real gateways, daemons and Claude Code CLIs; the kill test restarts a gateway.
 describe("the gstack plugin in the real OpenClaw gateway", { timeout: loadBudget(600_000) }, () => {
   it("is installed from its tarball, enabled, and offers every tool", async () => {
     const inspected = await runOpenClaw(["plugins", "inspect", "gstack", "--runtime", "--json"], {
