@@ -2,8 +2,8 @@
 // type declarations from it: `dist/index.d.ts` (and any other entry its package.json exports with
 // "types"), one bundled file per entry, as consumers on any module resolution can read it.
 //
-//   tsx scripts/types.ts           check every file, then write the declarations
-//   tsx scripts/types.ts --check   check only
+//   tsx scripts/types.ts   check every file, then write the declarations
+//                          (`pnpm run typecheck` is the same check alone: plain `tsc`)
 //
 // Why one program: a package's declarations built on their own (a TypeScript program per package,
 // after its dependencies' declarations) read the libraries' types, Node's and zod's again for each
@@ -19,7 +19,6 @@ import { dts } from "rollup-plugin-dts";
 import ts from "typescript";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
-const checkOnly = process.argv.includes("--check");
 // Outside node_modules: the bundler takes anything under a node_modules folder for a library of
 // someone else's and would leave the package's own files as imports.
 const emitted = join(root, ".types");
@@ -76,17 +75,15 @@ function workspaceProgram(): ts.Program {
     },
   );
   if (!parsed) throw new Error(`${configPath}: could not be read`);
-  const options: ts.CompilerOptions = checkOnly
-    ? parsed.options
-    : {
-        ...parsed.options,
-        noEmit: false,
-        declaration: true,
-        emitDeclarationOnly: true,
-        declarationMap: false,
-        rootDir: root,
-        outDir: emitted,
-      };
+  const options: ts.CompilerOptions = {
+    ...parsed.options,
+    noEmit: false,
+    declaration: true,
+    emitDeclarationOnly: true,
+    declarationMap: false,
+    rootDir: root,
+    outDir: emitted,
+  };
   return ts.createProgram({
     rootNames: parsed.fileNames,
     options,
@@ -162,7 +159,6 @@ async function main(): Promise<void> {
   const program = workspaceProgram();
   const diagnostics = ts.getPreEmitDiagnostics(program);
   if (diagnostics.length > 0) fail(diagnostics);
-  if (checkOnly) return;
 
   await rm(emitted, { recursive: true, force: true });
   const emitDiagnostics: ts.Diagnostic[] = [];
